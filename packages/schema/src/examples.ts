@@ -1,0 +1,130 @@
+/**
+ * Realistic events built from the `examples` of the spec itself: every event kind, an ActionEvent
+ * for every Action variant, an ObservationEvent for every Observation variant, and a
+ * SystemPromptEvent offering every tool definition. Used by tests, benchmarks and mocks so that no
+ * sample event is typed by hand.
+ */
+import eventsSchema from "./generated/events.schema.json" with { type: "json" };
+import { ACTION_KINDS, EVENT_KINDS, OBSERVATION_KINDS, TOOL_KINDS } from "./generated/kinds.js";
+import type { ActionEvent, Event, MessageEvent, ObservationEvent, SystemPromptEvent, ToolDefinition } from "./generated/types.js";
+
+type Defs = Record<string, { examples?: unknown[] }>;
+const defs = (eventsSchema as unknown as { $defs: Defs }).$defs;
+
+function firstExample<T>(name: string): T {
+  const example = defs[name]?.examples?.[0];
+  if (example === undefined) throw new Error(`spec: ${name} has no example`);
+  return structuredClone(example) as T;
+}
+
+/** A deterministic UUID v4-shaped id, unique per (seed, n). */
+function idFor(seed: number, n: number): string {
+  return `${(seed >>> 0).toString(16).padStart(8, "0")}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
+}
+
+/** A tool definition example for each tool kind, built from the FinishTool example. */
+function toolDefinition(kind: (typeof TOOL_KINDS)[number]): ToolDefinition {
+  const schema = (defs as Record<string, { properties?: Record<string, { const?: string; enum?: unknown[] }> }>)[kind];
+  const actionType = schema?.properties?.action_type?.const;
+  const observationType = schema?.properties?.observation_type?.enum?.[0] ?? null;
+  const title = kind.replace(/(Tool|ToolSet|Definition)$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+  const tool: Record<string, unknown> = {
+    description: `The ${title} tool.`,
+    action_type: actionType,
+    observation_type: observationType,
+    annotations: { title, readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    kind,
+    title,
+  };
+  if (kind === "MCPToolDefinition") {
+    tool.mcp_tool = { name: "list_files", description: "List files", inputSchema: { type: "object", properties: { path: { type: "string" } } } };
+  }
+  return tool as unknown as ToolDefinition;
+}
+
+export interface ExampleEventsOptions {
+  /** Changes every id, so that several batches can be put in one conversation. Default 1. */
+  seed?: number;
+  /** Timestamp of the first event; each next one is 1 ms later. Default 2026-02-05T11:24:45Z. */
+  start?: Date;
+}
+
+/** The action an observation kind answers (BrowserObservation answers every browser action). */
+const answeredBy = (observationKind: string) =>
+  observationKind === "BrowserObservation" ? "BrowserNavigateAction" : observationKind.replace(/Observation$/, "Action");
+
+/**
+ * A coherent trajectory covering every event kind and every Action, Observation and ToolDefinition
+ * variant of the spec: unique ids, increasing timestamps (without zone offset, as the reference
+ * records them), every observation, rejection and agent error answering an earlier action, and a
+ * condensation that forgets earlier events.
+ */
+export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
+  const seed = options.seed ?? 1;
+  const start = options.start?.getTime() ?? Date.UTC(2026, 1, 5, 11, 24, 45);
+  const events: Event[] = [];
+  const push = <E extends Event>(event: E): E => {
+    const n = events.length;
+    event.id = idFor(seed, n);
+    event.timestamp = new Date(start + n).toISOString().replace("Z", "");
+    events.push(event);
+    return event;
+  };
+
+  const system = firstExample<SystemPromptEvent>("SystemPromptEvent");
+  system.tools = TOOL_KINDS.map(toolDefinition);
+  push(system);
+  const agentMessage = firstExample<MessageEvent>("MessageEvent");
+  push<MessageEvent>({
+    ...firstExample<MessageEvent>("MessageEvent"),
+    source: "user",
+    llm_message: { role: "user", content: [{ cache_prompt: false, type: "text", text: "Fix the failing test." }], thinking_blocks: [] },
+    llm_response_id: null,
+  });
+
+  const actions = new Map<string, ActionEvent>();
+  const actionTemplate = firstExample<ActionEvent>("ActionEvent");
+  for (const kind of ACTION_KINDS) {
+    const action = firstExample<NonNullable<ActionEvent["action"]>>(kind);
+    const callId = `call_${seed}_${events.length}`;
+    const toolName = kind.replace(/Action$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    const event = push<ActionEvent>({
+      ...structuredClone(actionTemplate),
+      action,
+      tool_name: toolName,
+      tool_call_id: callId,
+      tool_call: { id: callId, name: toolName, arguments: JSON.stringify({ ...action, kind: undefined }), origin: "completion" },
+    });
+    actions.set(kind, event);
+  }
+  const observationTemplate = firstExample<ObservationEvent>("ObservationEvent");
+  for (const kind of OBSERVATION_KINDS) {
+    const action = actions.get(answeredBy(kind))!;
+    push<ObservationEvent>({
+      ...structuredClone(observationTemplate),
+      observation: firstExample<ObservationEvent["observation"]>(kind),
+      tool_name: action.tool_name,
+      tool_call_id: action.tool_call_id,
+      action_id: action.id,
+    });
+  }
+
+  let condensationId = "";
+  const unanswered = [actions.get("BrowserClickAction")!, actions.get("BrowserTypeAction")!];
+  for (const kind of EVENT_KINDS) {
+    if (["SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent"].includes(kind)) continue;
+    const event = firstExample<Event>(kind);
+    if (event.kind === "AgentErrorEvent" || event.kind === "UserRejectObservation") {
+      const action = unanswered.shift()!;
+      event.tool_name = action.tool_name;
+      event.tool_call_id = action.tool_call_id;
+      if (event.kind === "UserRejectObservation") event.action_id = action.id;
+    }
+    if (event.kind === "Condensation") event.forgotten_event_ids = events.slice(2, 6).map((e) => e.id);
+    push(event);
+    if (event.kind === "Condensation") condensationId = event.id;
+    if (event.kind === "CondensationSummaryEvent") event.id = `${condensationId}-summary`;
+  }
+  push(agentMessage);
+  return events;
+}

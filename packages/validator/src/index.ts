@@ -1,0 +1,27 @@
+/**
+ * @packageDocumentation
+ * Validation of Agent Conversation Service events: one event, a page of event search, or a whole
+ * recorded trajectory, with errors that name the JSON pointer, the rule and a readable sentence.
+ *
+ * The validators are AJV standalone code compiled from the spec at build time: importing this
+ * module compiles nothing, has no dependencies and runs in browsers under a strict CSP.
+ */
+export {
+  validateEvent,
+  validateEventPage,
+  isEvent,
+  isEventPage,
+  assertEvent,
+  EventValidationError,
+  type ValidateOptions,
+  type ValidationResult,
+} from "./validate.js";
+export {
+  validateTrajectory,
+  type TrajectoryInput,
+  type TrajectoryIssue,
+  type TrajectoryOptions,
+  type TrajectoryResult,
+} from "./trajectory.js";
+export { formatIssue, describeValue, type IssueRule, type ValidationIssue } from "./issues.js";
+export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";

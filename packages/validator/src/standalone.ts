@@ -1,0 +1,21 @@
+/** The shape of an AJV standalone validate function (what scripts/compile-validators.ts emits). */
+export interface AjvErrorObject {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  /** Present in the `full` variant (AJV `verbose`): the failing schema object and value. */
+  parentSchema?: Record<string, unknown>;
+  schema?: unknown;
+  data?: unknown;
+}
+
+/** Collected while validating: instance paths of legacy fields met on the way. */
+export interface ValidationContext {
+  legacy: string[];
+}
+
+export interface StandaloneValidator {
+  (this: ValidationContext | void, data: unknown): boolean;
+  errors?: AjvErrorObject[] | null;
+}

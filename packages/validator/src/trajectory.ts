@@ -1,0 +1,153 @@
+import { type ValidationIssue } from "./issues.js";
+import { validateEvent, type ValidateOptions } from "./validate.js";
+
+/** An issue of one event of a trajectory. */
+export interface TrajectoryIssue extends ValidationIssue {
+  /** Position of the event in the trajectory (0-based). */
+  index: number;
+  /** 1-based line of the event, for JSONL input. */
+  line?: number;
+  /** The event's `id`, when it has a string one. */
+  eventId?: string;
+}
+
+export interface TrajectoryResult {
+  ok: boolean;
+  /** Number of events read (lines that are not JSON count too). */
+  count: number;
+  errors: TrajectoryIssue[];
+  warnings: TrajectoryIssue[];
+  /** True when `maxErrors` stopped the validation early. */
+  truncated: boolean;
+}
+
+export interface TrajectoryOptions extends ValidateOptions {
+  /** Stop after this many errors (default: no limit). */
+  maxErrors?: number;
+}
+
+/**
+ * What {@link validateTrajectory} reads: an array of events, an iterable of events, an EventPage,
+ * or text holding a JSON array, an EventPage, one event, or JSONL (one event a line).
+ */
+export type TrajectoryInput = string | Iterable<unknown> | { items: readonly unknown[] };
+
+interface Entry {
+  value: unknown;
+  line?: number;
+  /** Set when the line is not JSON. */
+  parseError?: string;
+}
+
+function* entriesOf(input: TrajectoryInput): Generator<Entry> {
+  if (typeof input === "string") {
+    yield* entriesOfText(input);
+    return;
+  }
+  if (!isIterable(input) && Array.isArray((input as { items?: unknown }).items)) {
+    for (const value of (input as { items: unknown[] }).items) yield { value };
+    return;
+  }
+  for (const value of input as Iterable<unknown>) yield { value };
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return typeof value === "object" && value !== null && Symbol.iterator in value;
+}
+
+function* entriesOfText(text: string): Generator<Entry> {
+  const trimmed = text.trim();
+  if (trimmed === "") return;
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+    let whole: unknown;
+    let parsed = false;
+    try {
+      whole = JSON.parse(trimmed);
+      parsed = true;
+    } catch {
+      // Not one JSON value: JSONL, read below line by line (or a broken array, reported there).
+    }
+    if (parsed) {
+      if (Array.isArray(whole)) for (const value of whole) yield { value };
+      else if (isPage(whole)) for (const value of whole.items) yield { value };
+      else yield { value: whole, line: 1 + countLines(text.slice(0, text.length - text.trimStart().length)) };
+      return;
+    }
+    if (trimmed.startsWith("[")) {
+      yield { value: undefined, parseError: parseErrorOf(trimmed) };
+      return;
+    }
+  }
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === "") continue;
+    try {
+      yield { value: JSON.parse(line), line: i + 1 };
+    } catch (error) {
+      yield { value: undefined, line: i + 1, parseError: error instanceof Error ? error.message : String(error) };
+    }
+  }
+}
+
+const isPage = (value: unknown): value is { items: unknown[] } =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Array.isArray((value as { items?: unknown }).items) && !("kind" in value);
+
+function countLines(text: string): number {
+  let count = 0;
+  for (const ch of text) if (ch === "\n") count++;
+  return count;
+}
+
+function idOf(value: unknown): string | undefined {
+  try {
+    const id = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : undefined;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined; // a throwing getter is reported by validateEvent
+  }
+}
+
+function parseErrorOf(text: string): string {
+  try {
+    JSON.parse(text);
+    return "unknown error";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * Validates a recorded trajectory, reporting each issue with the index (and, for JSONL, the line)
+ * of its event.
+ *
+ * @example
+ * const result = validateTrajectory(readFileSync("conversation.jsonl", "utf8"));
+ * for (const e of result.errors) console.error(`line ${e.line}: ${e.pointer} ${e.message}`);
+ */
+export function validateTrajectory(input: TrajectoryInput, options: TrajectoryOptions = {}): TrajectoryResult {
+  const maxErrors = options.maxErrors ?? Infinity;
+  const errors: TrajectoryIssue[] = [];
+  const warnings: TrajectoryIssue[] = [];
+  let count = 0;
+  let truncated = false;
+  for (const entry of entriesOf(input)) {
+    const index = count++;
+    const where = { index, ...(entry.line !== undefined && { line: entry.line }) };
+    if (entry.parseError !== undefined) {
+      errors.push({ ...where, pointer: "", rule: "json", message: `is not valid JSON: ${entry.parseError}` });
+    } else {
+      const result = validateEvent(entry.value, options);
+      const id = idOf(entry.value);
+      const located = { ...where, ...(id !== undefined && { eventId: id }) };
+      for (const issue of result.errors) errors.push({ ...located, ...issue });
+      for (const issue of result.warnings) warnings.push({ ...located, ...issue });
+    }
+    if (errors.length >= maxErrors) {
+      truncated = true;
+      errors.length = maxErrors;
+      break;
+    }
+  }
+  return { ok: errors.length === 0, count, errors, warnings, truncated };
+}
