@@ -101,7 +101,8 @@ function retarget(node: Json, to: (name: string) => string): Json {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, retarget(v, to)]));
 }
 
-export async function bundleSpec(specDir: string): Promise<Bundles> {
+export async function bundleSpec(specDirectory: string): Promise<Bundles> {
+  const specDir = path.resolve(specDirectory);
   const defFiles = new Map<string, string>();
   const parsed = new Map<string, JsonObject>();
   for (const file of SCHEMA_FILES) {

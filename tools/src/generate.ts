@@ -31,7 +31,13 @@ function forTypeScript(node: unknown): unknown {
   if ("$ref" in node) return { $ref: (node as { $ref: string }).$ref };
   const out: Record<string, unknown> = {};
   for (const [key, value] of entries) {
-    if (key === "prefixItems") {
+    if (key === "properties" && typeof value === "object" && value !== null) {
+      // A property schema that constrains nothing is any JSON value, which json-schema-to-typescript
+      // would otherwise type as an object.
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, schema]) => [name, isUnconstrained(schema) ? { ...(schema as object), tsType: "unknown" } : forTypeScript(schema)]),
+      );
+    } else if (key === "prefixItems") {
       out.items = forTypeScript(value);
       out.additionalItems = false;
     } else if (key === "items" && "prefixItems" in node) {
@@ -40,6 +46,10 @@ function forTypeScript(node: unknown): unknown {
   }
   return out;
 }
+
+const CONSTRAINTS = ["type", "$ref", "oneOf", "anyOf", "allOf", "enum", "const", "properties", "items", "prefixItems", "not"];
+const isUnconstrained = (schema: unknown) =>
+  typeof schema === "object" && schema !== null && !CONSTRAINTS.some((keyword) => keyword in schema);
 
 export async function generate(): Promise<Map<string, string>> {
   const { defs, openapi, asyncapi, eventsSchema } = await bundleSpec(specDir);
@@ -62,7 +72,9 @@ export async function generate(): Promise<Map<string, string>> {
   // The root is only a container for $defs; drop its empty interface.
   files.set("types.ts", types.replace(/export interface AcsDefinitions \{[^}]*\}\n\n?/, ""));
 
-  const ast = await openapiTS(openapi as never, { alphabetize: false });
+  // defaultNonNullable: false keeps a field with a default optional, as it is on the wire (recordings
+  // omit it) and as json-schema-to-typescript types it: one shape in both type families.
+  const ast = await openapiTS(openapi as never, { alphabetize: false, defaultNonNullable: false });
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
 
   files.set("kinds.ts", renderKinds(defs, BANNER));

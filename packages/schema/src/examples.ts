@@ -22,26 +22,6 @@ function idFor(seed: number, n: number): string {
   return `${(seed >>> 0).toString(16).padStart(8, "0")}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
 }
 
-/** A tool definition example for each tool kind, built from the FinishTool example. */
-function toolDefinition(kind: (typeof TOOL_KINDS)[number]): ToolDefinition {
-  const schema = (defs as Record<string, { properties?: Record<string, { const?: string; enum?: unknown[] }> }>)[kind];
-  const actionType = schema?.properties?.action_type?.const;
-  const observationType = schema?.properties?.observation_type?.enum?.[0] ?? null;
-  const title = kind.replace(/(Tool|ToolSet|Definition)$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-  const tool: Record<string, unknown> = {
-    description: `The ${title} tool.`,
-    action_type: actionType,
-    observation_type: observationType,
-    annotations: { title, readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    kind,
-    title,
-  };
-  if (kind === "MCPToolDefinition") {
-    tool.mcp_tool = { name: "list_files", description: "List files", inputSchema: { type: "object", properties: { path: { type: "string" } } } };
-  }
-  return tool as unknown as ToolDefinition;
-}
-
 export interface ExampleEventsOptions {
   /** Changes every id, so that several batches can be put in one conversation. Default 1. */
   seed?: number;
@@ -72,7 +52,7 @@ export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
   };
 
   const system = firstExample<SystemPromptEvent>("SystemPromptEvent");
-  system.tools = TOOL_KINDS.map(toolDefinition);
+  system.tools = TOOL_KINDS.map((kind) => firstExample<ToolDefinition>(kind));
   push(system);
   const agentMessage = firstExample<MessageEvent>("MessageEvent");
   push<MessageEvent>({

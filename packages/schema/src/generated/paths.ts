@@ -147,7 +147,7 @@ export interface components {
          */
         TextContent: {
             /** @default false */
-            cache_prompt: boolean;
+            cache_prompt?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -173,7 +173,7 @@ export interface components {
          */
         ImageContent: {
             /** @default false */
-            cache_prompt: boolean;
+            cache_prompt?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -223,7 +223,7 @@ export interface components {
         ReasoningItemModel: {
             id?: string | null;
             /** @default [] */
-            summary: string[];
+            summary?: string[];
             content?: string[] | null;
             /** @description Opaque; never log or render it. */
             encrypted_content?: string | null;
@@ -280,13 +280,13 @@ export interface components {
             /** @enum {string} */
             role: "user" | "system" | "assistant" | "tool";
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             tool_calls?: components["schemas"]["MessageToolCall"][] | null;
             tool_call_id?: string | null;
             name?: string | null;
             reasoning_content?: string | null;
             /** @default [] */
-            thinking_blocks: components["schemas"]["AnyThinkingBlock"][];
+            thinking_blocks?: components["schemas"]["AnyThinkingBlock"][];
             responses_reasoning_item?: components["schemas"]["ReasoningItemModel"] | null;
             /**
              * @deprecated
@@ -337,12 +337,12 @@ export interface components {
         TaskItem: {
             title: string;
             /** @default  */
-            notes: string;
+            notes?: string;
             /**
              * @default todo
              * @enum {string}
              */
-            status: "todo" | "in_progress" | "done";
+            status?: "todo" | "in_progress" | "done";
         };
         /**
          * MCPToolAction
@@ -357,7 +357,7 @@ export interface components {
          */
         MCPToolAction: {
             /** @default {} */
-            data: Record<string, never>;
+            data?: Record<string, never>;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -424,7 +424,7 @@ export interface components {
             /** @description Element index from the browser state. */
             index: number;
             /** @default false */
-            new_tab: boolean;
+            new_tab?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -458,9 +458,9 @@ export interface components {
          */
         BrowserGetContentAction: {
             /** @default false */
-            extract_links: boolean;
+            extract_links?: boolean;
             /** @default 0 */
-            start_from_char: number;
+            start_from_char?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -477,7 +477,7 @@ export interface components {
          */
         BrowserGetStateAction: {
             /** @default false */
-            include_screenshot: boolean;
+            include_screenshot?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -538,7 +538,7 @@ export interface components {
         BrowserNavigateAction: {
             url: string;
             /** @default false */
-            new_tab: boolean;
+            new_tab?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -558,7 +558,7 @@ export interface components {
              * @default down
              * @enum {string}
              */
-            direction: "up" | "down";
+            direction?: "up" | "down";
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -689,7 +689,7 @@ export interface components {
             old_string: string;
             new_string: string;
             /** @default 1 */
-            expected_replacements: number;
+            expected_replacements?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -707,9 +707,9 @@ export interface components {
          */
         ListDirectoryAction: {
             /** @default . */
-            dir_path: string;
+            dir_path?: string;
             /** @default false */
-            recursive: boolean;
+            recursive?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -835,9 +835,9 @@ export interface components {
              * @default view
              * @enum {string}
              */
-            command: "view" | "plan";
+            command?: "view" | "plan";
             /** @default [] */
-            task_list: components["schemas"]["TaskItem"][];
+            task_list?: components["schemas"]["TaskItem"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -860,10 +860,10 @@ export interface components {
              * @description Send the command as input to the running process.
              * @default false
              */
-            is_input: boolean;
+            is_input?: boolean;
             timeout?: number | null;
             /** @default false */
-            reset: boolean;
+            reset?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -893,17 +893,17 @@ export interface components {
          */
         TerminalMetadata: {
             /** @default -1 */
-            exit_code: number;
+            exit_code?: number;
             /** @default -1 */
-            pid: number;
+            pid?: number;
             username?: string | null;
             hostname?: string | null;
             working_dir?: string | null;
             py_interpreter_path?: string | null;
             /** @default  */
-            prefix: string;
+            prefix?: string;
             /** @default  */
-            suffix: string;
+            suffix?: string;
         };
         /**
          * MCPToolObservation
@@ -922,9 +922,9 @@ export interface components {
          */
         MCPToolObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             tool_name: string;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -949,9 +949,9 @@ export interface components {
          */
         FinishObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -975,9 +975,9 @@ export interface components {
          */
         ThinkObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1002,9 +1002,9 @@ export interface components {
          */
         BrowserObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             /** @description Base64 PNG. */
             screenshot_data?: string | null;
             full_output_save_dir?: string | null;
@@ -1036,13 +1036,13 @@ export interface components {
          */
         FileEditorObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             command: components["schemas"]["FileEditorCommand"];
             path?: string | null;
             /** @default true */
-            prev_exist: boolean;
+            prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
             /**
@@ -1065,14 +1065,14 @@ export interface components {
          */
         EditObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             file_path?: string | null;
             /** @default false */
-            is_new_file: boolean;
+            is_new_file?: boolean;
             /** @default 0 */
-            replacements_made: number;
+            replacements_made?: number;
             old_content?: string | null;
             new_content?: string | null;
             /**
@@ -1104,16 +1104,16 @@ export interface components {
          */
         ListDirectoryObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             dir_path?: string | null;
             /** @default [] */
-            entries: components["schemas"]["FileEntry"][];
+            entries?: components["schemas"]["FileEntry"][];
             /** @default 0 */
-            total_count: number;
+            total_count?: number;
             /** @default false */
-            is_truncated: boolean;
+            is_truncated?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1139,14 +1139,14 @@ export interface components {
          */
         ReadFileObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             file_path: string;
             /** @default  */
-            file_content: string;
+            file_content?: string;
             /** @default false */
-            is_truncated: boolean;
+            is_truncated?: boolean;
             /** @description First and last line shown, [start, end]. */
             lines_shown?: [
                 number,
@@ -1173,12 +1173,12 @@ export interface components {
          */
         WriteFileObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             file_path?: string | null;
             /** @default false */
-            is_new_file: boolean;
+            is_new_file?: boolean;
             old_content?: string | null;
             new_content?: string | null;
             /**
@@ -1204,14 +1204,14 @@ export interface components {
          */
         GlobObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             files: string[];
             pattern: string;
             search_path: string;
             /** @default false */
-            truncated: boolean;
+            truncated?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1236,15 +1236,15 @@ export interface components {
          */
         GrepObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             matches: string[];
             pattern: string;
             search_path: string;
             include_pattern?: string | null;
             /** @default false */
-            truncated: boolean;
+            truncated?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1271,13 +1271,13 @@ export interface components {
          */
         PlanningFileEditorObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             command: components["schemas"]["FileEditorCommand"];
             path?: string | null;
             /** @default true */
-            prev_exist: boolean;
+            prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
             /**
@@ -1305,13 +1305,13 @@ export interface components {
          */
         TaskTrackerObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             /** @enum {string} */
             command: "view" | "plan";
             /** @default [] */
-            task_list: components["schemas"]["TaskItem"][];
+            task_list?: components["schemas"]["TaskItem"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1348,15 +1348,15 @@ export interface components {
          */
         TerminalObservation: {
             /** @default [] */
-            content: components["schemas"]["Content"][];
+            content?: components["schemas"]["Content"][];
             /** @default false */
-            is_error: boolean;
+            is_error?: boolean;
             /** @description Present; null when not known. */
             command: string | null;
             /** @description -1 while the command still runs after a soft timeout. */
             exit_code?: number | null;
             /** @default false */
-            timeout: boolean;
+            timeout?: boolean;
             metadata?: components["schemas"]["TerminalMetadata"];
             full_output_save_dir?: string | null;
             /**
@@ -1377,13 +1377,13 @@ export interface components {
         ToolAnnotations: {
             title?: string | null;
             /** @default false */
-            readOnlyHint: boolean;
+            readOnlyHint?: boolean;
             /** @default true */
-            destructiveHint: boolean;
+            destructiveHint?: boolean;
             /** @default false */
-            idempotentHint: boolean;
+            idempotentHint?: boolean;
             /** @default true */
-            openWorldHint: boolean;
+            openWorldHint?: boolean;
         };
         /**
          * MCPToolDescription
@@ -1401,6 +1401,35 @@ export interface components {
         /**
          * MCPToolDefinition
          * @description Tool definition pairing MCPToolAction with MCPToolObservation.
+         * @example {
+         *       "description": "Lists the files of a directory (MCP server fs).",
+         *       "action_type": "MCPToolAction",
+         *       "observation_type": "MCPToolObservation",
+         *       "annotations": {
+         *         "title": "list_files",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "MCPToolDefinition",
+         *       "title": "list_files",
+         *       "mcp_tool": {
+         *         "name": "list_files",
+         *         "description": "List files",
+         *         "inputSchema": {
+         *           "type": "object",
+         *           "properties": {
+         *             "path": {
+         *               "type": "string"
+         *             }
+         *           },
+         *           "required": [
+         *             "path"
+         *           ]
+         *         }
+         *       }
+         *     }
          */
         MCPToolDefinition: {
             description: string;
@@ -1422,6 +1451,20 @@ export interface components {
         /**
          * FinishTool
          * @description Tool definition pairing FinishAction with FinishObservation.
+         * @example {
+         *       "description": "The finish tool.",
+         *       "action_type": "FinishAction",
+         *       "observation_type": "FinishObservation",
+         *       "annotations": {
+         *         "title": "finish",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "FinishTool",
+         *       "title": "finish"
+         *     }
          */
         FinishTool: {
             description: string;
@@ -1442,6 +1485,20 @@ export interface components {
         /**
          * ThinkTool
          * @description Tool definition pairing ThinkAction with ThinkObservation.
+         * @example {
+         *       "description": "The think tool.",
+         *       "action_type": "ThinkAction",
+         *       "observation_type": "ThinkObservation",
+         *       "annotations": {
+         *         "title": "think",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "ThinkTool",
+         *       "title": "think"
+         *     }
          */
         ThinkTool: {
             description: string;
@@ -1462,6 +1519,20 @@ export interface components {
         /**
          * BrowserClickTool
          * @description Tool definition pairing BrowserClickAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser click tool.",
+         *       "action_type": "BrowserClickAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_click",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserClickTool",
+         *       "title": "browser_click"
+         *     }
          */
         BrowserClickTool: {
             description: string;
@@ -1482,6 +1553,20 @@ export interface components {
         /**
          * BrowserCloseTabTool
          * @description Tool definition pairing BrowserCloseTabAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser close tab tool.",
+         *       "action_type": "BrowserCloseTabAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_close_tab",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserCloseTabTool",
+         *       "title": "browser_close_tab"
+         *     }
          */
         BrowserCloseTabTool: {
             description: string;
@@ -1502,6 +1587,20 @@ export interface components {
         /**
          * BrowserGetContentTool
          * @description Tool definition pairing BrowserGetContentAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser get content tool.",
+         *       "action_type": "BrowserGetContentAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_get_content",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserGetContentTool",
+         *       "title": "browser_get_content"
+         *     }
          */
         BrowserGetContentTool: {
             description: string;
@@ -1522,6 +1621,20 @@ export interface components {
         /**
          * BrowserGetStateTool
          * @description Tool definition pairing BrowserGetStateAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser get state tool.",
+         *       "action_type": "BrowserGetStateAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_get_state",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserGetStateTool",
+         *       "title": "browser_get_state"
+         *     }
          */
         BrowserGetStateTool: {
             description: string;
@@ -1542,6 +1655,20 @@ export interface components {
         /**
          * BrowserGetStorageTool
          * @description Tool definition pairing BrowserGetStorageAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser get storage tool.",
+         *       "action_type": "BrowserGetStorageAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_get_storage",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserGetStorageTool",
+         *       "title": "browser_get_storage"
+         *     }
          */
         BrowserGetStorageTool: {
             description: string;
@@ -1562,6 +1689,20 @@ export interface components {
         /**
          * BrowserGoBackTool
          * @description Tool definition pairing BrowserGoBackAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser go back tool.",
+         *       "action_type": "BrowserGoBackAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_go_back",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserGoBackTool",
+         *       "title": "browser_go_back"
+         *     }
          */
         BrowserGoBackTool: {
             description: string;
@@ -1582,6 +1723,20 @@ export interface components {
         /**
          * BrowserListTabsTool
          * @description Tool definition pairing BrowserListTabsAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser list tabs tool.",
+         *       "action_type": "BrowserListTabsAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_list_tabs",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserListTabsTool",
+         *       "title": "browser_list_tabs"
+         *     }
          */
         BrowserListTabsTool: {
             description: string;
@@ -1602,6 +1757,20 @@ export interface components {
         /**
          * BrowserNavigateTool
          * @description Tool definition pairing BrowserNavigateAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser navigate tool.",
+         *       "action_type": "BrowserNavigateAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_navigate",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserNavigateTool",
+         *       "title": "browser_navigate"
+         *     }
          */
         BrowserNavigateTool: {
             description: string;
@@ -1622,6 +1791,20 @@ export interface components {
         /**
          * BrowserScrollTool
          * @description Tool definition pairing BrowserScrollAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser scroll tool.",
+         *       "action_type": "BrowserScrollAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_scroll",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserScrollTool",
+         *       "title": "browser_scroll"
+         *     }
          */
         BrowserScrollTool: {
             description: string;
@@ -1642,6 +1825,20 @@ export interface components {
         /**
          * BrowserSetStorageTool
          * @description Tool definition pairing BrowserSetStorageAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser set storage tool.",
+         *       "action_type": "BrowserSetStorageAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_set_storage",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserSetStorageTool",
+         *       "title": "browser_set_storage"
+         *     }
          */
         BrowserSetStorageTool: {
             description: string;
@@ -1662,6 +1859,20 @@ export interface components {
         /**
          * BrowserStartRecordingTool
          * @description Tool definition pairing BrowserStartRecordingAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser start recording tool.",
+         *       "action_type": "BrowserStartRecordingAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_start_recording",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserStartRecordingTool",
+         *       "title": "browser_start_recording"
+         *     }
          */
         BrowserStartRecordingTool: {
             description: string;
@@ -1682,6 +1893,20 @@ export interface components {
         /**
          * BrowserStopRecordingTool
          * @description Tool definition pairing BrowserStopRecordingAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser stop recording tool.",
+         *       "action_type": "BrowserStopRecordingAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_stop_recording",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserStopRecordingTool",
+         *       "title": "browser_stop_recording"
+         *     }
          */
         BrowserStopRecordingTool: {
             description: string;
@@ -1702,6 +1927,20 @@ export interface components {
         /**
          * BrowserSwitchTabTool
          * @description Tool definition pairing BrowserSwitchTabAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser switch tab tool.",
+         *       "action_type": "BrowserSwitchTabAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_switch_tab",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserSwitchTabTool",
+         *       "title": "browser_switch_tab"
+         *     }
          */
         BrowserSwitchTabTool: {
             description: string;
@@ -1722,6 +1961,20 @@ export interface components {
         /**
          * BrowserToolSet
          * @description Tool definition pairing BrowserAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser tool.",
+         *       "action_type": "BrowserAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserToolSet",
+         *       "title": "browser"
+         *     }
          */
         BrowserToolSet: {
             description: string;
@@ -1742,6 +1995,20 @@ export interface components {
         /**
          * BrowserTypeTool
          * @description Tool definition pairing BrowserTypeAction with BrowserObservation.
+         * @example {
+         *       "description": "The browser type tool.",
+         *       "action_type": "BrowserTypeAction",
+         *       "observation_type": "BrowserObservation",
+         *       "annotations": {
+         *         "title": "browser_type",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "BrowserTypeTool",
+         *       "title": "browser_type"
+         *     }
          */
         BrowserTypeTool: {
             description: string;
@@ -1762,6 +2029,20 @@ export interface components {
         /**
          * FileEditorTool
          * @description Tool definition pairing FileEditorAction with FileEditorObservation.
+         * @example {
+         *       "description": "The file editor tool.",
+         *       "action_type": "FileEditorAction",
+         *       "observation_type": "FileEditorObservation",
+         *       "annotations": {
+         *         "title": "file_editor",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "FileEditorTool",
+         *       "title": "file_editor"
+         *     }
          */
         FileEditorTool: {
             description: string;
@@ -1782,6 +2063,20 @@ export interface components {
         /**
          * EditTool
          * @description Tool definition pairing EditAction with EditObservation.
+         * @example {
+         *       "description": "The edit tool.",
+         *       "action_type": "EditAction",
+         *       "observation_type": "EditObservation",
+         *       "annotations": {
+         *         "title": "edit",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "EditTool",
+         *       "title": "edit"
+         *     }
          */
         EditTool: {
             description: string;
@@ -1802,6 +2097,20 @@ export interface components {
         /**
          * ListDirectoryTool
          * @description Tool definition pairing ListDirectoryAction with ListDirectoryObservation.
+         * @example {
+         *       "description": "The list directory tool.",
+         *       "action_type": "ListDirectoryAction",
+         *       "observation_type": "ListDirectoryObservation",
+         *       "annotations": {
+         *         "title": "list_directory",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "ListDirectoryTool",
+         *       "title": "list_directory"
+         *     }
          */
         ListDirectoryTool: {
             description: string;
@@ -1822,6 +2131,20 @@ export interface components {
         /**
          * ReadFileTool
          * @description Tool definition pairing ReadFileAction with ReadFileObservation.
+         * @example {
+         *       "description": "The read file tool.",
+         *       "action_type": "ReadFileAction",
+         *       "observation_type": "ReadFileObservation",
+         *       "annotations": {
+         *         "title": "read_file",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "ReadFileTool",
+         *       "title": "read_file"
+         *     }
          */
         ReadFileTool: {
             description: string;
@@ -1842,6 +2165,20 @@ export interface components {
         /**
          * WriteFileTool
          * @description Tool definition pairing WriteFileAction with WriteFileObservation.
+         * @example {
+         *       "description": "The write file tool.",
+         *       "action_type": "WriteFileAction",
+         *       "observation_type": "WriteFileObservation",
+         *       "annotations": {
+         *         "title": "write_file",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "WriteFileTool",
+         *       "title": "write_file"
+         *     }
          */
         WriteFileTool: {
             description: string;
@@ -1862,6 +2199,20 @@ export interface components {
         /**
          * GlobTool
          * @description Tool definition pairing GlobAction with GlobObservation.
+         * @example {
+         *       "description": "The glob tool.",
+         *       "action_type": "GlobAction",
+         *       "observation_type": "GlobObservation",
+         *       "annotations": {
+         *         "title": "glob",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "GlobTool",
+         *       "title": "glob"
+         *     }
          */
         GlobTool: {
             description: string;
@@ -1882,6 +2233,20 @@ export interface components {
         /**
          * GrepTool
          * @description Tool definition pairing GrepAction with GrepObservation.
+         * @example {
+         *       "description": "The grep tool.",
+         *       "action_type": "GrepAction",
+         *       "observation_type": "GrepObservation",
+         *       "annotations": {
+         *         "title": "grep",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "GrepTool",
+         *       "title": "grep"
+         *     }
          */
         GrepTool: {
             description: string;
@@ -1902,6 +2267,20 @@ export interface components {
         /**
          * PlanningFileEditorTool
          * @description Tool definition pairing PlanningFileEditorAction with PlanningFileEditorObservation.
+         * @example {
+         *       "description": "The planning file editor tool.",
+         *       "action_type": "PlanningFileEditorAction",
+         *       "observation_type": "PlanningFileEditorObservation",
+         *       "annotations": {
+         *         "title": "planning_file_editor",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "PlanningFileEditorTool",
+         *       "title": "planning_file_editor"
+         *     }
          */
         PlanningFileEditorTool: {
             description: string;
@@ -1922,6 +2301,20 @@ export interface components {
         /**
          * TaskTrackerTool
          * @description Tool definition pairing TaskTrackerAction with TaskTrackerObservation.
+         * @example {
+         *       "description": "The task tracker tool.",
+         *       "action_type": "TaskTrackerAction",
+         *       "observation_type": "TaskTrackerObservation",
+         *       "annotations": {
+         *         "title": "task_tracker",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "TaskTrackerTool",
+         *       "title": "task_tracker"
+         *     }
          */
         TaskTrackerTool: {
             description: string;
@@ -1942,6 +2335,20 @@ export interface components {
         /**
          * TerminalTool
          * @description Tool definition pairing TerminalAction with TerminalObservation.
+         * @example {
+         *       "description": "The terminal tool.",
+         *       "action_type": "TerminalAction",
+         *       "observation_type": "TerminalObservation",
+         *       "annotations": {
+         *         "title": "terminal",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "TerminalTool",
+         *       "title": "terminal"
+         *     }
          */
         TerminalTool: {
             description: string;
@@ -2018,12 +2425,12 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /**
              * @description Ids of events removed from the view given to the LLM.
              * @default []
              */
-            forgotten_event_ids: components["schemas"]["EventId"][];
+            forgotten_event_ids?: components["schemas"]["EventId"][];
             /** @description Summary of the forgotten events. */
             summary?: string | null;
             /** @description Position in the resulting view (after removal) where the summary is inserted; when absent the summary is not inserted. */
@@ -2050,7 +2457,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2072,7 +2479,7 @@ export interface components {
             id: string;
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             summary: string;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2121,7 +2528,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /** @description Unique key of this state update (default a random UUID). */
             key?: string;
             /** @description Any JSON value: the serialized state update. Defaults to {}. */
@@ -2150,18 +2557,18 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /** @description File name relative to a log directory. */
             filename: string;
             /** @description JSON text of the log data. */
             log_data: string;
             /** @default unknown */
-            model_name: string;
+            model_name?: string;
             /**
              * @description LLM usage id that produced the log.
              * @default default
              */
-            usage_id: string;
+            usage_id?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2201,13 +2608,13 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /** @description The agent's thought before the action. */
             thought: components["schemas"]["TextContent"][];
             /** @description Intermediate reasoning text. */
             reasoning_content?: string | null;
             /** @default [] */
-            thinking_blocks: components["schemas"]["AnyThinkingBlock"][];
+            thinking_blocks?: components["schemas"]["AnyThinkingBlock"][];
             responses_reasoning_item?: components["schemas"]["ReasoningItemModel"] | null;
             /** @description The single tool call; null when it could not be executed (an AgentErrorEvent follows). */
             action?: components["schemas"]["Action"] | null;
@@ -2219,7 +2626,7 @@ export interface components {
             /** @description Groups the actions of one LLM response (parallel calls). */
             llm_response_id: string;
             /** @default UNKNOWN */
-            security_risk: components["schemas"]["SecurityRisk"];
+            security_risk?: components["schemas"]["SecurityRisk"];
             critic_result?: components["schemas"]["CriticResult"] | null;
             /** @description A short (about 10 words) explanation of the action. */
             summary?: string | null;
@@ -2261,12 +2668,12 @@ export interface components {
             /** @description Null unless source is agent. */
             llm_response_id?: string | null;
             /** @default [] */
-            activated_skills: string[];
+            activated_skills?: string[];
             /**
              * @description Content added by the agent context.
              * @default []
              */
-            extended_content: components["schemas"]["TextContent"][];
+            extended_content?: components["schemas"]["TextContent"][];
             /** @description Origin identifier in multi-agent use. */
             sender?: string | null;
             critic_result?: components["schemas"]["CriticResult"] | null;
@@ -2293,7 +2700,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             tool_name: string;
             tool_call_id: string;
             error: string;
@@ -2331,7 +2738,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             tool_name: string;
             tool_call_id: string;
             observation: components["schemas"]["Observation"];
@@ -2362,17 +2769,17 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             tool_name: string;
             tool_call_id: string;
             action_id: components["schemas"]["EventId"];
             /** @default User rejected the action */
-            rejection_reason: string;
+            rejection_reason?: string;
             /**
              * @default user
              * @enum {string}
              */
-            rejection_source: "user" | "hook";
+            rejection_source?: "user" | "hook";
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2414,7 +2821,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /** @description The static prompt text. */
             system_prompt: components["schemas"]["TextContent"];
             tools: components["schemas"]["ToolDefinition"][];
@@ -2471,7 +2878,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default user */
-            source: components["schemas"]["EventSource"];
+            source?: components["schemas"]["EventSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2525,13 +2932,13 @@ export interface components {
             remote_runtime_resource_factor?: number | null;
             secrets_store?: components["schemas"]["SecretsStore"] | null;
             /** @default true */
-            enable_default_condenser: boolean | null;
+            enable_default_condenser?: boolean | null;
             /** @default false */
-            enable_sound_notifications: boolean | null;
+            enable_sound_notifications?: boolean | null;
             /** @default true */
-            enable_proactive_conversation_starters: boolean | null;
+            enable_proactive_conversation_starters?: boolean | null;
             /** @default true */
-            enable_solvability_analysis: boolean | null;
+            enable_solvability_analysis?: boolean | null;
             user_consents_to_analytics?: boolean | null;
             sandbox_base_container_image?: string | null;
             sandbox_runtime_container_image?: string | null;
@@ -2581,11 +2988,11 @@ export interface components {
          */
         MCPConfig: {
             /** @default [] */
-            sse_servers: components["schemas"]["MCPSSEServer"][];
+            sse_servers?: components["schemas"]["MCPSSEServer"][];
             /** @default [] */
-            stdio_servers: components["schemas"]["MCPStdioServer"][];
+            stdio_servers?: components["schemas"]["MCPStdioServer"][];
             /** @default [] */
-            shttp_servers: components["schemas"]["MCPSHTTPServer"][];
+            shttp_servers?: components["schemas"]["MCPSHTTPServer"][];
         };
         /** MCPSSEServer */
         MCPSSEServer: {
@@ -2602,16 +3009,16 @@ export interface components {
              * @description Seconds.
              * @default 60
              */
-            timeout: number;
+            timeout?: number;
         };
         /** MCPStdioServer */
         MCPStdioServer: {
             name: string;
             command: string;
             /** @default [] */
-            args: string[];
+            args?: string[];
             /** @default {} */
-            env: {
+            env?: {
                 [key: string]: string;
             };
         };
@@ -2631,7 +3038,7 @@ export interface components {
         AddGitProvidersRequest: {
             mcp_config?: components["schemas"]["MCPConfig"] | null;
             /** @default {} */
-            provider_tokens: {
+            provider_tokens?: {
                 [key: string]: components["schemas"]["ProviderToken"];
             };
         };

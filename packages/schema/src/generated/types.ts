@@ -1646,9 +1646,7 @@ export interface ConversationStateUpdateEvent {
   /**
    * Any JSON value: the serialized state update. Defaults to {}.
    */
-  value?: {
-    [k: string]: unknown;
-  };
+  value?: unknown;
   kind: "ConversationStateUpdateEvent";
 }
 /**

@@ -1,0 +1,189 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import * as schema from "@acs-toolkit/schema";
+import {
+  ACTION_KINDS,
+  CONVERSATION_STATUSES,
+  DEFAULT_EVENT_SOURCE,
+  EVENT_KINDS,
+  EVENT_SOURCES,
+  OBSERVATION_KINDS,
+  PROVIDER_TYPES,
+  SECURITY_RISKS,
+  TOOL_KINDS,
+  isActionKind,
+  isEventKind,
+  isObservationKind,
+  isToolKind,
+} from "@acs-toolkit/schema";
+
+type Json = Record<string, any>;
+const load = (name: string): Json =>
+  JSON.parse(readFileSync(new URL(`../src/generated/${name}`, import.meta.url), "utf8"));
+const eventsSchema = load("events.schema.json");
+const openapi = load("openapi.json");
+const openapiSchemas: Json = openapi.components.schemas;
+
+// Variant names as the interface document (seed) lists them; order there differs from the spec's.
+const INTERFACE_ACTIONS = `MCPToolAction FinishAction ThinkAction BrowserAction BrowserClickAction BrowserCloseTabAction
+  BrowserGetContentAction BrowserGetStateAction BrowserGetStorageAction BrowserGoBackAction BrowserListTabsAction
+  BrowserNavigateAction BrowserScrollAction BrowserSetStorageAction BrowserStartRecordingAction
+  BrowserStopRecordingAction BrowserSwitchTabAction BrowserTypeAction FileEditorAction EditAction ListDirectoryAction
+  ReadFileAction WriteFileAction GlobAction GrepAction PlanningFileEditorAction TaskTrackerAction TerminalAction`;
+const INTERFACE_OBSERVATIONS = `MCPToolObservation FinishObservation ThinkObservation BrowserObservation
+  FileEditorObservation EditObservation ListDirectoryObservation ReadFileObservation WriteFileObservation
+  GlobObservation GrepObservation PlanningFileEditorObservation TaskTrackerObservation TerminalObservation`;
+const INTERFACE_TOOLS = `MCPToolDefinition FinishTool ThinkTool BrowserClickTool BrowserCloseTabTool
+  BrowserGetContentTool BrowserGetStateTool BrowserGetStorageTool BrowserGoBackTool BrowserListTabsTool
+  BrowserNavigateTool BrowserScrollTool BrowserSetStorageTool BrowserStartRecordingTool BrowserStopRecordingTool
+  BrowserSwitchTabTool BrowserToolSet BrowserTypeTool FileEditorTool EditTool ListDirectoryTool ReadFileTool
+  WriteFileTool GlobTool GrepTool PlanningFileEditorTool TaskTrackerTool TerminalTool`;
+const INTERFACE_EVENTS = `SystemPromptEvent MessageEvent ActionEvent ObservationEvent AgentErrorEvent
+  UserRejectObservation PauseEvent ConversationErrorEvent ConversationStateUpdateEvent LLMCompletionLogEvent
+  Condensation CondensationRequest CondensationSummaryEvent TokenEvent`;
+const words = (text: string) => text.split(/\s+/).filter(Boolean).sort();
+
+const UNIONS = [
+  { union: "Event", kinds: EVENT_KINDS, isKind: isEventKind, nullable: false, documented: INTERFACE_EVENTS },
+  { union: "Action", kinds: ACTION_KINDS, isKind: isActionKind, nullable: true, documented: INTERFACE_ACTIONS },
+  { union: "Observation", kinds: OBSERVATION_KINDS, isKind: isObservationKind, nullable: true, documented: INTERFACE_OBSERVATIONS },
+  { union: "ToolDefinition", kinds: TOOL_KINDS, isKind: isToolKind, nullable: true, documented: INTERFACE_TOOLS },
+] as const;
+
+const ALL_KINDS: string[] = UNIONS.flatMap(({ kinds }) => [...kinds]);
+const guardOf = (kind: string) => (schema as Record<string, unknown>)[`is${kind}`] as (value: unknown) => boolean;
+
+describe.each(UNIONS)("$union kinds", ({ union, kinds, isKind, nullable, documented }) => {
+  it("are the kinds the interface document lists", () => {
+    expect([...kinds].sort()).toEqual(words(documented));
+  });
+
+  it("equal the discriminator mapping keys of events.schema.json, in order", () => {
+    const definition = eventsSchema.$defs[union];
+    expect(definition.discriminator.propertyName).toBe("kind");
+    expect(Object.keys(definition.discriminator.mapping)).toEqual([...kinds]);
+    expect(definition.oneOf.map((entry: Json) => entry.$ref)).toEqual(kinds.map((k) => `#/$defs/${k}`));
+  });
+
+  it("equal the discriminator mapping keys of openapi.json, in order", () => {
+    const mapping = openapiSchemas[union].discriminator.mapping;
+    expect(mapping).toEqual(Object.fromEntries(kinds.map((k) => [k, `#/components/schemas/${k}`])));
+  });
+
+  it("name variants whose `kind` is that very name", () => {
+    for (const kind of kinds) {
+      expect(eventsSchema.$defs[kind].properties.kind, kind).toEqual({ type: "string", const: kind });
+    }
+  });
+
+  it.each([...kinds])(`is%s narrows exactly its own kind`, (kind) => {
+    const guard = guardOf(kind);
+    expect(guard).toBeTypeOf("function");
+    for (const other of ALL_KINDS) expect(guard({ kind: other }), `is${kind}({ kind: ${other} })`).toBe(other === kind);
+  });
+
+  it(`is${union === "ToolDefinition" ? "Tool" : union}Kind accepts exactly these kinds`, () => {
+    for (const kind of ALL_KINDS) expect(isKind(kind), kind).toBe((kinds as readonly string[]).includes(kind));
+    for (const value of [undefined, null, 1, {}, "", kinds[0].toLowerCase(), `openhands.sdk.${kinds[0]}`]) {
+      expect(isKind(value)).toBe(false);
+    }
+  });
+
+  if (nullable) {
+    it("guards accept null and undefined (an ActionEvent's action may be null)", () => {
+      for (const kind of kinds) {
+        expect(guardOf(kind)(null)).toBe(false);
+        expect(guardOf(kind)(undefined)).toBe(false);
+      }
+    });
+  }
+});
+
+it("kinds are unique across the four unions (one guard per name)", () => {
+  expect(new Set(ALL_KINDS).size).toBe(ALL_KINDS.length);
+});
+
+it("the runtime exports are the constants and exactly one guard per kind", () => {
+  const expected = [
+    "ACTION_KINDS",
+    "CONVERSATION_STATUSES",
+    "DEFAULT_EVENT_SOURCE",
+    "EVENT_KINDS",
+    "EVENT_SOURCES",
+    "OBSERVATION_KINDS",
+    "PROVIDER_TYPES",
+    "SECURITY_RISKS",
+    "TOOL_KINDS",
+    "isActionKind",
+    "isEventKind",
+    "isObservationKind",
+    "isToolKind",
+    ...ALL_KINDS.map((kind) => `is${kind}`),
+  ];
+  expect(Object.keys(schema).sort()).toEqual(expected.sort());
+});
+
+it("guards work on real events from the spec examples", () => {
+  for (const kind of EVENT_KINDS) {
+    const examples: Json[] = eventsSchema.$defs[kind].examples ?? [];
+    expect(examples.length, `${kind} has an example`).toBeGreaterThan(0);
+    for (const example of examples) {
+      expect(EVENT_KINDS.filter((k) => guardOf(k)(example))).toEqual([kind]);
+    }
+  }
+});
+
+describe("enum constants", () => {
+  it.each([
+    ["EventSource", EVENT_SOURCES],
+    ["SecurityRisk", SECURITY_RISKS],
+    ["ConversationStatus", CONVERSATION_STATUSES],
+    ["ProviderType", PROVIDER_TYPES],
+  ] as const)("%s", (name, values) => {
+    expect(openapiSchemas[name].enum).toEqual([...values]);
+  });
+
+  it("have the values of the interface", () => {
+    expect(EVENT_SOURCES).toEqual(["agent", "user", "environment"]);
+    expect(SECURITY_RISKS).toEqual(["UNKNOWN", "LOW", "MEDIUM", "HIGH"]);
+    expect(CONVERSATION_STATUSES).toEqual(["STARTING", "RUNNING", "STOPPED"]);
+    expect(PROVIDER_TYPES).toEqual(["github", "gitlab", "bitbucket", "enterprise_sso"]);
+  });
+});
+
+describe("DEFAULT_EVENT_SOURCE", () => {
+  // ground-truth §2; null = the kind requires `source`.
+  const GROUND_TRUTH = {
+    Condensation: "environment",
+    CondensationRequest: "environment",
+    CondensationSummaryEvent: "environment",
+    ConversationErrorEvent: null,
+    ConversationStateUpdateEvent: "environment",
+    LLMCompletionLogEvent: "environment",
+    ActionEvent: "agent",
+    MessageEvent: null,
+    AgentErrorEvent: "agent",
+    ObservationEvent: "environment",
+    UserRejectObservation: "environment",
+    SystemPromptEvent: "agent",
+    TokenEvent: null,
+    PauseEvent: "user",
+  };
+
+  it("matches the ground truth", () => {
+    expect(DEFAULT_EVENT_SOURCE).toEqual(GROUND_TRUTH);
+    expect(Object.keys(DEFAULT_EVENT_SOURCE)).toEqual([...EVENT_KINDS]);
+  });
+
+  it.each([...EVENT_KINDS])("%s agrees with its schema", (kind) => {
+    const definition = eventsSchema.$defs[kind];
+    const expected = DEFAULT_EVENT_SOURCE[kind];
+    if (expected === null) {
+      expect(definition.required).toContain("source");
+      expect(definition.properties.source).not.toHaveProperty("default");
+    } else {
+      expect(definition.required).not.toContain("source");
+      expect(definition.properties.source.default).toBe(expected);
+    }
+  });
+});
