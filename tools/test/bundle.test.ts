@@ -160,12 +160,12 @@ describe("bundleSpec() rejects a broken spec", () => {
   });
 
   it("a $ref that names a definition in the wrong file", async () => {
-    const dir = await brokenSpec("openapi.yaml", replaceOnce("settings.yaml#/$defs/Settings", "errors.yaml#/$defs/Settings"));
+    const dir = await brokenSpec("openapi.yaml", replaceOnce(`settings.yaml#/$defs/Settings"`, `errors.yaml#/$defs/Settings"`));
     await expect(bundleSpec(dir)).rejects.toThrow(/but Settings lives in .*settings\.yaml/);
   });
 
   it("a $ref into a schema file that is not a definition", async () => {
-    const dir = await brokenSpec("openapi.yaml", replaceOnce("settings.yaml#/$defs/Settings", "settings.yaml#/$defs"));
+    const dir = await brokenSpec("openapi.yaml", replaceOnce(`settings.yaml#/$defs/Settings"`, `settings.yaml#/$defs"`));
     await expect(bundleSpec(dir)).rejects.toThrow(/must point at a definition/);
   });
 });

@@ -12,9 +12,60 @@ export interface paths {
         };
         /**
          * Search and list the events of a conversation
-         * @description One page of the conversation's events in one total order (timestamp, then append order; TIMESTAMP_DESC is its exact reverse). Follow `next_page_id` for the next page.
+         * @description One page of the conversation's events in one total order (timestamp, then append order; TIMESTAMP_DESC is its exact reverse). Follow `next_page_id` for the next page. The interface declares no security scheme here; the reference server asks for the key unless started with `--public-read`, so the key is optional in this document.
          */
         get: operations["searchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/events/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Count the events that a search with the same filters would list (extension) */
+        get: operations["countEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a conversation's status, times and event count (extension) */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/files/{file_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download an uploaded file, byte for byte (extension) */
+        get: operations["downloadFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -30,7 +81,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Read the stored settings, secrets blanked (extension) */
+        get: operations["getSettings"];
         put?: never;
         /** Store the user's settings */
         post: operations["storeSettings"];
@@ -88,6 +140,57 @@ export interface paths {
          * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`.
          */
         post: operations["uploadFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness and store readiness (extension) */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document, bundled (extension) */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An API reference page rendering this document (extension) */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2953,6 +3056,38 @@ export interface components {
             git_user_email?: string | null;
         };
         /**
+         * SettingsView
+         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+         * @example {
+         *       "language": "en",
+         *       "llm_model": "anthropic/claude-sonnet-4-5-20250929",
+         *       "llm_api_key": null,
+         *       "search_api_key": null,
+         *       "sandbox_api_key": null,
+         *       "secrets_store": null,
+         *       "enable_default_condenser": true,
+         *       "llm_api_key_set": true,
+         *       "search_api_key_set": false,
+         *       "sandbox_api_key_set": false,
+         *       "provider_tokens_set": {
+         *         "github": "github.com"
+         *       }
+         *     }
+         */
+        SettingsView: {
+            llm_api_key?: null;
+            search_api_key?: null;
+            sandbox_api_key?: null;
+            secrets_store?: null;
+            llm_api_key_set: boolean;
+            search_api_key_set: boolean;
+            sandbox_api_key_set?: boolean;
+            /** @description The providers that have a token stored, each with its host (the token is never returned). */
+            provider_tokens_set: {
+                [key: string]: string | null;
+            };
+        } & components["schemas"]["Settings"];
+        /**
          * SecretsStore
          * @description Provider tokens and custom secrets; write-only.
          */
@@ -3115,6 +3250,37 @@ export interface components {
             conversation_status?: components["schemas"]["ConversationStatus"] | null;
         };
         /**
+         * ConversationLifecycleStatus
+         * @description Status of a stored conversation (extension): the interface's three values plus ERROR, which a conversation enters when its run loop dies (a ConversationErrorEvent is recorded).
+         * @enum {string}
+         */
+        ConversationLifecycleStatus: "STARTING" | "RUNNING" | "STOPPED" | "ERROR";
+        /**
+         * ConversationInfo
+         * @description A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension).
+         * @example {
+         *       "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "status": "STOPPED",
+         *       "created_at": "2026-02-05T11:24:45.290001Z",
+         *       "updated_at": "2026-02-05T11:24:49.815054Z",
+         *       "event_count": 8,
+         *       "repository": null,
+         *       "selected_branch": null,
+         *       "git_provider": null
+         *     }
+         */
+        ConversationInfo: {
+            /** @description The canonical (hyphenated */
+            conversation_id: string;
+            status: components["schemas"]["ConversationLifecycleStatus"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            event_count: number;
+            repository?: string | null;
+            selected_branch?: string | null;
+            git_provider?: components["schemas"]["ProviderType"] | null;
+        };
+        /**
          * UploadFilesRequest
          * @description multipart/form-data body of an upload; each part of the field `files` is one file.
          */
@@ -3123,19 +3289,39 @@ export interface components {
         };
         /**
          * UploadResponse
-         * @description URLs of the stored files and the names of the files that were skipped.
+         * @description URLs of the stored files and the names of the files that were skipped. The reference server adds `skipped_reasons` (extension): why each skipped file was skipped, in the same order.
          * @example {
          *       "file_urls": [
          *         "/api/conversations/3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9/files/report.csv"
          *       ],
          *       "skipped_files": [
          *         "../etc/passwd"
+         *       ],
+         *       "skipped_reasons": [
+         *         {
+         *           "name": "../etc/passwd",
+         *           "reason": "path_traversal",
+         *           "detail": "The name leaves the upload folder."
+         *         }
          *       ]
          *     }
          */
         UploadResponse: {
             file_urls: string[];
             skipped_files: string[];
+            skipped_reasons?: components["schemas"]["SkippedFile"][];
+        };
+        /**
+         * SkippedFile
+         * @description Why one file of an upload was skipped (extension).
+         */
+        SkippedFile: {
+            /** @description The name as sent. */
+            name: string;
+            /** @enum {string} */
+            reason: "path_traversal" | "absolute_path" | "empty_name" | "invalid_name" | "duplicate_name" | "file_too_large" | "too_many_files" | "request_too_large";
+            /** @description One sentence for a person. */
+            detail: string;
         };
         /**
          * HTTPValidationError
@@ -3175,6 +3361,22 @@ export interface components {
         ErrorDetail: {
             detail: string;
         };
+        /**
+         * Health
+         * @description Liveness of the reference server and readiness of its store (extension).
+         * @example {
+         *       "status": "ok",
+         *       "store": "sqlite",
+         *       "version": "0.1.0"
+         *     }
+         */
+        Health: {
+            /** @enum {string} */
+            status: "ok" | "unavailable";
+            /** @description The store in use (sqlite */
+            store: string;
+            version?: string;
+        };
     };
     responses: {
         /** @description The request is invalid; `loc` points at the culprit. */
@@ -3212,6 +3414,16 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
+        KindFilter: string;
+        /** @description Keep events from this source. */
+        SourceFilter: components["schemas"]["EventSource"];
+        /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
+        BodyFilter: string;
+        /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
+        TimestampGte: components["schemas"]["Timestamp"];
+        /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
+        TimestampLt: components["schemas"]["Timestamp"];
         /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
         ConversationIdPath: string;
     };
@@ -3229,16 +3441,16 @@ export interface operations {
                 /** @description Maximum number of events in the page. */
                 limit?: number;
                 /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
-                kind?: string;
+                kind?: components["parameters"]["KindFilter"];
                 /** @description Keep events from this source. */
-                source?: components["schemas"]["EventSource"];
+                source?: components["parameters"]["SourceFilter"];
                 /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
-                body?: string;
+                body?: components["parameters"]["BodyFilter"];
                 sort_order?: "TIMESTAMP" | "TIMESTAMP_DESC";
                 /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
-                timestamp__gte?: components["schemas"]["Timestamp"];
+                timestamp__gte?: components["parameters"]["TimestampGte"];
                 /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
-                timestamp__lt?: components["schemas"]["Timestamp"];
+                timestamp__lt?: components["parameters"]["TimestampLt"];
             };
             header?: never;
             path: {
@@ -3258,8 +3470,142 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
             422: components["responses"]["ValidationFailed"];
+        };
+    };
+    countEvents: {
+        parameters: {
+            query?: {
+                /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
+                kind?: components["parameters"]["KindFilter"];
+                /** @description Keep events from this source. */
+                source?: components["parameters"]["SourceFilter"];
+                /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
+                body?: components["parameters"]["BodyFilter"];
+                /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
+                timestamp__gte?: components["parameters"]["TimestampGte"];
+                /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
+                timestamp__lt?: components["parameters"]["TimestampLt"];
+            };
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of matching events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example 42 */
+                    "application/json": number;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+                /** @description The stored (sanitised) name, as the last segment of a `file_urls` entry. */
+                file_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation or the file does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored settings; `null` fields were never set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsView"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No settings are stored yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Settings not found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     storeSettings: {
@@ -3314,6 +3660,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description A conversation with this `conversation_id` exists already (reference server). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Conversation already exists: 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             422: components["responses"]["ValidationFailed"];
         };
     };
@@ -3351,7 +3709,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                conversation_id: string;
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
             };
             cookie?: never;
         };
@@ -3373,6 +3732,75 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
             422: components["responses"]["ValidationFailed"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server and its store answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The store does not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundled OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page; its assets are served by the server itself. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
 }

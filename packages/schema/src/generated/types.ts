@@ -196,6 +196,20 @@ export type CustomSecret =
       description?: string | null;
       [k: string]: unknown;
     };
+/**
+ * The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsView".
+ */
+export type SettingsView = Settings & SettingsView1;
+/**
+ * Status of a stored conversation (extension): the interface's three values plus ERROR, which a conversation enters when its run loop dies (a ConversationErrorEvent is recorded).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationLifecycleStatus".
+ */
+export type ConversationLifecycleStatus = "STARTING" | "RUNNING" | "STOPPED" | "ERROR";
 
 /**
  * A block of text. Rejects unknown properties.
@@ -1966,6 +1980,25 @@ export interface MCPSHTTPServer {
   timeout?: number;
   [k: string]: unknown;
 }
+export interface SettingsView1 {
+  llm_api_key?: null;
+  search_api_key?: null;
+  sandbox_api_key?: null;
+  secrets_store?: null;
+  llm_api_key_set: boolean;
+  search_api_key_set: boolean;
+  sandbox_api_key_set?: boolean;
+  /**
+   * The providers that have a token stored, each with its host (the token is never returned).
+   */
+  provider_tokens_set: {
+    /**
+     * The provider's host.
+     */
+    [k: string]: string | null;
+  };
+  [k: string]: unknown;
+}
 /**
  * Git-provider tokens to store. The stored map is replaced by the incoming one; an entry with an empty token keeps the stored token.
  *
@@ -2054,6 +2087,26 @@ export interface ConversationCreateResponse {
   [k: string]: unknown;
 }
 /**
+ * A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationInfo".
+ */
+export interface ConversationInfo {
+  /**
+   * The canonical (hyphenated
+   */
+  conversation_id: string;
+  status: ConversationLifecycleStatus;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  event_count: number;
+  repository?: string | null;
+  selected_branch?: string | null;
+  git_provider?: ProviderType | null;
+  [k: string]: unknown;
+}
+/**
  * multipart/form-data body of an upload; each part of the field `files` is one file.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -2064,7 +2117,7 @@ export interface UploadFilesRequest {
   [k: string]: unknown;
 }
 /**
- * URLs of the stored files and the names of the files that were skipped.
+ * URLs of the stored files and the names of the files that were skipped. The reference server adds `skipped_reasons` (extension): why each skipped file was skipped, in the same order.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "UploadResponse".
@@ -2072,6 +2125,33 @@ export interface UploadFilesRequest {
 export interface UploadResponse {
   file_urls: string[];
   skipped_files: string[];
+  skipped_reasons?: SkippedFile[];
+  [k: string]: unknown;
+}
+/**
+ * Why one file of an upload was skipped (extension).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SkippedFile".
+ */
+export interface SkippedFile {
+  /**
+   * The name as sent.
+   */
+  name: string;
+  reason:
+    | "path_traversal"
+    | "absolute_path"
+    | "empty_name"
+    | "invalid_name"
+    | "duplicate_name"
+    | "file_too_large"
+    | "too_many_files"
+    | "request_too_large";
+  /**
+   * One sentence for a person.
+   */
+  detail: string;
   [k: string]: unknown;
 }
 /**
@@ -2104,5 +2184,20 @@ export interface ValidationError {
  */
 export interface ErrorDetail {
   detail: string;
+  [k: string]: unknown;
+}
+/**
+ * Liveness of the reference server and readiness of its store (extension).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "Health".
+ */
+export interface Health {
+  status: "ok" | "unavailable";
+  /**
+   * The store in use (sqlite
+   */
+  store: string;
+  version?: string;
   [k: string]: unknown;
 }
