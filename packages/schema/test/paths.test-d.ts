@@ -6,13 +6,20 @@ type Search = paths["/api/conversations/{conversation_id}/events/search"]["get"]
 type SearchQuery = NonNullable<Search["parameters"]["query"]>;
 type Json<R> = R extends { content: { "application/json": infer T } } ? T : never;
 
-test("paths has exactly the five endpoints", () => {
+test("paths has the five endpoints of the interface and the reference server's extensions", () => {
   expectTypeOf<keyof paths>().toEqualTypeOf<
     | "/api/conversations/{conversation_id}/events/search"
     | "/api/settings"
     | "/api/conversations"
     | "/api/add-git-providers"
     | "/api/conversations/{conversation_id}/upload-files"
+    // extensions (x-acs-extension)
+    | "/api/conversations/{conversation_id}/events/count"
+    | "/api/conversations/{conversation_id}"
+    | "/api/conversations/{conversation_id}/files/{file_name}"
+    | "/health"
+    | "/openapi.json"
+    | "/docs"
   >();
 });
 
@@ -22,7 +29,8 @@ test("each endpoint has its one method", () => {
   expectTypeOf<paths["/api/conversations"]["post"]>().toEqualTypeOf<operations["createConversation"]>();
   expectTypeOf<paths["/api/add-git-providers"]["post"]>().toEqualTypeOf<operations["addGitProviders"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/upload-files"]["post"]>().toEqualTypeOf<operations["uploadFiles"]>();
-  expectTypeOf<paths["/api/settings"]["get"]>().toEqualTypeOf<undefined>();
+  expectTypeOf<paths["/api/settings"]["get"]>().toEqualTypeOf<operations["getSettings"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}"]["post"]>().toEqualTypeOf<undefined>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/search"]["post"]>().toEqualTypeOf<undefined>();
 });
 
