@@ -18,10 +18,13 @@ export {
 } from "./validate.js";
 export {
   validateTrajectory,
+  trajectoryEntries,
+  type TrajectoryEntry,
   type TrajectoryInput,
   type TrajectoryIssue,
   type TrajectoryOptions,
   type TrajectoryResult,
 } from "./trajectory.js";
-export { formatIssue, describeValue, type IssueRule, type ValidationIssue } from "./issues.js";
+export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIssue } from "./issues.js";
+export type { AjvErrorObject } from "./standalone.js";
 export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";

@@ -208,7 +208,10 @@ const SHADOWED = new Map<string, string[]>([
   ["items", ["maxItems"]],
 ]);
 
-/** Converts the errors of one failed `full` validation into issues, without union noise. */
+/**
+ * Converts AJV error objects (from a validator compiled with `allErrors` and `verbose`) into
+ * readable issues, without union noise. Exported for servers that validate requests with AJV.
+ */
 export function toIssues(errors: readonly AjvErrorObject[]): ValidationIssue[] {
   // Union errors (anyOf/oneOf) are dropped when a branch says what is wrong. The `null` branch of a
   // nullable reference is dropped too, unless the value merely has the wrong type ("must be object
@@ -224,10 +227,17 @@ export function toIssues(errors: readonly AjvErrorObject[]): ValidationIssue[] {
     return true;
   });
 
+  // A key refused by `propertyNames`: point at the key itself; AJV's wrapper error adds nothing.
+  const keyed = new Set(kept.filter((e) => e.propertyName !== undefined).map((e) => e.instancePath));
+  const located = kept
+    .filter((e) => !(e.keyword === "propertyNames" && keyed.has(e.instancePath)))
+    .map((e) => (e.propertyName === undefined ? e : { ...e, instancePath: joinPointer(e.instancePath, e.propertyName), data: e.propertyName, keyPrefix: true }));
+
   const issues: ValidationIssue[] = [];
   const typeAt = new Map<string, ValidationIssue & { expected: string[] }>();
-  for (const error of kept) {
+  for (const error of located) {
     const issue = messageFor(error);
+    if ("keyPrefix" in error) issue.message = `is not an allowed key: ${issue.message}`;
     if (error.keyword === "type") {
       // Several type errors at one place (a nullable reference, a string-or-object) read as one.
       const expected = Array.isArray(error.params.type) ? (error.params.type as string[]) : String(error.params.type).split(",");

@@ -4,6 +4,8 @@ export interface AjvErrorObject {
   schemaPath: string;
   keyword: string;
   params: Record<string, unknown>;
+  /** Set on errors found inside `propertyNames`: the offending key. */
+  propertyName?: string;
   /** Present in the `full` variant (AJV `verbose`): the failing schema object and value. */
   parentSchema?: Record<string, unknown>;
   schema?: unknown;

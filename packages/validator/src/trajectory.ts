@@ -32,14 +32,20 @@ export interface TrajectoryOptions extends ValidateOptions {
  */
 export type TrajectoryInput = string | Iterable<unknown> | { items: readonly unknown[] };
 
-interface Entry {
+/** One event of a trajectory as read, before validation. */
+export interface TrajectoryEntry {
   value: unknown;
+  /** 1-based line, for JSONL and single-event text. */
   line?: number;
-  /** Set when the line is not JSON. */
+  /** Set when the text of this entry is not JSON (`value` is then undefined). */
   parseError?: string;
 }
 
-function* entriesOf(input: TrajectoryInput): Generator<Entry> {
+/**
+ * Reads the events of a trajectory without validating them: the same inputs as
+ * {@link validateTrajectory}, in order, each with its line where the input is text.
+ */
+export function* trajectoryEntries(input: TrajectoryInput): Generator<TrajectoryEntry> {
   if (typeof input === "string") {
     yield* entriesOfText(input);
     return;
@@ -55,7 +61,7 @@ function isIterable(value: unknown): value is Iterable<unknown> {
   return typeof value === "object" && value !== null && Symbol.iterator in value;
 }
 
-function* entriesOfText(text: string): Generator<Entry> {
+function* entriesOfText(text: string): Generator<TrajectoryEntry> {
   const trimmed = text.trim();
   if (trimmed === "") return;
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
@@ -131,7 +137,7 @@ export function validateTrajectory(input: TrajectoryInput, options: TrajectoryOp
   const warnings: TrajectoryIssue[] = [];
   let count = 0;
   let truncated = false;
-  for (const entry of entriesOf(input)) {
+  for (const entry of trajectoryEntries(input)) {
     const index = count++;
     const where = { index, ...(entry.line !== undefined && { line: entry.line }) };
     if (entry.parseError !== undefined) {

@@ -3081,7 +3081,7 @@ export interface components {
             secrets_store?: null;
             llm_api_key_set: boolean;
             search_api_key_set: boolean;
-            sandbox_api_key_set?: boolean;
+            sandbox_api_key_set: boolean;
             /** @description The providers that have a token stored, each with its host (the token is never returned). */
             provider_tokens_set: {
                 [key: string]: string | null;

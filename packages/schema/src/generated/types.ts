@@ -1987,7 +1987,7 @@ export interface SettingsView1 {
   secrets_store?: null;
   llm_api_key_set: boolean;
   search_api_key_set: boolean;
-  sandbox_api_key_set?: boolean;
+  sandbox_api_key_set: boolean;
   /**
    * The providers that have a token stored, each with its host (the token is never returned).
    */

@@ -1,0 +1,305 @@
+/**
+ * Event search on the embedded SQLite store, at growing conversation sizes (ONE conversation of
+ * 10k, 100k and 1M events; --smoke: 1k and 10k): replay ingest rate through createConversation /
+ * appendEvents, and p50/p99 latency of a page of 100 for each query type, with the ratio between
+ * the largest and the smallest size (the page cost must not grow with the conversation).
+ * Targets: ingest ≥ 50,000 events/s; at 1M, p50 ≤ 5 ms without body, ≤ 20 ms with body; ratio ≤ 2.
+ *
+ *   pnpm exec tsx bench/search.bench.ts [--smoke]      (from packages/server)
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Event, EventKind, EventSource, MessageEvent } from "@acs-toolkit/schema";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { openSqliteStore } from "../src/store/sqlite.js";
+import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
+
+export interface LatencyFigures {
+  p50: number;
+  p99: number;
+  /** Mean number of items per page (a sanity check that the query found something). */
+  items: number;
+}
+
+export interface SizeFigures {
+  events: number;
+  messages: number;
+  /** Events per second through createConversation/appendEvents (batches of BATCH). */
+  ingestPerSecond: number;
+  dbMegabytes: number;
+  queries: Record<QueryType, LatencyFigures>;
+}
+
+export interface SearchBenchResult {
+  sizes: SizeFigures[];
+  /** p50 at the largest size divided by p50 at the smallest, per query type. */
+  ratio: Record<QueryType, number>;
+}
+
+export const QUERY_TYPES = [
+  "no filter",
+  "kind",
+  "source",
+  "body rare",
+  "body frequent",
+  "body 1%",
+  "body 2 chars",
+  "time range",
+  "desc",
+  "deep cursor",
+] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+const BATCH = 1000;
+const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
+const RARE = "quasar";
+const FREQUENT = "repository";
+const ONE_PERCENT = "kestrel";
+const TWO_CHARS = "q7";
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = (
+  "fix failing test build module import export function class method return value error " +
+  "stack trace terminal command output file path directory config option parser token " +
+  "request response server client cache index query page cursor order filter search event " +
+  "message action observation agent user environment tool call result branch commit merge " +
+  "review change patch diff line column type string number boolean array object schema " +
+  "validate check run install package version release deploy docker image container log " +
+  "debug info warning python typescript node script shell bash editor view create insert " +
+  "replace undo edit read write glob grep plan task done todo progress summary condense"
+).split(" ");
+
+/** A realistic, varied conversation: the example trajectory's mix, with generated message texts. */
+export class ConversationGenerator {
+  private readonly random = mulberry32(42);
+  private readonly template: Event[];
+  private readonly systemPrompt: Event;
+  private n = 0;
+  private micros = Date.UTC(2026, 1, 5, 9, 0, 0) * 1000;
+  messages = 0;
+  private nextRare: number;
+
+  constructor(private readonly total: number) {
+    const all = exampleEvents();
+    this.systemPrompt = all.find((e) => e.kind === "SystemPromptEvent")!;
+    // One system prompt per conversation (first); the rest of the trajectory repeats.
+    this.template = all.filter((e) => e.kind !== "SystemPromptEvent");
+    this.nextRare = total / 16;
+  }
+
+  private text(): string {
+    const words: string[] = [];
+    const length = 6 + Math.floor(this.random() * 30);
+    for (let i = 0; i < length; i++) words.push(WORDS[Math.floor(this.random() * WORDS.length)]!);
+    if (this.random() < 0.5) words.splice(Math.floor(this.random() * words.length), 0, FREQUENT);
+    if (this.random() < 0.01) words.splice(Math.floor(this.random() * words.length), 0, ONE_PERCENT);
+    if (this.random() < 0.0005) words.splice(Math.floor(this.random() * words.length), 0, TWO_CHARS);
+    // The rare term: in 8 messages of the whole conversation, spread evenly.
+    if (this.n >= this.nextRare) {
+      words.push(RARE);
+      this.nextRare += this.total / 8;
+    }
+    const s = words.join(" ");
+    return s[0]!.toUpperCase() + s.slice(1) + ".";
+  }
+
+  /** A random (seeded) UUID v4, like real event ids: inserts land anywhere in the id index. */
+  private uuid(): string {
+    const hex = Array.from({ length: 4 }, () => Math.floor(this.random() * 2 ** 32).toString(16).padStart(8, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  }
+
+  private timestamp(): string {
+    // 0–400 µs apart, 5% exact ties; no zone offset, microseconds, as the reference records.
+    if (this.random() >= 0.05) this.micros += 1 + Math.floor(this.random() * 400);
+    const iso = new Date(Math.floor(this.micros / 1000)).toISOString();
+    return `${iso.slice(0, 19)}.${String(this.micros % 1_000_000).padStart(6, "0")}`;
+  }
+
+  /** Up to `count` more events (fewer at the end). */
+  next(count: number): EventToStore[] {
+    const out: EventToStore[] = [];
+    while (out.length < count && this.n < this.total) {
+      const base = this.n === 0 ? this.systemPrompt : this.template[(this.n - 1) % this.template.length]!;
+      const id = this.uuid();
+      let event: Event = { ...base, id, timestamp: this.timestamp() } as Event;
+      if (event.kind === "MessageEvent") {
+        this.messages++;
+        const m = event as MessageEvent;
+        const message: MessageEvent = {
+          ...m,
+          llm_message: { ...m.llm_message, content: [{ cache_prompt: false, type: "text", text: this.text() }] },
+        };
+        if (this.random() < 0.2) message.llm_message.reasoning_content = this.text();
+        if (this.random() < 0.1) message.extended_content = [{ cache_prompt: false, type: "text", text: this.text() }];
+        event = message;
+      }
+      out.push({ event, json: JSON.stringify(event) });
+      this.n++;
+    }
+    return out;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function build(store: EventStore, total: number): { ingestPerSecond: number; messages: number; positions: Position[] } {
+  const generator = new ConversationGenerator(total);
+  let ms = 0;
+  let first = true;
+  const positions: Position[] = [];
+  for (;;) {
+    const batch = generator.next(BATCH);
+    if (batch.length === 0) break;
+    const start = performance.now();
+    if (first) store.createConversation({ id: CONVERSATION, status: "RUNNING" }, batch);
+    else store.appendEvents(CONVERSATION, batch);
+    ms += performance.now() - start;
+    first = false;
+    // Keep a sample of positions for cursors (1 in 97 events).
+    for (let i = 0; i < batch.length; i += 97) positions.push(store.positionOf(CONVERSATION, batch[i]!.event.id)!);
+  }
+  return { ingestPerSecond: Math.round((total / ms) * 1000), messages: generator.messages, positions };
+}
+
+function queriesFor(type: QueryType, count: number, positions: Position[], random: () => number): SearchQuery[] {
+  const kinds: EventKind[] = ["ActionEvent", "ObservationEvent", "MessageEvent", "PauseEvent", "AgentErrorEvent"];
+  const sources: EventSource[] = ["agent", "user", "environment"];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  const middle = () => positions[Math.floor(positions.length * (0.4 + 0.2 * random()))]!;
+  const base = { order: "asc", limit: 100 } as const;
+  return Array.from({ length: count }, (): SearchQuery => {
+    switch (type) {
+      case "no filter":
+        return { ...base };
+      case "kind":
+        return { ...base, kind: pick(kinds) };
+      case "source":
+        return { ...base, source: pick(sources) };
+      case "body rare":
+        return { ...base, body: RARE };
+      case "body frequent":
+        return { ...base, body: FREQUENT.toUpperCase() };
+      case "body 1%":
+        return { ...base, body: ONE_PERCENT };
+      case "body 2 chars":
+        return { ...base, body: TWO_CHARS };
+      case "time range": {
+        const from = middle().ts;
+        return { ...base, timestampGte: from, timestampLt: from + 5_000_000 };
+      }
+      case "desc":
+        return { ...base, order: "desc" };
+      case "deep cursor":
+        return { ...base, after: middle() };
+    }
+  });
+}
+
+function measure(store: EventStore, queries: SearchQuery[]): LatencyFigures {
+  for (const q of queries.slice(0, 5)) store.search(CONVERSATION, q); // warm-up
+  const times: number[] = [];
+  let items = 0;
+  for (const q of queries) {
+    const start = performance.now();
+    const page = store.search(CONVERSATION, q);
+    times.push(performance.now() - start);
+    items += page.items.length;
+  }
+  times.sort((a, b) => a - b);
+  const round = (x: number) => Number(x.toFixed(3));
+  return { p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), items: Math.round(items / queries.length) };
+}
+
+export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean; log?: (line: string) => void } = {}): SearchBenchResult {
+  const sizes = smoke ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
+  const queryCount = smoke ? 20 : 300;
+  const dir = mkdtempSync(path.join(tmpdir(), "acs-search-bench-"));
+  const figures: SizeFigures[] = [];
+  try {
+    for (const total of sizes) {
+      const file = path.join(dir, `events-${total}.db`);
+      const store = openSqliteStore({ file });
+      try {
+        const built = build(store, total);
+        const dbBytes = ["", "-wal"].reduce((sum, suffix) => {
+          try {
+            return sum + statSync(file + suffix).size;
+          } catch {
+            return sum;
+          }
+        }, 0);
+        log(`  ${total.toLocaleString("en")} events built: ${built.ingestPerSecond.toLocaleString("en")} events/s`);
+        const random = mulberry32(7);
+        const queries = Object.fromEntries(
+          QUERY_TYPES.map((type) => [type, measure(store, queriesFor(type, queryCount, built.positions, random))]),
+        ) as Record<QueryType, LatencyFigures>;
+        figures.push({
+          events: total,
+          messages: built.messages,
+          ingestPerSecond: built.ingestPerSecond,
+          dbMegabytes: Number((dbBytes / 1e6).toFixed(1)),
+          queries,
+        });
+      } finally {
+        store.close();
+      }
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const first = figures[0]!;
+  const last = figures[figures.length - 1]!;
+  const ratio = Object.fromEntries(
+    QUERY_TYPES.map((t) => [t, Number((last.queries[t].p50 / Math.max(first.queries[t].p50, 0.001)).toFixed(2))]),
+  ) as Record<QueryType, number>;
+  return { sizes: figures, ratio };
+}
+
+export function formatSearchBench(result: SearchBenchResult): string {
+  const lines: string[] = [];
+  const sizes = result.sizes;
+  const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+  lines.push("ingest (createConversation/appendEvents, batches of 1000; target ≥ 50,000 events/s)");
+  for (const s of sizes) {
+    lines.push(
+      `  ${label(s.events).padStart(4)} events (${s.messages.toLocaleString("en")} messages): ` +
+        `${s.ingestPerSecond.toLocaleString("en").padStart(8)} events/s, db ${s.dbMegabytes} MB`,
+    );
+  }
+  lines.push("");
+  lines.push("search, page of 100: p50 / p99 in ms (items per page); ratio = p50 largest / p50 smallest (target ≤ 2)");
+  const header = ["query".padEnd(14), ...sizes.map((s) => label(s.events).padStart(24)), "ratio".padStart(7)];
+  lines.push(header.join(" "));
+  for (const t of QUERY_TYPES) {
+    const cells = sizes.map((s) => {
+      const q = s.queries[t];
+      return `${q.p50.toFixed(3)} / ${q.p99.toFixed(3)} (${q.items})`.padStart(24);
+    });
+    lines.push([t.padEnd(14), ...cells, result.ratio[t].toFixed(2).padStart(7)].join(" "));
+  }
+  return lines.join("\n");
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const smoke = process.argv.includes("--smoke");
+  console.log(`search benchmark${smoke ? " (smoke)" : ""}`);
+  const result = benchSearch({ smoke, log: (line) => console.log(line) });
+  console.log("");
+  console.log(formatSearchBench(result));
+}

@@ -1,0 +1,74 @@
+/** The Express application: every route of the spec, wired to explicit dependencies. */
+import express, { type Express, type RequestHandler } from "express";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import type { EventBus } from "./bus.js";
+import type { ServerConfig } from "./config.js";
+import { ConversationService } from "./conversations.js";
+import { createCursorCodec } from "./cursor.js";
+import { requireSessionKey } from "./http/auth.js";
+import { cors } from "./http/cors.js";
+import { errorHandler, unknownRoute } from "./http/errors.js";
+import { RequestValidators } from "./http/validation.js";
+import { createKeyCheck } from "./keys.js";
+import type { Logger } from "./log.js";
+import { conversationRoutes } from "./routes/conversations.js";
+import { eventRoutes } from "./routes/events.js";
+import { fileRoutes } from "./routes/files.js";
+import { metaRoutes } from "./routes/meta.js";
+import { settingsRoutes } from "./routes/settings.js";
+import type { ConversationRuntime } from "./runtime.js";
+import type { SecretCipher } from "./secrets.js";
+import type { EventStore } from "./store/types.js";
+
+export interface AppDeps {
+  config: Pick<ServerConfig, "publicRead" | "corsOrigins" | "uploadLimits" | "jsonLimitBytes" | "dataDir">;
+  store: EventStore;
+  bus: EventBus;
+  runtime: ConversationRuntime;
+  log: Logger;
+  /** Accepted X-Session-API-Key values. */
+  keys: readonly string[];
+  cipher: SecretCipher;
+  /** Secret that signs page cursors (stable across restarts so cursors survive them). */
+  cursorSecret: Buffer;
+  version: string;
+}
+
+export interface App {
+  app: Express;
+  conversations: ConversationService;
+}
+
+/** Logs each request once it is answered: method, path without query, status, time. Never headers or bodies. */
+function requestLog(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on("finish", () => {
+      log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - start) / 1e6 }, "request");
+    });
+    next();
+  };
+}
+
+export function createApp(deps: AppDeps): App {
+  const { config, store, log } = deps;
+  const validators = new RequestValidators(openapiDocument);
+  const conversations = new ConversationService(store, deps.bus, deps.runtime);
+  const auth = requireSessionKey(createKeyCheck(deps.keys));
+  const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
+  const json = express.json({ limit: config.jsonLimitBytes, strict: false, type: ["application/json", "application/*+json"] });
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple"); // repeated parameters arrive as arrays and are refused, no nested objects
+  app.use(requestLog(log));
+  app.use(cors(config.corsOrigins));
+  app.use(metaRoutes({ store, openapi: openapiDocument, version: deps.version }));
+  app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
+  app.use(conversationRoutes({ store, conversations, validators, auth, json }));
+  app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
+  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits }));
+  app.use(unknownRoute);
+  app.use(errorHandler(log));
+  return { app, conversations };
+}

@@ -1,0 +1,23 @@
+/** In-process fan-out of stored events, so that events recorded by any path reach every subscriber. */
+import type { StoredEvent } from "./store/types.js";
+
+export type EventListener = (events: readonly StoredEvent[]) => void;
+
+export class EventBus {
+  private readonly listeners = new Map<string, Set<EventListener>>();
+
+  subscribe(conversationId: string, listener: EventListener): () => void {
+    let set = this.listeners.get(conversationId);
+    if (!set) this.listeners.set(conversationId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(conversationId);
+    };
+  }
+
+  publish(conversationId: string, events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    for (const listener of this.listeners.get(conversationId) ?? []) listener(events);
+  }
+}

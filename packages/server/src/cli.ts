@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/** `acs-server`: the reference server on an embedded SQLite store. */
+import { ConfigError, parseConfig, USAGE } from "./config.js";
+import { startServer } from "./server.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`acs-server: ${error.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (config.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const server = await startServer(config);
+  if (server.keys.generated) {
+    // Printed once, at the start that created it; afterwards it is only in the 0600 key file.
+    process.stdout.write(
+      `\nGenerated a session API key (stored in ${config.dataDir}/session-api-key, shown only now):\n\n  X-Session-API-Key: ${server.keys.generated}\n\n`,
+    );
+  }
+  process.stdout.write(`acs-server listening on ${server.url} (docs: ${server.url}/docs)\n`);
+  let stopping = false;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      void server.close().then(() => process.exit(0));
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`acs-server: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+/** Server configuration from flags and environment (flags win). Keys come from the environment only. */
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./uploads.js";
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Serve event search (and its count) without a key, as the interface declares no scheme there. */
+  publicRead: boolean;
+  /** Origins allowed by CORS; `*` allows any. Empty: no CORS headers. */
+  corsOrigins: string[];
+  uploadLimits: UploadLimits;
+  /** Largest JSON body accepted (a replay_json of a long recording is large). */
+  jsonLimitBytes: number;
+  logLevel: string;
+}
+
+export const USAGE = `Usage: acs-server [options]
+
+Options (environment variable in brackets):
+  --port N                 port to listen on, 0 for any free port [ACS_PORT, PORT] (default 3000)
+  --host HOST              address to listen on [ACS_HOST] (default 127.0.0.1)
+  --data-dir DIR           where the SQLite store, uploads and keys live [ACS_DATA_DIR] (default ./.data)
+  --public-read            serve event search without a key [ACS_PUBLIC_READ=1]
+  --cors-origin ORIGIN     allow a browser origin, repeatable; * for any [ACS_CORS_ORIGINS, comma-separated]
+  --max-file-bytes N       upload limit per file [ACS_MAX_FILE_BYTES] (default 25 MiB)
+  --max-files N            upload limit of files per request [ACS_MAX_FILES] (default 100)
+  --max-request-bytes N    upload limit per request [ACS_MAX_REQUEST_BYTES] (default 250 MiB)
+  --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB)
+  --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
+  -h, --help               print this help
+
+Keys: SESSION_API_KEY holds the accepted X-Session-API-Key values (comma-separated, for rotation).
+Without it the server generates a key at first start, stores it in <data-dir>/session-api-key (mode
+0600) and prints it once. ACS_SECRET_KEY (64 hex characters or base64 of 32 bytes) encrypts stored
+secrets; without it a key file <data-dir>/secret.key (mode 0600) is created.
+`;
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+function integer(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined || text === "") return fallback;
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
+  const value = Number(text);
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+const truthy = (text: string | undefined) => text !== undefined && /^(1|true|yes|on)$/i.test(text);
+
+/** @throws ConfigError with a sentence naming the bad flag or variable */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServerConfig & { help: boolean } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        "data-dir": { type: "string" },
+        "public-read": { type: "boolean" },
+        "cors-origin": { type: "string", multiple: true },
+        "max-file-bytes": { type: "string" },
+        "max-files": { type: "string" },
+        "max-request-bytes": { type: "string" },
+        "json-limit-bytes": { type: "string" },
+        "log-level": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const logLevel = values["log-level"] ?? env.ACS_LOG_LEVEL ?? "info";
+  if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`--log-level must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
+  const port = integer("--port", values.port ?? env.ACS_PORT ?? env.PORT, 3000, 0);
+  if (port > 65535) throw new ConfigError(`--port must be at most 65535, got ${port}`);
+  const cors = values["cors-origin"] ?? (env.ACS_CORS_ORIGINS ? env.ACS_CORS_ORIGINS.split(",") : []);
+  return {
+    help: values.help ?? false,
+    host: values.host ?? env.ACS_HOST ?? "127.0.0.1",
+    port,
+    dataDir: path.resolve(values["data-dir"] ?? env.ACS_DATA_DIR ?? ".data"),
+    publicRead: values["public-read"] ?? truthy(env.ACS_PUBLIC_READ),
+    corsOrigins: cors.map((o) => o.trim()).filter(Boolean),
+    uploadLimits: {
+      maxFileBytes: integer("--max-file-bytes", values["max-file-bytes"] ?? env.ACS_MAX_FILE_BYTES, DEFAULT_UPLOAD_LIMITS.maxFileBytes, 1),
+      maxFiles: integer("--max-files", values["max-files"] ?? env.ACS_MAX_FILES, DEFAULT_UPLOAD_LIMITS.maxFiles, 1),
+      maxRequestBytes: integer("--max-request-bytes", values["max-request-bytes"] ?? env.ACS_MAX_REQUEST_BYTES, DEFAULT_UPLOAD_LIMITS.maxRequestBytes, 1),
+    },
+    jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024),
+    logLevel,
+  };
+}

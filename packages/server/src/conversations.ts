@@ -1,0 +1,160 @@
+/**
+ * Creating conversations and recording their events: the one path by which events enter the store
+ * (replay, the initial user message, a runtime), so each is validated, stored transactionally and
+ * pushed to subscribers.
+ */
+import { randomUUID } from "node:crypto";
+import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
+import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
+import type { EventBus } from "./bus.js";
+import { HttpError } from "./http/errors.js";
+import { RequestValidationError, toValidationError } from "./http/validation.js";
+import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
+import { recordedTimestamp } from "./store/time.js";
+import {
+  ConversationExistsError,
+  DuplicateEventIdError,
+  type ConversationRecord,
+  type EventStore,
+  type EventToStore,
+  type StoredEvent,
+} from "./store/types.js";
+
+const HEX_UUID = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
+
+/** A UUID given hyphenated or as 32 hex digits, as the canonical lower-case hyphenated form. */
+export function canonicalConversationId(id: string): string | undefined {
+  if (!HEX_UUID.test(id)) return undefined;
+  const hex = id.replace(/-/g, "").toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Reads `replay_json` (a JSON array of events, JSONL or an EventPage) and validates every event.
+ * @throws RequestValidationError with loc ["body", "replay_json", <event index>, ...pointer]
+ */
+export function parseReplay(text: string): EventToStore[] {
+  const events: EventToStore[] = [];
+  const errors = [];
+  let index = 0;
+  for (const entry of trajectoryEntries(text)) {
+    const at = ["replay_json", index];
+    if (entry.parseError !== undefined) {
+      const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
+      errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
+    } else {
+      const result = validateEvent(entry.value);
+      if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });
+      else errors.push(...result.errors.map((issue) => toValidationError("body", at, issue)));
+    }
+    if (errors.length >= 50) break; // enough to act on; a broken 1M-event recording must not build 1M errors
+    index++;
+  }
+  if (errors.length) throw new RequestValidationError(errors);
+  return events;
+}
+
+function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
+  const event: MessageEvent = {
+    id: randomUUID(),
+    timestamp: recordedTimestamp(),
+    source: "user",
+    llm_message: {
+      role: "user",
+      content: [
+        { cache_prompt: false, type: "text", text },
+        ...(imageUrls?.length ? [{ cache_prompt: false, type: "image" as const, image_urls: imageUrls }] : []),
+      ],
+      thinking_blocks: [],
+    },
+    llm_response_id: null,
+    activated_skills: [],
+    extended_content: [],
+    sender: null,
+    critic_result: null,
+    kind: "MessageEvent",
+  };
+  return { event, json: JSON.stringify(event) };
+}
+
+export class ConversationService {
+  constructor(
+    private readonly store: EventStore,
+    private readonly bus: EventBus,
+    private readonly runtime: ConversationRuntime,
+  ) {}
+
+  /** @throws RequestValidationError (422), HttpError 409 */
+  create(request: ConversationCreateRequest): ConversationRecord {
+    let id: string = randomUUID();
+    if (request.conversation_id !== undefined) {
+      const canonical = canonicalConversationId(request.conversation_id);
+      if (!canonical) {
+        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
+      }
+      id = canonical;
+    }
+    const events = request.replay_json ? parseReplay(request.replay_json) : [];
+    if (request.initial_user_msg) events.push(initialMessage(request.initial_user_msg, request.image_urls));
+    let record: ConversationRecord;
+    try {
+      record = this.store.createConversation(
+        {
+          id,
+          status: this.runtime.initialStatus,
+          repository: request.repository ?? null,
+          selectedBranch: request.selected_branch ?? null,
+          gitProvider: request.git_provider ?? null,
+        },
+        events,
+      );
+    } catch (error) {
+      if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
+      if (error instanceof DuplicateEventIdError) {
+        const loc = error.index < events.length - (request.initial_user_msg ? 1 : 0) ? ["body", "replay_json", error.index, "id"] : ["body", "initial_user_msg"];
+        throw new RequestValidationError([{ loc, msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
+      }
+      throw error;
+    }
+    // Nobody can be subscribed to a conversation that did not exist: nothing to publish yet.
+    this.runtime.start(record, this.contextFor(id));
+    return record;
+  }
+
+  /** Records events of a conversation: validated, stored in one transaction, pushed to subscribers. */
+  record(conversationId: string, events: readonly Event[]): StoredEvent[] {
+    const toStore = events.map((event, index) => {
+      const result = validateEvent(event);
+      if (!result.ok) throw new RequestValidationError(result.errors.map((issue) => toValidationError("body", [index], issue)));
+      return { event, json: JSON.stringify(event) };
+    });
+    const stored = this.store.appendEvents(conversationId, toStore);
+    this.bus.publish(conversationId, stored);
+    return stored;
+  }
+
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord {
+    const before = this.store.getConversation(conversationId);
+    if (!before) throw new HttpError(404, `Conversation not found: ${conversationId}`);
+    if (before.status === status) return before;
+    const record = this.store.setStatus(conversationId, status);
+    this.record(conversationId, [
+      {
+        id: randomUUID(),
+        timestamp: recordedTimestamp(),
+        source: "environment",
+        key: "conversation_status",
+        value: status,
+        kind: "ConversationStateUpdateEvent",
+      },
+    ]);
+    return record;
+  }
+
+  private contextFor(conversationId: string): RuntimeContext {
+    return {
+      record: async (events) => void this.record(conversationId, events),
+      setStatus: async (status) => void this.setStatus(conversationId, status),
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The error handler: every failure leaves in the interface's shape. Input problems are 4xx with a
+ * precise `loc` (never a 500); only a bug of the server itself is a 500, logged with its stack.
+ */
+import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import type { Logger } from "../log.js";
+import { RequestValidationError } from "./validation.js";
+
+/** An error with an HTTP status and a `detail` sentence (401, 404, 409, 413, …). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export const notFound = (detail: string) => new HttpError(404, detail);
+
+export function sendValidationError(res: Response, detail: RequestValidationError["detail"]): void {
+  res.status(422).json({ detail });
+}
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  body?: string;
+}
+
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) return next(error);
+    if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
+    if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
+    const parserError = error as BodyParserError;
+    switch (parserError.type) {
+      case "entity.parse.failed": {
+        // FastAPI's shape: loc ["body", <character position>]. Node 20 names a position only in
+        // some messages; truncated input fails where the text ends.
+        const position =
+          /position (\d+)/.exec(parserError.message)?.[1] ??
+          (/Unexpected end of JSON input/.test(parserError.message) && typeof parserError.body === "string" ? String(parserError.body.length) : undefined);
+        return sendValidationError(res, [
+          { loc: position === undefined ? ["body"] : ["body", Number(position)], msg: `JSON decode error: ${parserError.message.replace(/ in JSON at position \d+.*$/s, "")}`, type: "json_invalid" },
+        ]);
+      }
+      case "entity.too.large":
+        return void res.status(413).json({ detail: `The request body is larger than the server accepts (${parserError.message})` });
+      case "encoding.unsupported":
+      case "charset.unsupported":
+        return sendValidationError(res, [{ loc: ["body"], msg: parserError.message, type: "value_error" }]);
+      case "request.aborted":
+        return; // the client is gone
+    }
+    log.error({ err: error, method: req.method, url: req.originalUrl?.split("?")[0] }, "unhandled error");
+    res.status(500).json({ detail: "Internal Server Error" });
+  };
+}
+
+/** 404 for routes the server does not have, in the interface's error shape. */
+export const unknownRoute: RequestHandler = (req, res) => {
+  res.status(404).json({ detail: "Not Found" });
+};

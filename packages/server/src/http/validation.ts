@@ -1,0 +1,219 @@
+/**
+ * Request validation derived from the bundled OpenAPI document: for every operation, one validator
+ * for its path and query parameters and one for its JSON body, compiled once at start-up. Failures
+ * become FastAPI-shaped entries (`{ loc, msg, type }`) whose `loc` points at the culprit.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
+import type { ValidationError } from "@acs-toolkit/schema";
+
+type Json = Record<string, unknown>;
+
+/** Where a value came from, the first element of `loc`. */
+export type Location = "path" | "query" | "header" | "body";
+
+/** FastAPI/pydantic-style error types, by validator rule. */
+const ERROR_TYPES: Record<string, string> = {
+  required: "missing",
+  unknownProperty: "extra_forbidden",
+  type: "type_error",
+  enum: "enum",
+  const: "literal_error",
+  minimum: "greater_than_equal",
+  exclusiveMinimum: "greater_than",
+  maximum: "less_than_equal",
+  exclusiveMaximum: "less_than",
+  minLength: "string_too_short",
+  maxLength: "string_too_long",
+  pattern: "string_pattern_mismatch",
+  format: "value_error",
+  minItems: "too_short",
+  maxItems: "too_long",
+  unknownKind: "union_tag_invalid",
+  json: "json_invalid",
+};
+
+export function toValidationError(location: Location, prefix: Array<string | number>, issue: ValidationIssue): ValidationError {
+  return {
+    loc: [location, ...prefix, ...pointerTokens(issue.pointer)],
+    msg: issue.message,
+    type: ERROR_TYPES[issue.rule] ?? "value_error",
+  };
+}
+
+/** A request that failed validation; the error handler answers 422 with `detail`. */
+export class RequestValidationError extends Error {
+  constructor(readonly detail: ValidationError[]) {
+    super(detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
+  }
+}
+
+interface Parameter {
+  name: string;
+  in: "path" | "query" | "header" | "cookie";
+  required?: boolean;
+  schema?: Json;
+}
+
+interface OperationValidators {
+  path?: ValidateFunction;
+  query?: ValidateFunction;
+  body?: ValidateFunction;
+  /** JSON response bodies by status code. */
+  responses: Map<string, ValidateFunction>;
+  /** Query parameter names, to report repeated ones precisely. */
+  queryNames: Set<string>;
+}
+
+/** The schema that holds the document's components; every `#/components/...` ref is rebased onto it. */
+const COMPONENTS = "urn:acs:components";
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Resolves a `#/components/...` reference of the document. */
+function resolveRef<T>(document: Json, node: T | { $ref: string }): T {
+  if (typeof node === "object" && node !== null && "$ref" in node) {
+    const target = node.$ref
+      .slice(2)
+      .split("/")
+      .reduce<unknown>((at, token) => (at as Json)[token], document);
+    return target as T;
+  }
+  return node as T;
+}
+
+export class RequestValidators {
+  private readonly byOperation = new Map<string, OperationValidators>();
+
+  /** @param document the bundled OpenAPI document */
+  constructor(document: Json) {
+    // Path and query values arrive as text and are coerced ("10" → 10); bodies and responses are
+    // JSON and never are (42 is not a string).
+    const components = rebase(document.components) as Json;
+    const [params, json] = [true, false].map((coerceTypes) => {
+      const ajv = new Ajv2020({
+        strict: false, // OpenAPI annotations (x-*, example, contentMediaType) are not validation keywords
+        allErrors: true,
+        verbose: true,
+        discriminator: true,
+        allowUnionTypes: true,
+        coerceTypes,
+      });
+      ajv.addFormat("uuid", UUID);
+      ajv.addSchema({ $id: COMPONENTS, components });
+      return ajv;
+    }) as [Ajv2020, Ajv2020];
+
+    for (const pathItem of Object.values(document.paths as Record<string, Json>)) {
+      for (const op of Object.values(pathItem)) {
+        const operation = op as { operationId?: string; parameters?: unknown[]; requestBody?: unknown };
+        if (!operation.operationId) continue;
+        const parameters = (operation.parameters ?? []).map((p) => resolveRef<Parameter>(document, p as Parameter));
+        const group = (where: "path" | "query") => {
+          const list = parameters.filter((p) => p.in === where);
+          if (list.length === 0) return undefined;
+          return params.compile({
+            $id: `urn:acs:operation:${operation.operationId}:${where}`,
+            type: "object",
+            properties: Object.fromEntries(list.map((p) => [p.name, rebase(p.schema ?? {})])),
+            required: list.filter((p) => p.required).map((p) => p.name),
+          });
+        };
+        const body = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, operation.requestBody ?? {});
+        const jsonSchema = body.content?.["application/json"]?.schema;
+        const responses = new Map<string, ValidateFunction>();
+        for (const [status, response] of Object.entries((op as { responses?: Json }).responses ?? {})) {
+          const schema = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, response as Json).content?.["application/json"]?.schema;
+          if (schema) responses.set(status, json.compile({ $id: `urn:acs:operation:${operation.operationId}:response:${status}`, ...(rebase(schema) as Json) }));
+        }
+        this.byOperation.set(operation.operationId, {
+          responses,
+          path: group("path"),
+          query: group("query"),
+          body: jsonSchema ? json.compile({ $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebase(jsonSchema) as Json) }) : undefined,
+          queryNames: new Set(parameters.filter((p) => p.in === "query").map((p) => p.name)),
+        });
+      }
+    }
+  }
+
+  private operation(operationId: string): OperationValidators {
+    const found = this.byOperation.get(operationId);
+    if (!found) throw new Error(`no operation ${operationId} in the OpenAPI document`);
+    return found;
+  }
+
+  /**
+   * Validates and coerces path and query parameters; returns the coerced values.
+   * @throws RequestValidationError
+   */
+  parameters(operationId: string, path: Record<string, string>, query: Record<string, unknown>): { path: Json; query: Json } {
+    const validators = this.operation(operationId);
+    const errors: ValidationError[] = [];
+    const pathValues: Json = { ...path };
+    const queryValues: Json = {};
+    for (const [name, value] of Object.entries(query)) {
+      if (!validators.queryNames.has(name)) continue; // unknown query parameters are ignored, as FastAPI does
+      if (Array.isArray(value)) {
+        errors.push({ loc: ["query", name], msg: "must be given once, got it " + value.length + " times", type: "value_error" });
+        continue;
+      }
+      queryValues[name] = value;
+    }
+    for (const [where, validate, values] of [
+      ["path", validators.path, pathValues],
+      ["query", validators.query, queryValues],
+    ] as const) {
+      if (validate && !validate(values)) errors.push(...issuesOf(validate.errors).map((i) => toValidationError(where, [], i)));
+    }
+    if (errors.length) throw new RequestValidationError(errors);
+    return { path: pathValues, query: queryValues };
+  }
+
+  /**
+   * Issues of a JSON response body against the spec for that operation and status (empty when it
+   * conforms); an undocumented status is an issue too. Used by the tests and the conformance suite.
+   */
+  response(operationId: string, status: number, body: unknown): ValidationIssue[] {
+    const validate = this.operation(operationId).responses.get(String(status));
+    if (!validate) return [{ pointer: "", rule: "status", message: `status ${status} is not documented for ${operationId}` }];
+    return validate(body) ? [] : issuesOf(validate.errors);
+  }
+
+  /** Validates a parsed JSON body. @throws RequestValidationError */
+  body(operationId: string, body: unknown): void {
+    const validate = this.operation(operationId).body;
+    if (!validate) return;
+    if (body === undefined) {
+      throw new RequestValidationError([{ loc: ["body"], msg: "a JSON body is required", type: "missing" }]);
+    }
+    if (!validate(body)) throw new RequestValidationError(issuesOf(validate.errors).map((i) => toValidationError("body", [], i)));
+  }
+}
+
+/**
+ * Points every `#/components/...` reference at the schema that holds the components, and
+ * drops OpenAPI's discriminator `mapping`, which AJV rejects (the variants' `kind` consts say the same).
+ */
+function rebase(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === "$ref" && typeof value === "string" && value.startsWith("#/") ? `${COMPONENTS}${value}` : key === "discriminator" ? { propertyName: (value as Json).propertyName } : rebase(value),
+    ]),
+  );
+}
+
+/**
+ * Readable issues; the value of a secret field (`x-secret` / `writeOnly` in the spec) is never
+ * echoed into a message.
+ */
+function issuesOf(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
+  const list = (errors ?? []) as unknown as AjvErrorObject[];
+  const secret = new Set(
+    list.filter((e) => e.parentSchema?.["x-secret"] === true || e.parentSchema?.writeOnly === true).map((e) => e.instancePath),
+  );
+  return toIssues(list).map((issue) => (secret.has(issue.pointer) ? { ...issue, message: issue.message.replace(/, got .*$/s, "") } : issue));
+}

@@ -1,0 +1,21 @@
+/**
+ * @packageDocumentation
+ * The reference server of the Agent Conversation Service interface.
+ *
+ * ```ts
+ * import { parseConfig, startServer } from "@acs-toolkit/server";
+ * const server = await startServer(parseConfig(["--port", "0", "--data-dir", "/tmp/acs"]));
+ * console.log(server.url);
+ * await server.close();
+ * ```
+ */
+export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
+export { createApp, type App, type AppDeps } from "./app.js";
+export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
+export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
+export { EventBus, type EventListener } from "./bus.js";
+export { recordingRuntime, type ConversationRuntime, type RuntimeContext } from "./runtime.js";
+export { openSqliteStore } from "./store/sqlite.js";
+export * from "./store/types.js";
+export { eventTimeMicros, recordedTimestamp } from "./store/time.js";
+export { createLogger, type Logger } from "./log.js";

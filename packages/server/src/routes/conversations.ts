@@ -1,0 +1,51 @@
+/** Creating and reading conversations. */
+import { Router, type RequestHandler } from "express";
+import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo } from "@acs-toolkit/schema";
+import type { ConversationService } from "../conversations.js";
+import { HttpError } from "../http/errors.js";
+import type { RequestValidators } from "../http/validation.js";
+import type { ConversationRecord, EventStore } from "../store/types.js";
+
+export interface ConversationRoutesDeps {
+  store: EventStore;
+  conversations: ConversationService;
+  validators: RequestValidators;
+  auth: RequestHandler;
+  json: RequestHandler;
+}
+
+export function conversationInfo(record: ConversationRecord): ConversationInfo {
+  return {
+    conversation_id: record.id,
+    status: record.status,
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    event_count: record.eventCount,
+    repository: record.repository,
+    selected_branch: record.selectedBranch,
+    git_provider: record.gitProvider,
+  };
+}
+
+export function conversationRoutes({ store, conversations, validators, auth, json }: ConversationRoutesDeps): Router {
+  const router = Router();
+
+  router.post("/api/conversations", auth, json, (req, res) => {
+    validators.body("createConversation", req.body);
+    const record = conversations.create(req.body as ConversationCreateRequest);
+    // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.
+    const status = record.status === "ERROR" ? "STOPPED" : record.status;
+    const response: ConversationCreateResponse = { status: "ok", conversation_id: record.id, message: null, conversation_status: status };
+    res.json(response);
+  });
+
+  router.get("/api/conversations/:conversation_id", auth, (req, res) => {
+    const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
+    const id = path.conversation_id as string;
+    const record = store.getConversation(id.toLowerCase());
+    if (!record) throw new HttpError(404, `Conversation not found: ${id}`);
+    res.json(conversationInfo(record));
+  });
+
+  return router;
+}

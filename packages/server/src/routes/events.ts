@@ -1,0 +1,77 @@
+/** Event search and count. */
+import { Router, type RequestHandler } from "express";
+import type { EventKind, EventSource } from "@acs-toolkit/schema";
+import type { CursorCodec } from "../cursor.js";
+import { HttpError } from "../http/errors.js";
+import { RequestValidationError, type RequestValidators } from "../http/validation.js";
+import { eventTimeMicros } from "../store/time.js";
+import type { EventStore, SearchFilters } from "../store/types.js";
+
+export interface EventRoutesDeps {
+  store: EventStore;
+  validators: RequestValidators;
+  cursors: CursorCodec;
+  /** Auth for reading events (a pass-through under --public-read). */
+  readAuth: RequestHandler;
+}
+
+interface FilterQuery {
+  kind?: string;
+  source?: EventSource;
+  body?: string;
+  timestamp__gte?: string;
+  timestamp__lt?: string;
+}
+
+/** The filters of a validated query: `kind` as its short name, timestamps as instants. */
+function filtersOf(query: FilterQuery): SearchFilters {
+  const filters: SearchFilters = {};
+  if (query.kind) filters.kind = query.kind.slice(query.kind.lastIndexOf(".") + 1) as EventKind;
+  if (query.source) filters.source = query.source;
+  if (query.body !== undefined && query.body !== "") filters.body = query.body;
+  for (const [name, key] of [["timestamp__gte", "timestampGte"], ["timestamp__lt", "timestampLt"]] as const) {
+    const text = query[name];
+    if (text === undefined) continue;
+    const micros = eventTimeMicros(text);
+    if (micros === undefined) throw new RequestValidationError([{ loc: ["query", name], msg: "must be a valid date-time", type: "datetime_parsing" }]);
+    filters[key] = micros;
+  }
+  return filters;
+}
+
+export function eventRoutes({ store, validators, cursors, readAuth }: EventRoutesDeps): Router {
+  const router = Router();
+  const conversationOf = (id: string) => {
+    const canonical = id.toLowerCase();
+    const conversation = store.getConversation(canonical);
+    if (!conversation) throw new HttpError(404, `Conversation not found: ${id}`);
+    return conversation;
+  };
+
+  router.get("/api/conversations/:conversation_id/events/search", readAuth, (req, res) => {
+    const { path, query } = validators.parameters("searchEvents", req.params as Record<string, string>, req.query);
+    const conversation = conversationOf(path.conversation_id as string);
+    const q = query as FilterQuery & { page_id?: string; limit?: number; sort_order?: string };
+    const filters = filtersOf(q);
+    const scope = { conversationId: conversation.id, order: q.sort_order === "TIMESTAMP_DESC" ? ("desc" as const) : ("asc" as const) };
+    let after;
+    if (q.page_id !== undefined) {
+      const decoded = cursors.decode(scope, q.page_id);
+      if (!decoded.ok) throw new RequestValidationError([{ loc: ["query", "page_id"], msg: `page_id ${decoded.reason}`, type: "value_error" }]);
+      after = decoded.position;
+    }
+    const page = store.search(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
+    const last = page.items[page.items.length - 1];
+    const next = page.hasMore && last ? cursors.encode(scope, last) : null;
+    // The events leave exactly as stored: their JSON text is spliced in, not re-serialized.
+    res.type("application/json").send(`{"items":[${page.items.map((e) => e.json).join(",")}],"next_page_id":${JSON.stringify(next)}}`);
+  });
+
+  router.get("/api/conversations/:conversation_id/events/count", readAuth, (req, res) => {
+    const { path, query } = validators.parameters("countEvents", req.params as Record<string, string>, req.query);
+    const conversation = conversationOf(path.conversation_id as string);
+    res.json(store.count(conversation.id, filtersOf(query as FilterQuery)));
+  });
+
+  return router;
+}

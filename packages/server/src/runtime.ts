@@ -1,0 +1,31 @@
+/**
+ * The agent that runs a conversation. The reference server ships the interface and the recording
+ * path; an LLM-driven runtime comes later.
+ *
+ * Without a runtime (the default `recordingRuntime`) nothing runs a conversation: it is created
+ * STOPPED, holding the events it was created with (its replayed recording and its initial user
+ * message). A runtime reports changes through `setStatus`, each recorded as a
+ * ConversationStateUpdateEvent with key `conversation_status`.
+ */
+import type { ConversationLifecycleStatus, Event } from "@acs-toolkit/schema";
+import type { ConversationRecord } from "./store/types.js";
+
+export interface RuntimeContext {
+  /** Records events into the conversation (validated, stored, pushed to subscribers). */
+  record(events: Event[]): Promise<void>;
+  /** Moves the conversation to a new status and records the change. */
+  setStatus(status: ConversationLifecycleStatus): Promise<void>;
+}
+
+export interface ConversationRuntime {
+  /** Status a new conversation starts in under this runtime. */
+  readonly initialStatus: ConversationLifecycleStatus;
+  /** Called once after a conversation is created and stored. */
+  start(conversation: ConversationRecord, context: RuntimeContext): void;
+}
+
+/** No agent: conversations are records only. */
+export const recordingRuntime: ConversationRuntime = {
+  initialStatus: "STOPPED",
+  start() {},
+};

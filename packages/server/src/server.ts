@@ -1,0 +1,87 @@
+/** Starts the reference server: data directory, keys, store, HTTP; and stops it gracefully. */
+import { createHmac } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { createApp } from "./app.js";
+import { EventBus } from "./bus.js";
+import type { ServerConfig } from "./config.js";
+import type { ConversationService } from "./conversations.js";
+import { loadSessionKeys, type SessionKeys } from "./keys.js";
+import { createLogger, type Logger } from "./log.js";
+import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
+import { createCipher, loadSecretKey } from "./secrets.js";
+import { openSqliteStore } from "./store/sqlite.js";
+import type { EventStore } from "./store/types.js";
+
+export const VERSION = "0.1.0";
+
+export interface StartOptions {
+  runtime?: ConversationRuntime;
+  log?: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
+  shutdownGraceMs?: number;
+}
+
+export interface RunningServer {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  keys: SessionKeys;
+  store: EventStore;
+  bus: EventBus;
+  conversations: ConversationService;
+  http: Server;
+  /** Stops accepting, lets in-flight requests finish, closes the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? createLogger(config.logLevel);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const keys = loadSessionKeys(config.dataDir, env);
+  const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
+  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });
+  const bus = new EventBus();
+  const { app, conversations } = createApp({
+    config,
+    store,
+    bus,
+    runtime: options.runtime ?? recordingRuntime,
+    log,
+    keys: keys.keys,
+    cipher: createCipher(secretKey),
+    cursorSecret: createHmac("sha256", secretKey).update("page cursors").digest(),
+    version: VERSION,
+  });
+
+  const http = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(config.port, config.host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  log.info({ url: `http://${host}:${port}`, dataDir: config.dataDir, store: store.kind, publicRead: config.publicRead }, "listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      const force = setTimeout(() => http.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+      http.close(() => {
+        clearTimeout(force);
+        store.close();
+        log.info("stopped");
+        resolve();
+      });
+      http.closeIdleConnections();
+    }));
+
+  return { url: `http://${host}:${port}`, port, keys, store, bus, conversations, http, close };
+}

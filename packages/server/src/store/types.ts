@@ -1,0 +1,113 @@
+/**
+ * The storage contract of the reference server. The embedded SQLite store implements it; a
+ * PostgreSQL store (a later issue) implements the same contract, so semantics live here.
+ */
+import type { ConversationLifecycleStatus, Event, EventKind, EventSource, ProviderType } from "@acs-toolkit/schema";
+
+/** An event ready to store: its parsed value and the exact JSON text that search returns. */
+export interface EventToStore {
+  event: Event;
+  /** JSON text of the event, returned as is by search (byte for byte). */
+  json: string;
+}
+
+/** Where an event stands in the one total order of a conversation: (timestamp, append order). */
+export interface Position {
+  /** The event's timestamp as microseconds since the epoch, UTC (see eventTimeMicros). */
+  ts: number;
+  /** Append order within the conversation, from 1. */
+  seq: number;
+}
+
+export interface StoredEvent extends Position {
+  id: string;
+  json: string;
+}
+
+export interface ConversationRecord {
+  /** Canonical id: lower-case hyphenated UUID. */
+  id: string;
+  status: ConversationLifecycleStatus;
+  /** ISO-8601 with `Z`. */
+  createdAt: string;
+  updatedAt: string;
+  eventCount: number;
+  repository: string | null;
+  selectedBranch: string | null;
+  gitProvider: ProviderType | null;
+}
+
+export interface NewConversation {
+  id: string;
+  status: ConversationLifecycleStatus;
+  repository?: string | null;
+  selectedBranch?: string | null;
+  gitProvider?: ProviderType | null;
+}
+
+export interface SearchFilters {
+  kind?: EventKind;
+  source?: EventSource;
+  /** Case-insensitive substring of a MessageEvent's text; any value excludes every other kind. */
+  body?: string;
+  /** Inclusive lower bound, microseconds UTC. */
+  timestampGte?: number;
+  /** Exclusive upper bound, microseconds UTC. */
+  timestampLt?: number;
+}
+
+export interface SearchQuery extends SearchFilters {
+  order: "asc" | "desc";
+  /** 1..100 */
+  limit: number;
+  /** Resume strictly after this position (in `order`). */
+  after?: Position;
+}
+
+export interface SearchPage {
+  items: StoredEvent[];
+  /** True when at least one more event matches after the last item. */
+  hasMore: boolean;
+}
+
+export class ConversationExistsError extends Error {
+  constructor(readonly conversationId: string) {
+    super(`Conversation already exists: ${conversationId}`);
+  }
+}
+
+export class DuplicateEventIdError extends Error {
+  constructor(
+    readonly eventId: string,
+    /** Index of the offending event in the batch. */
+    readonly index: number,
+  ) {
+    super(`event id ${eventId} is already in this conversation`);
+  }
+}
+
+export interface EventStore {
+  /** Which store this is, for /health and logs ("sqlite", "postgres"). */
+  readonly kind: string;
+  /**
+   * Creates a conversation with its first events in one transaction: afterwards the conversation
+   * exists with every event, or does not exist at all.
+   * @throws ConversationExistsError, DuplicateEventIdError
+   */
+  createConversation(conversation: NewConversation, events: readonly EventToStore[]): ConversationRecord;
+  getConversation(id: string): ConversationRecord | undefined;
+  /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError */
+  appendEvents(conversationId: string, events: readonly EventToStore[]): StoredEvent[];
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord;
+  /** One page in the total order (ts, seq), or its exact reverse; cost proportional to the page. */
+  search(conversationId: string, query: SearchQuery): SearchPage;
+  count(conversationId: string, filters: SearchFilters): number;
+  /** The stored position of an event id in a conversation (for cursors and resume). */
+  positionOf(conversationId: string, eventId: string): Position | undefined;
+  /** A small key-value space for account-scoped documents (settings, provider tokens). */
+  getDocument(key: string): string | undefined;
+  putDocument(key: string, value: string): void;
+  /** True when the store answers (for /health). */
+  ping(): boolean;
+  close(): void;
+}

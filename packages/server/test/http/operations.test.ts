@@ -1,0 +1,163 @@
+/**
+ * The server as a process: restart keeps everything, SIGKILL during a large replay leaves the
+ * conversation absent or complete, SIGTERM finishes in-flight requests; CORS; --public-read; the
+ * key printed once.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEY, startTestServer, type TestServer } from "../support/harness.js";
+
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/cli.js");
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  stdout: string[];
+}
+
+/** Starts the built `acs-server` bin and resolves once it listens. */
+async function spawnServer(dataDir: string, env: Record<string, string> = { SESSION_API_KEY: KEY }): Promise<Child> {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`pnpm build\` first`);
+  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stdout: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${stdout.join("")}`)), 15_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      stdout.push(String(chunk));
+      const match = /listening on (http:\/\/\S+?) /.exec(stdout.join(""));
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`exited with ${code}: ${stdout.join("")}`)));
+  });
+  return { process: child, url, stdout };
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
+
+const api = (url: string, route: string, init: RequestInit = {}) =>
+  fetch(new URL(route, url), { ...init, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json", ...init.headers } });
+
+describe("restart and crash", () => {
+  let dataDir: string;
+  beforeAll(async () => void (dataDir = await mkdtemp(path.join(tmpdir(), "acs-process-"))));
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("everything is still there after a restart", async () => {
+    const first = await spawnServer(dataDir);
+    const events = exampleEvents({ seed: 11 });
+    const created = await (await api(first.url, "/api/conversations", { method: "POST", body: JSON.stringify({ replay_json: JSON.stringify(events) }) })).json();
+    await api(first.url, "/api/settings", { method: "POST", body: JSON.stringify({ language: "de", llm_api_key: "sk-restart" }) });
+    const before = await (await api(first.url, `/api/conversations/${created.conversation_id}/events/search`)).text();
+    first.process.kill("SIGTERM");
+    expect(await exited(first.process)).toBe(0);
+
+    const second = await spawnServer(dataDir);
+    const after = await (await api(second.url, `/api/conversations/${created.conversation_id}/events/search`)).text();
+    expect(after).toBe(before);
+    const settings = await (await api(second.url, "/api/settings")).json();
+    expect(settings).toMatchObject({ language: "de", llm_api_key_set: true });
+    second.process.kill("SIGTERM");
+    expect(await exited(second.process)).toBe(0);
+  });
+
+  it("SIGKILL in the middle of a large replay: the conversation is absent or complete", async () => {
+    const events = Array.from({ length: 8 }, (_, seed) => exampleEvents({ seed: 100 + seed, start: new Date(Date.UTC(2026, 0, 1 + seed)) })).flat();
+    const big = Array.from({ length: 60 }, (_, i) => events.map((e) => ({ ...e, id: e.id.replace(/^.{8}/, (1000 + i).toString(16).padStart(8, "0")) }))).flat();
+    const replay = big.map((e) => JSON.stringify(e)).join("\n");
+    const outcomes: string[] = [];
+    for (const delay of [5, 40, 120, 300]) {
+      const server = await spawnServer(dataDir);
+      const id = crypto.randomUUID();
+      const request = api(server.url, "/api/conversations", { method: "POST", body: JSON.stringify({ conversation_id: id, replay_json: replay }) }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      server.process.kill("SIGKILL");
+      await exited(server.process);
+      await request;
+      const again = await spawnServer(dataDir);
+      const info = await api(again.url, `/api/conversations/${id}`);
+      if (info.status === 404) outcomes.push("absent");
+      else {
+        expect(info.status).toBe(200);
+        expect((await info.json()).event_count).toBe(big.length);
+        outcomes.push("complete");
+      }
+      again.process.kill("SIGTERM");
+      await exited(again.process);
+    }
+    expect(outcomes.every((o) => o === "absent" || o === "complete")).toBe(true);
+  });
+
+  it("SIGTERM lets an in-flight request finish, then exits 0", async () => {
+    const server = await spawnServer(dataDir);
+    const events = Array.from({ length: 30 }, (_, seed) => exampleEvents({ seed: 500 + seed, start: new Date(Date.UTC(2025, 0, 1 + seed)) })).flat();
+    const pending = api(server.url, "/api/conversations", { method: "POST", body: JSON.stringify({ replay_json: JSON.stringify(events) }) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    server.process.kill("SIGTERM");
+    const reply = await pending;
+    expect(reply.status).toBe(200);
+    expect(await exited(server.process)).toBe(0);
+  });
+
+  it("prints a generated key once, at the start that created it", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "acs-keygen-"));
+    try {
+      const first = await spawnServer(dir, {});
+      const printed = /X-Session-API-Key: (\S+)/.exec(first.stdout.join(""))?.[1];
+      expect(printed).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await fetch(new URL("/api/settings", first.url), { headers: { "X-Session-API-Key": printed! } })).status).toBe(404);
+      first.process.kill("SIGTERM");
+      await exited(first.process);
+      const second = await spawnServer(dir, {});
+      expect(second.stdout.join("")).not.toContain("X-Session-API-Key");
+      second.process.kill("SIGTERM");
+      await exited(second.process);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("--public-read and CORS", () => {
+  let t: TestServer;
+  let id: string;
+  beforeAll(async () => {
+    t = await startTestServer(["--public-read", "--cors-origin", "http://app.test"]);
+    id = (await t.call("POST", "/api/conversations", { json: { initial_user_msg: "hi" } })).body.conversation_id;
+  });
+  afterAll(() => t.close());
+
+  it("search and count need no key; everything else still does", async () => {
+    expect((await t.call("GET", `/api/conversations/${id}/events/search`, { key: null })).status).toBe(200);
+    expect((await t.call("GET", `/api/conversations/${id}/events/count`, { key: null })).status).toBe(200);
+    expect((await t.call("GET", `/api/conversations/${id}`, { key: null })).status).toBe(401);
+    expect((await t.call("POST", "/api/conversations", { key: null, json: {} })).status).toBe(401);
+  });
+
+  it("answers a preflight from an allowed origin", async () => {
+    const reply = await t.call("OPTIONS", "/api/conversations", {
+      key: null,
+      headers: { Origin: "http://app.test", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-session-api-key" },
+    });
+    expect(reply.status).toBe(204);
+    expect(reply.headers.get("access-control-allow-origin")).toBe("http://app.test");
+    expect(reply.headers.get("access-control-allow-headers")).toMatch(/X-Session-API-Key/i);
+  });
+
+  it("sets no CORS header for another origin", async () => {
+    const reply = await t.call("GET", `/api/conversations/${id}/events/search`, { headers: { Origin: "http://evil.test" } });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});

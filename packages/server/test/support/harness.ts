@@ -1,0 +1,101 @@
+/**
+ * Black-box test harness: a real server on an ephemeral loopback port with a fresh data directory,
+ * log lines captured, and every JSON response checkable against the spec.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { expect } from "vitest";
+import { RequestValidators } from "../../src/http/validation.js";
+import { createLogger } from "../../src/log.js";
+import { parseConfig, type ServerConfig } from "../../src/config.js";
+import { startServer, type RunningServer } from "../../src/server.js";
+
+export const KEY = "test-session-key-0123456789";
+
+export const specValidators = new RequestValidators(openapiDocument);
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  server: RunningServer;
+  /** Every log line the server wrote. */
+  logs: string[];
+  /**
+   * Sends a request. `key: null` sends no key; `json` is sent as a JSON body; `query` is appended.
+   */
+  call(method: string, route: string, options?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; query?: Record<string, string | number | string[]> }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(
+  flags: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  existingDataDir?: string,
+): Promise<TestServer> {
+  const dataDir = existingDataDir ?? (await mkdtemp(path.join(tmpdir(), "acs-server-")));
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split("\n").filter(Boolean));
+      done();
+    },
+  });
+  const config: ServerConfig = parseConfig(["--port", "0", "--data-dir", dataDir, ...flags], {});
+  const server = await startServer(config, { env: { SESSION_API_KEY: KEY, ...env }, log: createLogger("debug", sink) });
+  const call: TestServer["call"] = async (method, route, options = {}) => {
+    const url = new URL(route, server.url);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
+    }
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== null) headers["X-Session-API-Key"] = options.key ?? KEY;
+    let body = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers["Content-Type"] ??= "application/json";
+    }
+    const response = await fetch(url, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  };
+  return {
+    url: server.url,
+    dataDir,
+    server,
+    logs,
+    call,
+    async close() {
+      await server.close();
+      if (!existingDataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts the reply's status and that its JSON body is what the spec says for that status. */
+export function expectConforms(operationId: string, reply: Reply, status: number): void {
+  expect(reply.status, reply.text).toBe(status);
+  expect(specValidators.response(operationId, status, reply.body)).toEqual([]);
+}
+
+/** Asserts a 422 HTTPValidationError with an entry at `loc`. */
+export function expect422(operationId: string, reply: Reply, loc: Array<string | number>): void {
+  expectConforms(operationId, reply, 422);
+  const locs = (reply.body.detail as Array<{ loc: unknown[] }>).map((d) => d.loc);
+  expect(locs, reply.text).toContainEqual(loc);
+}

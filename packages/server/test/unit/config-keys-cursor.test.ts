@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config.js";
+import { createCursorCodec } from "../../src/cursor.js";
+import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
+
+describe("parseConfig", () => {
+  it("has sane defaults", () => {
+    const config = parseConfig([], {});
+    expect(config).toMatchObject({ host: "127.0.0.1", port: 3000, publicRead: false, corsOrigins: [], jsonLimitBytes: 64 * 1024 * 1024, logLevel: "info" });
+    expect(config.dataDir).toBe(path.resolve(".data"));
+    expect(config.uploadLimits).toEqual({ maxFileBytes: 25 * 1024 * 1024, maxFiles: 100, maxRequestBytes: 250 * 1024 * 1024 });
+  });
+
+  it("reads the environment, and flags win", () => {
+    const env = { ACS_PORT: "4000", ACS_DATA_DIR: "/tmp/x", ACS_PUBLIC_READ: "1", ACS_CORS_ORIGINS: "http://a.test, http://b.test", ACS_MAX_FILES: "3" };
+    expect(parseConfig([], env)).toMatchObject({ port: 4000, dataDir: "/tmp/x", publicRead: true, corsOrigins: ["http://a.test", "http://b.test"], uploadLimits: { maxFiles: 3 } });
+    expect(parseConfig(["--port", "5000", "--cors-origin", "*", "--data-dir", "/tmp/y"], env)).toMatchObject({ port: 5000, corsOrigins: ["*"], dataDir: "/tmp/y" });
+  });
+
+  it.each([
+    [["--port", "abc"], /--port must be a whole number/],
+    [["--port", "70000"], /--port must be at most 65535/],
+    [["--max-files", "0"], /--max-files must be at least 1/],
+    [["--log-level", "loud"], /--log-level must be one of/],
+    [["--what"], /Unknown option '--what'/],
+  ])("refuses %j with a clear message", (argv, message) => {
+    expect(() => parseConfig(argv, {})).toThrow(ConfigError);
+    expect(() => parseConfig(argv, {})).toThrow(message);
+  });
+});
+
+describe("session keys", () => {
+  let dir: string;
+  beforeEach(async () => void (dir = await mkdtemp(path.join(tmpdir(), "acs-keys-"))));
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it("SESSION_API_KEY holds a comma-separated list (rotation)", () => {
+    expect(loadSessionKeys(dir, { SESSION_API_KEY: "old-key, new-key" })).toEqual({ keys: ["old-key", "new-key"], source: "environment" });
+  });
+
+  it("without one, a key is generated once into a 0600 file and reused", async () => {
+    const first = loadSessionKeys(dir, {});
+    expect(first.generated).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const file = path.join(dir, "session-api-key");
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const second = loadSessionKeys(dir, {});
+    expect(second).toEqual({ keys: [first.generated], source: "file" });
+  });
+
+  it("an empty key file is refused", async () => {
+    await writeFile(path.join(dir, "session-api-key"), "\n", { mode: 0o600 });
+    expect(() => loadSessionKeys(dir, {})).toThrow(/is empty/);
+  });
+
+  it("a key file readable by others is tightened to 0600", async () => {
+    await writeFile(path.join(dir, "session-api-key"), "k\n", { mode: 0o644 });
+    loadSessionKeys(dir, {});
+    expect((await stat(path.join(dir, "session-api-key"))).mode & 0o777).toBe(0o600);
+    expect((await readFile(path.join(dir, "session-api-key"), "utf8")).trim()).toBe("k");
+  });
+
+  it("the check accepts every configured key and nothing else", () => {
+    const check = createKeyCheck(["alpha", "beta"]);
+    expect([check("alpha"), check("beta"), check("gamma"), check(""), check(undefined), check("alph")]).toEqual([true, true, false, false, false, false]);
+    expect(createKeyCheck([])("anything")).toBe(false);
+  });
+});
+
+describe("page cursors", () => {
+  const codec = createCursorCodec(Buffer.alloc(32, 7));
+  const scope = { conversationId: "c1", order: "asc" as const };
+
+  it("round-trip a position", () => {
+    expect(codec.decode(scope, codec.encode(scope, { ts: 1770290687142819, seq: 42 }))).toEqual({ ok: true, position: { ts: 1770290687142819, seq: 42 } });
+  });
+
+  it.each([
+    ["another conversation", () => codec.decode({ ...scope, conversationId: "c2" }, codec.encode(scope, { ts: 1, seq: 1 })), "belongs to another conversation"],
+    ["another order", () => codec.decode({ ...scope, order: "desc" }, codec.encode(scope, { ts: 1, seq: 1 })), "was issued for sort_order TIMESTAMP"],
+    ["another server's secret", () => createCursorCodec(Buffer.alloc(32, 8)).decode(scope, codec.encode(scope, { ts: 1, seq: 1 })), "is not a page cursor issued by this server"],
+    ["a tampered payload", () => codec.decode(scope, "x" + codec.encode(scope, { ts: 1, seq: 1 })), "is not a page cursor issued by this server"],
+    ["an event id", () => codec.decode(scope, "974caa29-4f4b-4c30-b4e1-5169f41e6d3d"), "is not a page cursor issued by this server"],
+    ["a huge string", () => codec.decode(scope, "a".repeat(10_000) + "." + "b"), "is not a page cursor issued by this server"],
+  ])("refuse %s", (_name, decode, reason) => {
+    expect(decode()).toEqual({ ok: false, reason });
+  });
+});
