@@ -41,6 +41,7 @@ import type { IncomingMessage } from "node:http";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
+import type { SkippedFile as GeneratedSkippedFile } from "@acs-toolkit/schema";
 
 export interface UploadLimits {
   /** Largest accepted file, in bytes; a larger one is skipped as `file_too_large`. */
@@ -60,28 +61,11 @@ export const DEFAULT_UPLOAD_LIMITS: Readonly<UploadLimits> = Object.freeze({
   maxRequestBytes: 250 * MiB,
 });
 
-/** The `SkippedFile.reason` enum of the spec (schemas/conversations.yaml). */
-export type SkipReason =
-  | "path_traversal"
-  | "absolute_path"
-  | "empty_name"
-  | "invalid_name"
-  | "duplicate_name"
-  | "file_too_large"
-  | "too_many_files"
-  | "request_too_large";
+/** Why a file was skipped: the `SkippedFile.reason` enum of the spec (schemas/conversations.yaml). */
+export type SkipReason = SkippedFile["reason"];
 
-/**
- * A type alias rather than an interface so that it is assignable to the schema package's generated
- * `SkippedFile` (which has an index signature, `[k: string]: unknown`).
- */
-export type SkippedFile = {
-  /** The name as sent (not normalised; cut to 1024 characters with "…" when longer). */
-  name: string;
-  reason: SkipReason;
-  /** One sentence for a person. */
-  detail: string;
-};
+/** One skipped file, as the spec's `SkippedFile` (`name` cut to 1024 characters with "…" when longer). */
+export type SkippedFile = Pick<GeneratedSkippedFile, "name" | "reason" | "detail">;
 
 export type SanitizedName = { ok: true; name: string } | { ok: false; reason: SkipReason; detail: string };
 

@@ -114,13 +114,15 @@ const SQL = {
     SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now
     WHERE pk = :pk`,
   setStatus: "UPDATE conversations SET status = :status, updated_at = :now WHERE id = :id",
-  insertEvent: `INSERT INTO events (key, conversation, seq, ts, event_id, kind, source, json)
-    VALUES ((:conv << 32) | :seq, :conv, :seq, :ts, :id, :kind, :source, :json)`,
+  /** Inserts nothing (changes = 0) when the conversation already has this event id. */
+  insertEvent: `INSERT INTO events (key, conversation, seq, ts, event_id, id_hash, kind, source, json)
+    SELECT (:conv << 32) | :seq, :conv, :seq, :ts, :id, :idHash, :kind, :source, :json
+    WHERE NOT EXISTS (SELECT 1 FROM events WHERE conversation = :conv AND id_hash = :idHash AND event_id = :id)`,
   /** The trigger message_texts_to_fts indexes the text in message_fts. */
   insertMessageText: `INSERT INTO message_texts (key, seq, ts, source, text)
     VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`,
   eventAt: "SELECT event_id AS id, json FROM events WHERE key = (:conv << 32) | :seq",
-  positionOf: "SELECT ts, seq FROM events WHERE conversation = :conv AND event_id = :id",
+  positionOf: "SELECT ts, seq FROM events WHERE conversation = :conv AND id_hash = :idHash AND event_id = :id",
   getDocument: "SELECT value FROM documents WHERE key = ?",
   putDocument: `INSERT INTO documents (key, value) VALUES (:key, :value)
     ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
@@ -257,9 +259,21 @@ function narrowAfter(b: Bounds, order: Order, p: Position): void {
 
 const isEmpty = (b: Bounds) => !before(b.loTs, b.loSeq, b.hiTs, b.hiSeq);
 
-function isUniqueViolation(err: unknown, column: string): boolean {
-  const e = err as { code?: unknown; message?: unknown };
-  return e?.code === "SQLITE_CONSTRAINT_UNIQUE" && typeof e.message === "string" && e.message.includes(column);
+/**
+ * 48 bits of hash of an event id, for the (conversation, id_hash) index (see migrations.ts); two
+ * 32-bit FNV-1a-style lanes. Collisions only cost an extra row comparison: never correctness.
+ */
+export function idHash(id: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x5bd1e995;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  a ^= a >>> 16;
+  return (a >>> 0) * 0x10000 + (b >>> 16);
 }
 
 function toRecord(row: ConversationRow): ConversationRecord {
@@ -346,12 +360,8 @@ class SqliteStore implements SqliteEventStore {
       const source = event.source ?? DEFAULT_EVENT_SOURCE[event.kind];
       if (!source) throw new TypeError(`events[${index}]: a ${event.kind} needs a source`);
       const seq = firstSeq + index;
-      try {
-        this.stmts.insertEvent.run({ conv, seq, ts, id: event.id, kind: event.kind, source, json });
-      } catch (err) {
-        if (isUniqueViolation(err, "events.event_id")) throw new DuplicateEventIdError(event.id, index);
-        throw err;
-      }
+      const params = { conv, seq, ts, id: event.id, idHash: idHash(event.id), kind: event.kind, source, json };
+      if (this.stmts.insertEvent.run(params).changes === 0) throw new DuplicateEventIdError(event.id, index);
       if (event.kind === "MessageEvent") {
         this.stmts.insertMessageText.run({ conv, seq, ts, source, text: messageSearchText(event).toLowerCase() });
       }
@@ -496,7 +506,7 @@ class SqliteStore implements SqliteEventStore {
   positionOf(conversationId: string, eventId: string): Position | undefined {
     const conv = this.pkOf(conversationId);
     if (conv === undefined) return undefined;
-    return this.stmts.positionOf.get({ conv, id: eventId }) as Position | undefined;
+    return this.stmts.positionOf.get({ conv, id: eventId, idHash: idHash(eventId) }) as Position | undefined;
   }
 
   // -- documents, lifecycle --------------------------------------------------------------------
@@ -538,6 +548,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     db.pragma("foreign_keys = ON");
     assertSchemaSupported(db); // before the first write
+    if (process.env.ACS_EXP_PAGE) db.pragma(`page_size = ${process.env.ACS_EXP_PAGE}`); // EXP-REMOVE
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("temp_store = MEMORY");

@@ -6,7 +6,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expect422, expectConforms, startTestServer, type Reply, type TestServer } from "../support/harness.js";
+import { buildMultipart, MULTIPART_TYPE, rawPost } from "../uploads/harness.js";
+import { expect422, expectConforms, KEY, specValidators, startTestServer, type Reply, type TestServer } from "../support/harness.js";
 
 const SECRETS = {
   llm: "sk-llm-SECRET-5c1f0e",
@@ -126,6 +127,26 @@ describe("uploads through the route", () => {
     expect(reply.body.file_urls).toEqual([`/api/conversations/${id}/files/small.txt`]);
     expect(reply.body.skipped_files).toEqual(["big.bin"]);
     expect(reply.body.skipped_reasons[0]).toMatchObject({ name: "big.bin", reason: "file_too_large" });
+  });
+
+  it("skips every hostile name with its reason and stores the good one", async () => {
+    const hostile = ["../x", "/etc/passwd", "a/../../b", "..", "", "x\ny", "\u0007bell.txt"];
+    // Control characters travel percent-encoded in filename*, as a raw one would break the part header.
+    const body = buildMultipart(
+      [...hostile, "good.txt"].map((name) => (/[\u0000-\u001f]/.test(name) ? { filenameStar: name, data: "payload" } : { filename: name, data: "payload" })),
+    );
+    const before = await filesUnder(t.dataDir);
+    const reply = await rawPost(`${t.url}/api/conversations/${id}/upload-files`, body, { "content-type": MULTIPART_TYPE, "x-session-api-key": KEY });
+    expect(reply.status).toBe(200);
+    expect(specValidators.response("uploadFiles", 200, reply.json)).toEqual([]);
+    expect(reply.json.file_urls).toEqual([`/api/conversations/${id}/files/good.txt`]);
+    expect(reply.json.skipped_files).toEqual(hostile);
+    expect(reply.json.skipped_reasons.map((r: { reason: string }) => r.reason)).toEqual([
+      "path_traversal", "absolute_path", "path_traversal", "path_traversal", "empty_name", "invalid_name", "invalid_name",
+    ]);
+    // Exactly one new file in the whole data directory, inside the conversation's folder.
+    const added = (await filesUnder(t.dataDir)).filter((f) => !before.includes(f));
+    expect(added).toEqual([path.join(t.dataDir, "uploads", id, "good.txt")]);
   });
 
   it("skips a duplicate", async () => {
