@@ -101,6 +101,22 @@ function retarget(node: Json, to: (name: string) => string): Json {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, retarget(v, to)]));
 }
 
+/**
+ * An unquoted comma inside a YAML flow mapping (`{ description: a, b }`) silently splits the text
+ * into a second key with a null value. Every key of this spec is an identifier, so a null-valued key
+ * with other characters (`lower-case) UUID.`, `postgres).`) is that mistake.
+ */
+function assertNoSplitScalars(node: unknown, file: string, at = ""): void {
+  if (Array.isArray(node)) return node.forEach((item, i) => assertNoSplitScalars(item, file, `${at}/${i}`));
+  if (typeof node !== "object" || node === null) return;
+  for (const [key, value] of Object.entries(node)) {
+    if (value === null && /[^A-Za-z0-9_$-]/.test(key)) {
+      throw new Error(`${file}: "${key}" at ${at || "/"} looks like text split at a comma: quote the string before it`);
+    }
+    assertNoSplitScalars(value, file, `${at}/${key}`);
+  }
+}
+
 export async function bundleSpec(specDirectory: string): Promise<Bundles> {
   const specDir = path.resolve(specDirectory);
   const defFiles = new Map<string, string>();
@@ -108,6 +124,7 @@ export async function bundleSpec(specDirectory: string): Promise<Bundles> {
   for (const file of SCHEMA_FILES) {
     const abs = path.join(specDir, "schemas", file);
     const doc = (await $RefParser.parse(abs)) as JsonObject;
+    assertNoSplitScalars(doc, abs);
     if (!isObject(doc.$defs)) throw new Error(`${abs}: a schema file holds its definitions under $defs`);
     for (const name of Object.keys(doc.$defs)) {
       const clash = defFiles.get(name);
@@ -128,6 +145,7 @@ export async function bundleSpec(specDirectory: string): Promise<Bundles> {
   const load = async (file: string): Promise<JsonObject> => {
     const abs = path.join(specDir, file);
     const refs = await new $RefParser().resolve(abs);
+    assertNoSplitScalars(refs.get(abs), abs);
     return rewrite(refs.get(abs) as Json, abs, defFiles, "#/components/schemas/") as JsonObject;
   };
 

@@ -164,6 +164,14 @@ describe("bundleSpec() rejects a broken spec", () => {
     await expect(bundleSpec(dir)).rejects.toThrow(/but Settings lives in .*settings\.yaml/);
   });
 
+  it("a description split at an unquoted comma in a flow mapping", async () => {
+    const dir = await brokenSpec(
+      "schemas/errors.yaml",
+      replaceOnce(`description: "The store in use (sqlite, postgres)." }`, `description: The store in use (sqlite, postgres). }`),
+    );
+    await expect(bundleSpec(dir)).rejects.toThrow(/"postgres\)\." at .* looks like text split at a comma/);
+  });
+
   it("a $ref into a schema file that is not a definition", async () => {
     const dir = await brokenSpec("openapi.yaml", replaceOnce(`settings.yaml#/$defs/Settings"`, `settings.yaml#/$defs"`));
     await expect(bundleSpec(dir)).rejects.toThrow(/must point at a definition/);

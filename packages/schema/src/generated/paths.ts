@@ -3270,7 +3270,7 @@ export interface components {
          *     }
          */
         ConversationInfo: {
-            /** @description The canonical (hyphenated */
+            /** @description The canonical (hyphenated, lower-case) UUID. */
             conversation_id: string;
             status: components["schemas"]["ConversationLifecycleStatus"];
             created_at: components["schemas"]["Timestamp"];
@@ -3373,12 +3373,21 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
-            /** @description The store in use (sqlite */
+            /** @description The store in use (sqlite, postgres). */
             store: string;
             version?: string;
         };
     };
     responses: {
+        /** @description The JSON body is larger than the server accepts (the reference server's `--json-limit-bytes`, 64 MiB by default). Upload limits do not answer 413: over-limit files are skipped instead. */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
         /** @description The request is invalid; `loc` points at the culprit. */
         ValidationFailed: {
             headers: {
@@ -3634,6 +3643,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
         };
     };
@@ -3672,6 +3682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
         };
     };
@@ -3701,6 +3712,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
         };
     };
@@ -3778,7 +3790,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

@@ -2094,7 +2094,7 @@ export interface ConversationCreateResponse {
  */
 export interface ConversationInfo {
   /**
-   * The canonical (hyphenated
+   * The canonical (hyphenated, lower-case) UUID.
    */
   conversation_id: string;
   status: ConversationLifecycleStatus;
@@ -2195,7 +2195,7 @@ export interface ErrorDetail {
 export interface Health {
   status: "ok" | "unavailable";
   /**
-   * The store in use (sqlite
+   * The store in use (sqlite, postgres).
    */
   store: string;
   version?: string;

@@ -12,7 +12,8 @@ export function cors(origins: readonly string[]): RequestHandler {
       res.setHeader("Access-Control-Expose-Headers", "Content-Length, Content-Disposition");
       if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
         res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        res.setHeader("Access-Control-Allow-Headers", "Content-Type, X-Session-API-Key");
+        // Whatever headers the page asks for (tracing, request ids) besides the two the API reads.
+        res.setHeader("Access-Control-Allow-Headers", req.headers["access-control-request-headers"] ?? "Content-Type, X-Session-API-Key");
         res.setHeader("Access-Control-Max-Age", "600");
         return void res.status(204).end();
       }

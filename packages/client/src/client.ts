@@ -1,0 +1,302 @@
+/**
+ * The client: one typed method per operation of the spec, on openapi-fetch and the generated
+ * `paths`. Platform-neutral; the entries (`index.ts` for browsers and bundlers, `node.ts` for Node)
+ * add what only their platform has through `Platform`.
+ */
+import type { paths } from "@acs-toolkit/schema";
+import type { ValidateOptions } from "@acs-toolkit/validator";
+import * as openapiFetch from "openapi-fetch";
+import type { Client, Middleware } from "openapi-fetch";
+import { AbortError, ApiError, InvalidEventError, InvalidResponseError, NetworkError } from "./errors.js";
+import { listInputs, toFile, type ReadPath, type UploadFiles, type UploadInput } from "./files.js";
+import type {
+  CallOptions,
+  CountEventsQuery,
+  EventFilters,
+  OperationBody,
+  OperationId,
+  OperationResult,
+  SearchEventsQuery,
+  SearchedEvent,
+} from "./types.js";
+
+/** The header that carries the session API key. */
+export const API_KEY_HEADER = "X-Session-API-Key";
+
+export interface ClientOptions {
+  /** Where the service is, for example `http://127.0.0.1:3000` (a trailing slash is ignored). */
+  baseUrl: string;
+  /**
+   * The session API key, sent as `X-Session-API-Key` on every request; or a function that returns
+   * it per request (for rotation). Leave it out only for a server that reads without a key
+   * (`--public-read` serves search and count without one).
+   */
+  apiKey?: string | (() => string | undefined | Promise<string | undefined>);
+  /** A `fetch` to use instead of `globalThis.fetch` (it is given a `Request`). */
+  fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Check every received event with `@acs-toolkit/validator` (loaded on first use, so it costs
+   * nothing unless enabled); the first invalid one rejects the call with an `InvalidEventError`.
+   * Pass validator options to relax it, for example `{ unknownKinds: "warn" }`.
+   */
+  validate?: boolean | ValidateOptions;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A client of the Agent Conversation Service. Every method takes `CallOptions` last (an
+ * `AbortSignal`, extra headers) and rejects with a `ClientError`: `ApiError` for a non-2xx answer,
+ * `NetworkError`, `AbortError`, or `InvalidResponseError`.
+ *
+ * `Upload` is what `uploadFiles` accepts: `File`, `Blob` and named bytes everywhere, and in Node
+ * file paths too.
+ */
+export interface AcsClient<Upload = UploadInput> {
+  /** One page of a conversation's events (`GET …/events/search`); follow `next_page_id`, or use `iterateEvents`. */
+  searchEvents(conversationId: string, query?: SearchEventsQuery, options?: CallOptions): Promise<OperationResult<"searchEvents">>;
+  /**
+   * Every event that matches `filters`, across pages, fetched lazily one page at a time (`limit`
+   * is the page size). Stop with `break` or by aborting `options.signal`.
+   */
+  iterateEvents(conversationId: string, filters?: EventFilters, options?: CallOptions): AsyncGenerator<SearchedEvent, void, undefined>;
+  /** How many events a search with the same filters would list (extension). */
+  countEvents(conversationId: string, filters?: CountEventsQuery, options?: CallOptions): Promise<OperationResult<"countEvents">>;
+  /** Create (start) a conversation; `replay_json` loads a recorded trajectory. */
+  createConversation(request?: OperationBody<"createConversation">, options?: CallOptions): Promise<OperationResult<"createConversation">>;
+  /** A conversation's status, times and event count (extension). */
+  getConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"getConversation">>;
+  /** Store the user's settings. */
+  storeSettings(settings: OperationBody<"storeSettings">, options?: CallOptions): Promise<OperationResult<"storeSettings">>;
+  /** The stored settings, secrets blanked (extension); an `ApiError` 404 when none are stored. */
+  getSettings(options?: CallOptions): Promise<OperationResult<"getSettings">>;
+  /** Store git-provider tokens. */
+  addGitProviders(request: OperationBody<"addGitProviders">, options?: CallOptions): Promise<OperationResult<"addGitProviders">>;
+  /** Upload files into a conversation: each becomes one part of the multipart field `files`. */
+  uploadFiles(conversationId: string, files: UploadFiles<Upload>, options?: CallOptions): Promise<OperationResult<"uploadFiles">>;
+  /** An uploaded file's bytes (extension); `fileName` is the last segment of a `file_urls` entry. */
+  downloadFile(conversationId: string, fileName: string, options?: CallOptions): Promise<Blob>;
+  /** Liveness and store readiness (extension); a 503 is an `ApiError` whose body is the `Health`. */
+  getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
+  /** The bundled OpenAPI document the server serves (extension). */
+  getOpenApiDocument(options?: CallOptions): Promise<OperationResult<"getOpenApiDocument">>;
+  /** The HTML of the server's API reference page (extension). */
+  getApiReference(options?: CallOptions): Promise<OperationResult<"getApiReference">>;
+  /**
+   * The underlying openapi-fetch client, typed by `paths`, with the key and headers installed: for
+   * anything the methods do not cover. Its calls return `{ data, error, response }` and do not throw
+   * on HTTP errors.
+   */
+  readonly raw: Client<paths>;
+}
+
+/** What a platform entry adds to the neutral core. */
+export interface Platform {
+  /** Reads a file by path for `uploadFiles` (Node). */
+  readPath?: ReadPath;
+}
+
+/**
+ * openapi-fetch's `createClient`. Its CommonJS build exports it as `exports.default`, which Node's
+ * interop (emulated in our CJS build) puts at `default.default`; its ESM build at `default`.
+ */
+const createFetchClient: typeof openapiFetch.default =
+  (openapiFetch.default as unknown as { default?: typeof openapiFetch.default }).default ?? openapiFetch.default;
+
+type ValidatorModule = typeof import("@acs-toolkit/validator");
+let validatorModule: Promise<ValidatorModule> | undefined;
+/** The validator is loaded on first use only, so a client without `validate` never pulls it in. */
+const loadValidator = (): Promise<ValidatorModule> => (validatorModule ??= import("@acs-toolkit/validator"));
+
+/** An error thrown by the `apiKey` function, carried through openapi-fetch unchanged. */
+class KeyProviderFailure {
+  constructor(readonly error: unknown) {}
+}
+
+type FetchResult = { data?: unknown; error?: unknown; response: Response };
+
+/** The neutral core behind both entries' `createClient`. */
+export function createClientFor<Upload>(options: ClientOptions, platform: Platform): AcsClient<Upload> {
+  if (typeof options?.baseUrl !== "string" || options.baseUrl === "") {
+    throw new TypeError("createClient: baseUrl is required, for example http://127.0.0.1:3000");
+  }
+  const { apiKey, validate } = options;
+  const raw = createFetchClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: options.headers,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  if (apiKey !== undefined) {
+    const keyMiddleware: Middleware = {
+      async onRequest({ request }) {
+        let key: string | undefined;
+        try {
+          key = typeof apiKey === "function" ? await apiKey() : apiKey;
+        } catch (error) {
+          throw new KeyProviderFailure(error);
+        }
+        if (key !== undefined && !request.headers.has(API_KEY_HEADER)) request.headers.set(API_KEY_HEADER, key);
+        return request;
+      },
+    };
+    raw.use(keyMiddleware);
+  }
+  const validateOptions: ValidateOptions | undefined = validate === true ? {} : validate || undefined;
+
+  /**
+   * Runs one call; turns a thrown fetch into NetworkError / AbortError and a non-2xx answer into
+   * ApiError. The result is typed from `operations` rather than from openapi-fetch's `data`, whose
+   * `Readable<>` mapping widens tuples (`lines_shown: [number, number]` becomes `number[]`).
+   */
+  async function call<Id extends OperationId, T = OperationResult<Id>>(
+    operation: Id,
+    signal: AbortSignal | undefined,
+    run: () => Promise<FetchResult>,
+  ): Promise<T> {
+    if (signal?.aborted) throw new AbortError(operation, signal.reason);
+    let result: FetchResult;
+    try {
+      result = await run();
+    } catch (cause) {
+      if (cause instanceof KeyProviderFailure) throw cause.error;
+      if (signal?.aborted) throw new AbortError(operation, signal.reason);
+      if (cause instanceof Error && cause.name === "AbortError") throw new AbortError(operation, cause);
+      if (cause instanceof SyntaxError) throw new InvalidResponseError(operation, `the answer is not JSON: ${cause.message}`, { cause });
+      throw new NetworkError(operation, cause);
+    }
+    const { response } = result;
+    if (!response.ok) throw new ApiError(operation, response, result.error);
+    if (result.data === undefined) throw new InvalidResponseError(operation, `the ${response.status} answer has no body`);
+    return result.data as T;
+  }
+
+  const init = (options: CallOptions | undefined) => ({
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.headers ? { headers: options.headers } : {}),
+  });
+
+  async function checkEvents(operation: OperationId, items: unknown): Promise<void> {
+    if (!Array.isArray(items)) throw new InvalidResponseError(operation, "the page has no items array");
+    if (!validateOptions) return;
+    const { validateEvent } = await loadValidator();
+    items.forEach((event, index) => {
+      const result = validateEvent(event, validateOptions);
+      if (!result.ok) throw new InvalidEventError(operation, index, event, result.errors);
+    });
+  }
+
+  const conversation = (conversationId: string) => ({ conversation_id: conversationId });
+
+  const client: AcsClient<Upload> = {
+    raw,
+
+    async searchEvents(conversationId, query, options) {
+      const page = await call("searchEvents", options?.signal, () =>
+        raw.GET("/api/conversations/{conversation_id}/events/search", {
+          params: { path: conversation(conversationId), ...(query ? { query } : {}) },
+          ...init(options),
+        }),
+      );
+      await checkEvents("searchEvents", page.items);
+      return page;
+    },
+
+    async *iterateEvents(conversationId, filters = {}, options) {
+      const signal = options?.signal;
+      let pageId: string | undefined;
+      for (;;) {
+        const query: SearchEventsQuery = pageId === undefined ? { ...filters } : { ...filters, page_id: pageId };
+        const page = await client.searchEvents(conversationId, query, options);
+        for (const event of page.items) {
+          if (signal?.aborted) throw new AbortError("searchEvents", signal.reason);
+          yield event;
+        }
+        const next = page.next_page_id;
+        if (next === null || next === undefined || next === "") return;
+        if (next === pageId) throw new InvalidResponseError("searchEvents", "the server answered the same next_page_id again");
+        pageId = next;
+      }
+    },
+
+    countEvents(conversationId, filters, options) {
+      return call("countEvents", options?.signal, () =>
+        raw.GET("/api/conversations/{conversation_id}/events/count", {
+          params: { path: conversation(conversationId), ...(filters ? { query: filters } : {}) },
+          ...init(options),
+        }),
+      );
+    },
+
+    createConversation(request = {}, options) {
+      return call("createConversation", options?.signal, () => raw.POST("/api/conversations", { body: request, ...init(options) }));
+    },
+
+    getConversation(conversationId, options) {
+      return call("getConversation", options?.signal, () =>
+        raw.GET("/api/conversations/{conversation_id}", { params: { path: conversation(conversationId) }, ...init(options) }),
+      );
+    },
+
+    storeSettings(settings, options) {
+      return call("storeSettings", options?.signal, () => raw.POST("/api/settings", { body: settings, ...init(options) }));
+    },
+
+    getSettings(options) {
+      return call("getSettings", options?.signal, () => raw.GET("/api/settings", init(options)));
+    },
+
+    addGitProviders(request, options) {
+      return call("addGitProviders", options?.signal, () => raw.POST("/api/add-git-providers", { body: request, ...init(options) }));
+    },
+
+    async uploadFiles(conversationId, files, options) {
+      const signal = options?.signal;
+      if (signal?.aborted) throw new AbortError("uploadFiles", signal.reason);
+      const parts = await Promise.all(listInputs(files).map((input) => toFile(input, platform.readPath)));
+      // The spec's multipart body types each part of `files` as a string (OpenAPI's binary is a
+      // string schema); at run time each part is a File. This is the one place that says so.
+      const body: OperationBody<"uploadFiles"> = { files: parts as unknown as string[] };
+      return call("uploadFiles", signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/upload-files", {
+          params: { path: conversation(conversationId) },
+          body,
+          bodySerializer: multipart,
+          ...init(options),
+        }),
+      );
+    },
+
+    downloadFile(conversationId, fileName, options) {
+      return call<"downloadFile", Blob>("downloadFile", options?.signal, () =>
+        raw.GET("/api/conversations/{conversation_id}/files/{file_name}", {
+          params: { path: { conversation_id: conversationId, file_name: fileName } },
+          parseAs: "blob",
+          ...init(options),
+        }),
+      );
+    },
+
+    getHealth(options) {
+      return call("getHealth", options?.signal, () => raw.GET("/health", init(options)));
+    },
+
+    getOpenApiDocument(options) {
+      return call("getOpenApiDocument", options?.signal, () => raw.GET("/openapi.json", init(options)));
+    },
+
+    getApiReference(options) {
+      return call("getApiReference", options?.signal, () => raw.GET("/docs", { parseAs: "text", ...init(options) }));
+    },
+  };
+  return client;
+}
+
+/** A multipart/form-data body: every array element is one part of its field (fetch sets the boundary). */
+function multipart(body: Record<string, unknown>): FormData {
+  const form = new FormData();
+  for (const [field, value] of Object.entries(body)) {
+    for (const part of Array.isArray(value) ? value : [value]) form.append(field, part instanceof Blob ? part : String(part));
+  }
+  return form;
+}
+

@@ -1,0 +1,30 @@
+/** What both entries export besides `createClient`. */
+export { API_KEY_HEADER, type AcsClient, type ClientOptions } from "./client.js";
+export {
+  AbortError,
+  ApiError,
+  ClientError,
+  InvalidEventError,
+  InvalidResponseError,
+  NetworkError,
+  isApiError,
+  type ApiErrorWithStatus,
+} from "./errors.js";
+export type { NamedData, NodeUploadInput, UploadFiles, UploadInput } from "./files.js";
+export type {
+  CallOptions,
+  CountEventsQuery,
+  ErrorBody,
+  ErrorStatus,
+  EventFilters,
+  EventPage,
+  HTTPValidationError,
+  OperationBody,
+  OperationId,
+  OperationQuery,
+  OperationResult,
+  SearchEventsQuery,
+  SearchedEvent,
+  SuccessStatus,
+  ValidationErrorDetail,
+} from "./types.js";

@@ -1,0 +1,97 @@
+/**
+ * `validate`: each received event is checked with @acs-toolkit/validator; the first invalid one
+ * rejects the call with its index, id and pointer. The reference server only ever answers valid
+ * events, so the invalid ones are put into its real answers by a `fetch` in between.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, InvalidEventError, InvalidResponseError, type SearchedEvent } from "@acs-toolkit/client";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { jsonl, KEY, startReferenceServer, type ReferenceServer } from "./support/server.js";
+
+const events = exampleEvents({ seed: 11 });
+const closeTab = events.findIndex((event) => event.kind === "ActionEvent" && event.action?.kind === "BrowserCloseTabAction");
+let ref: ReferenceServer;
+let conversationId: string;
+
+/** A fetch that passes requests to the server and edits the events of its search answers. */
+const tampering =
+  (edit: (event: Record<string, any>, index: number) => void) =>
+  async (request: Request): Promise<Response> => {
+    const response = await fetch(request);
+    if (!new URL(request.url).pathname.endsWith("/events/search") || !response.ok) return response;
+    const page = (await response.json()) as { items: Array<Record<string, any>> };
+    page.items.forEach(edit);
+    return Response.json(page);
+  };
+
+const badTabId = (event: Record<string, any>) => {
+  if (event.id === events[closeTab]!.id) event.action.tab_id = "abcde";
+};
+
+beforeAll(async () => {
+  ref = await startReferenceServer();
+  const setup = createClient({ baseUrl: ref.url, apiKey: KEY });
+  ({ conversation_id: conversationId } = await setup.createConversation({ replay_json: jsonl(events) }));
+});
+
+afterAll(async () => {
+  await ref?.close();
+});
+
+describe("validate", () => {
+  it("passes valid events through", async () => {
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true });
+    const all: SearchedEvent[] = [];
+    for await (const event of client.iterateEvents(conversationId, { limit: 9 })) all.push(event);
+    expect(all).toEqual(events);
+  });
+
+  it("reports the first invalid event: its index, id and pointer", async () => {
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badTabId) });
+    const error = await client.searchEvents(conversationId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidEventError);
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    const invalid = error as InvalidEventError;
+    expect(invalid.operation).toBe("searchEvents");
+    expect(invalid.index).toBe(closeTab);
+    expect(invalid.pointer).toBe("/action/tab_id");
+    expect((invalid.event as { id: string }).id).toBe(events[closeTab]!.id);
+    expect(invalid.issues.map((issue) => issue.rule)).toEqual(["maxLength"]);
+    expect(invalid.message).toBe(
+      `searchEvents: received event ${closeTab} (id ${events[closeTab]!.id}, ActionEvent) is invalid: /action/tab_id: must be exactly 4 characters, got "abcde"`,
+    );
+  });
+
+  it("iterateEvents yields the valid pages before the invalid one, then rejects", async () => {
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badTabId) });
+    const seen: string[] = [];
+    const iteration = (async () => {
+      for await (const event of client.iterateEvents(conversationId, { limit: 5 })) seen.push(event.id);
+    })();
+    const error = (await iteration.catch((e: unknown) => e)) as InvalidEventError;
+    expect(error).toBeInstanceOf(InvalidEventError);
+    expect(error.index).toBe(closeTab % 5);
+    expect(seen).toEqual(events.slice(0, closeTab - (closeTab % 5)).map((event) => event.id));
+  });
+
+  it("when off (the default), events are not checked", async () => {
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, fetch: tampering(badTabId) });
+    const page = await client.searchEvents(conversationId);
+    expect(page.items[closeTab]).toMatchObject({ action: { tab_id: "abcde" } });
+  });
+
+  it("takes the validator's options: unknown kinds from a newer version can be accepted", async () => {
+    const newer = tampering((event, index) => {
+      if (index === 2) event.kind = "FutureEvent";
+    });
+    const strict = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: newer });
+    await expect(strict.searchEvents(conversationId)).rejects.toMatchObject({ name: "InvalidEventError", index: 2, pointer: "/kind" });
+    const lenient = createClient({ baseUrl: ref.url, apiKey: KEY, validate: { unknownKinds: "warn" }, fetch: newer });
+    expect((await lenient.searchEvents(conversationId)).items[2]?.kind).toBe("FutureEvent");
+  });
+
+  it("a page without an items array is an InvalidResponseError, validate or not", async () => {
+    const client = createClient({ baseUrl: ref.url, fetch: async () => Response.json({ events: [] }) });
+    await expect(client.searchEvents(conversationId)).rejects.toThrow(/searchEvents: the page has no items array/);
+  });
+});
