@@ -9,6 +9,11 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Plain JavaScript scripts run on Node.
+    files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", Buffer: "readonly" } },
+  },
+  {
     rules: {
       // Tests build invalid events on purpose from loosely typed copies.
       "@typescript-eslint/no-explicit-any": "off",
