@@ -26,8 +26,10 @@ export interface LatencyFigures {
 export interface SizeFigures {
   events: number;
   messages: number;
-  /** Events per second through createConversation/appendEvents (batches of BATCH). */
+  /** Replay: events per second through createConversation/appendEvents, batches of REPLAY_BATCH. */
   ingestPerSecond: number;
+  /** Live: events per second appending batches of LIVE_BATCH to the built conversation. */
+  liveAppendPerSecond: number;
   dbMegabytes: number;
   queries: Record<QueryType, LatencyFigures>;
 }
@@ -52,7 +54,10 @@ export const QUERY_TYPES = [
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
-const BATCH = 1000;
+/** A replay stores a recorded trajectory in one call; this many events per call. */
+const REPLAY_BATCH = 10_000;
+/** Live appends after the build: small commits on a big conversation. */
+const LIVE_BATCH = 100;
 const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
 const RARE = "quasar";
 const FREQUENT = "repository";
@@ -83,7 +88,7 @@ const WORDS = (
 
 /** A realistic, varied conversation: the example trajectory's mix, with generated message texts. */
 export class ConversationGenerator {
-  private readonly random = mulberry32(42);
+  private readonly random: () => number;
   private readonly template: Event[];
   private readonly systemPrompt: Event;
   private n = 0;
@@ -91,7 +96,11 @@ export class ConversationGenerator {
   messages = 0;
   private nextRare: number;
 
-  constructor(private readonly total: number) {
+  constructor(
+    private readonly total: number,
+    seed = 42,
+  ) {
+    this.random = mulberry32(seed);
     const all = exampleEvents();
     this.systemPrompt = all.find((e) => e.kind === "SystemPromptEvent")!;
     // One system prompt per conversation (first); the rest of the trajectory repeats.
@@ -163,7 +172,7 @@ export function build(store: EventStore, total: number): { ingestPerSecond: numb
   let first = true;
   const positions: Position[] = [];
   for (;;) {
-    const batch = generator.next(BATCH);
+    const batch = generator.next(REPLAY_BATCH);
     if (batch.length === 0) break;
     const start = performance.now();
     if (first) store.createConversation({ id: CONVERSATION, status: "RUNNING" }, batch);
@@ -174,6 +183,23 @@ export function build(store: EventStore, total: number): { ingestPerSecond: numb
     for (let i = 0; i < batch.length; i += 97) positions.push(store.positionOf(CONVERSATION, batch[i]!.event.id)!);
   }
   return { ingestPerSecond: Math.round((total / ms) * 1000), messages: generator.messages, positions };
+}
+
+/** Appends `count` more events in batches of LIVE_BATCH; events per second. */
+function liveAppends(store: EventStore, count: number): number {
+  const generator = new ConversationGenerator(count, 99);
+  generator.next(1); // skip the system prompt
+  let ms = 0;
+  let appended = 0;
+  for (;;) {
+    const batch = generator.next(LIVE_BATCH);
+    if (batch.length === 0) break;
+    const start = performance.now();
+    store.appendEvents(CONVERSATION, batch);
+    ms += performance.now() - start;
+    appended += batch.length;
+  }
+  return Math.round((appended / ms) * 1000);
 }
 
 function queriesFor(type: QueryType, count: number, positions: Position[], random: () => number): SearchQuery[] {
@@ -248,10 +274,12 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
         const queries = Object.fromEntries(
           QUERY_TYPES.map((type) => [type, measure(store, queriesFor(type, queryCount, built.positions, random))]),
         ) as Record<QueryType, LatencyFigures>;
+        const liveAppendPerSecond = liveAppends(store, smoke ? 1_000 : 10_000);
         figures.push({
           events: total,
           messages: built.messages,
           ingestPerSecond: built.ingestPerSecond,
+          liveAppendPerSecond,
           dbMegabytes: Number((dbBytes / 1e6).toFixed(1)),
           queries,
         });
@@ -275,11 +303,14 @@ export function formatSearchBench(result: SearchBenchResult): string {
   const lines: string[] = [];
   const sizes = result.sizes;
   const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
-  lines.push("ingest (createConversation/appendEvents, batches of 1000; target ≥ 50,000 events/s)");
+  lines.push(
+    `ingest, events/s (random UUID v4 ids; target ≥ 50,000): replay = createConversation/appendEvents of ` +
+      `${REPLAY_BATCH.toLocaleString("en")} events per call; live = appendEvents of ${LIVE_BATCH} onto the built conversation`,
+  );
   for (const s of sizes) {
     lines.push(
-      `  ${label(s.events).padStart(4)} events (${s.messages.toLocaleString("en")} messages): ` +
-        `${s.ingestPerSecond.toLocaleString("en").padStart(8)} events/s, db ${s.dbMegabytes} MB`,
+      `  ${label(s.events).padStart(4)} events (${s.messages.toLocaleString("en").padStart(6)} messages): ` +
+        `replay ${s.ingestPerSecond.toLocaleString("en").padStart(7)}   live ${s.liveAppendPerSecond.toLocaleString("en").padStart(7)}   db ${s.dbMegabytes} MB`,
     );
   }
   lines.push("");

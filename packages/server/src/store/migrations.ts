@@ -2,9 +2,11 @@
  * Versioned schema migrations of the embedded SQLite store.
  *
  * - `schema_migrations` records every applied version (one row each).
- * - Each migration is an ordered step, applied at open in its own IMMEDIATE transaction (so two
- *   processes opening the same file cannot apply it twice), and idempotent (`IF NOT EXISTS`), so a
- *   half-applied step from a crash before the transaction committed is simply applied again.
+ * - Each migration is an ordered step, applied at open in its own IMMEDIATE transaction: a crash
+ *   leaves it either applied and recorded or not at all, and two processes opening the same file
+ *   cannot both apply it (the second sees the version recorded and skips). Its statements are
+ *   idempotent too (`IF NOT EXISTS`), so re-running a step over objects that already exist (a
+ *   database restored from a hand-patched copy) is harmless.
  * - A database whose recorded version is newer than the newest this code knows is refused before
  *   anything is written to it: an older server must never write into a schema it does not understand.
  *
@@ -30,8 +32,8 @@ export interface Migration {
  * Event ids are random (UUID v4), so inserts into an index on them land on a random page each:
  * that index is the most expensive part of ingest (one dirty page per event per commit). It holds
  * a 48-bit hash of the id (`id_hash`), not the 36-character text, which makes it ~2.3x smaller;
- * it is not UNIQUE (hashes may collide): sqlite.ts checks uniqueness exactly (`event_id = ?`) in
- * the same INSERT statement.
+ * it is not UNIQUE (hashes may collide): sqlite.ts checks uniqueness exactly, one statement per
+ * batch (the stored ids sharing a hash with the batch, compared as text).
  * `message_texts` repeats a message's seq, ts and source so that a query driven by FTS never
  * reads the (large) events rows of its candidates.
  */

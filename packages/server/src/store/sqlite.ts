@@ -14,30 +14,40 @@
  *
  * ## Body search
  * Only MessageEvents match. Their searchable text (text content + extended_content + reasoning
- * content, joined by a space as the reference does) is stored lower-cased (String#toLowerCase,
- * the equivalent of Python's str.lower()) in `message_texts`, indexed by an FTS5 trigram table
- * (`message_fts`, external content) filled by a trigger in the inserting transaction. A match is
- * always confirmed with `instr(text, lower(body)) > 0`, so the semantics are exactly
- * `body.lower() in text.lower()`; FTS only narrows the candidates.
+ * content, joined by a space as the reference joins them) is stored lower-cased (String#toLowerCase,
+ * the equivalent of Python's str.lower()) in `message_texts`, with the message's seq, ts and
+ * source, and indexed by an FTS5 trigram table (`message_fts`, external content) that a trigger
+ * fills in the inserting transaction. A match is always confirmed with `instr(text, lower(body))`,
+ * so the semantics are exactly `body.lower() in text.lower()`; FTS only narrows the candidates. The
+ * body goes to FTS as one quoted phrase (`"` doubled), so `AND`, `NEAR(`, `*`, `:` are literal.
  *
- * Neither plan alone is good for every term at 1M events:
- *  - walking the ordered (conversation, kind='MessageEvent', ts, seq) index and testing each
- *    message stops after `limit + 1` hits — cheap for a frequent term, but a rare term walks every
- *    message of the conversation;
- *  - driving from FTS costs O(matches) plus a sort of them — cheap for a rare term, but a frequent
- *    term sorts most messages of the conversation.
- * So a page first walks the ordered index for at most WALK_BUDGET messages; when that neither fills
- * the page nor reaches the end, the term is rare (fewer than limit+1 hits in WALK_BUDGET messages),
- * and the rest of the page comes from FTS, starting strictly after the last walked position. FTS
- * rowids are `events.key = (conversation << 32) | seq`, so `rowid BETWEEN conv<<32 AND
- * conv<<32|0xFFFFFFFF` restricts the FTS query to this conversation inside the full-text index:
- * other conversations' messages cost nothing. Worst case (a term just below the switch frequency):
- * WALK_BUDGET + (limit+1)·M/WALK_BUDGET rows for M messages in the conversation, never a scan of
- * the events themselves.
+ * The FTS rowid is `events.key = (conversation << 32) | seq`: `rowid BETWEEN conv<<32 AND
+ * conv<<32|0xFFFFFFFF` restricts an FTS query to one conversation inside the full-text index, so
+ * other conversations' messages cost nothing, and no query reads a candidate's events row.
  *
- * Queries of fewer than 3 characters (after lower-casing) cannot use trigrams: they only walk the
- * ordered index testing `instr` on each message (no budget). That is cheap when the 1–2 character
- * string is common (it almost always is) and O(messages in the conversation) when it is rare.
+ * Two plans, because neither is good for every term at 1M events (37k messages):
+ *  - FTS: every candidate of the conversation, confirmed, filtered, sorted; O(candidates) — cheap
+ *    for a rare term, but a frequent term sorts most of the conversation's messages.
+ *  - walk: the (conversation, kind='MessageEvent'[, source], ts, seq) index in query order, each
+ *    message tested with instr (index + one text row, no events row), stopping at `limit + 1`
+ *    hits — cheap for a frequent term, but a rare term walks every message.
+ * A page first counts the conversation's FTS candidates, stopping at FTS_CANDIDATES + 1 (cheap:
+ * the FTS iterator only). At most FTS_CANDIDATES: the FTS plan. More: the term is frequent, so it
+ * walks — for at most WALK_BUDGET messages; if those hold fewer than `limit + 1` hits (a term
+ * frequent elsewhere but sparse here, e.g. past a cursor or in a time range), the rest of the page
+ * comes from the FTS plan, strictly after the last walked position. A page therefore costs at
+ * most ~FTS_CANDIDATES candidates, or ~WALK_BUDGET walked messages plus the FTS plan; in the
+ * common cases (a term either rare or evenly frequent) a fraction of a millisecond to a few ms,
+ * whatever the conversation's size. The adversarial case (a term with many matches, all of them
+ * far from the page) costs O(its matches); it is never a scan of the events.
+ *
+ * Queries of fewer than 3 characters (after lower-casing) cannot use trigrams: they walk the ordered
+ * index testing `instr` on each message, in one statement that stops at `limit + 1` hits. That is
+ * cheap when the 1–2 character string is common (it almost always is) and O(messages in the
+ * conversation) when it is rare (~30 ms for 37k messages): the one documented exception to "a page
+ * costs the same at any size". (Serving them from the index would need a trigram-prefix lookup
+ * through an fts5vocab table, plus padding so that an occurrence at the very end of a text is the
+ * prefix of some trigram; not done.)
  * `instr` on pre-lower-cased text is used rather than LIKE: it is an exact substring test with no
  * wildcard escaping, and SQLite's LIKE folds ASCII only.
  */
@@ -47,6 +57,7 @@ import { assertSchemaSupported, migrate } from "./migrations.js";
 import { eventTimeMicros } from "./time.js";
 import {
   ConversationExistsError,
+  ConversationNotFoundError,
   DuplicateEventIdError,
   type ConversationRecord,
   type EventStore,
@@ -60,18 +71,16 @@ import {
 } from "./types.js";
 
 /** Thrown by appendEvents and setStatus for an unknown conversation id. */
-export class ConversationNotFoundError extends Error {
-  constructor(readonly conversationId: string) {
-    super(`Conversation not found: ${conversationId}`);
-    this.name = "ConversationNotFoundError";
-  }
-}
-
 export interface SqliteStoreOptions {
   /** Database file path; ":memory:" for a private in-memory database. */
   file: string;
   /** How long a writer waits for a lock held by another connection, ms. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * The two thresholds of the body-search plan (see the module comment). The defaults suit every
+   * size; tests lower them to reach each branch with a few events.
+   */
+  bodySearch?: { ftsCandidates?: number; walkBudget?: number };
 }
 
 export interface SqliteEventStore extends EventStore {
@@ -114,14 +123,17 @@ const SQL = {
     SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now
     WHERE pk = :pk`,
   setStatus: "UPDATE conversations SET status = :status, updated_at = :now WHERE id = :id",
-  /** Inserts nothing (changes = 0) when the conversation already has this event id. */
   insertEvent: `INSERT INTO events (key, conversation, seq, ts, event_id, id_hash, kind, source, json)
-    SELECT (:conv << 32) | :seq, :conv, :seq, :ts, :id, :idHash, :kind, :source, :json
-    WHERE NOT EXISTS (SELECT 1 FROM events WHERE conversation = :conv AND id_hash = :idHash AND event_id = :id)`,
+    VALUES ((:conv << 32) | :seq, :conv, :seq, :ts, :id, :idHash, :kind, :source, :json)`,
+  /** Stored ids whose hash is one of :hashes (a JSON array): the candidates for duplicates. */
+  storedIdsByHash: `SELECT event_id AS id FROM events
+    WHERE conversation = :conv AND id_hash IN (SELECT value FROM json_each(:hashes))`,
   /** The trigger message_texts_to_fts indexes the text in message_fts. */
   insertMessageText: `INSERT INTO message_texts (key, seq, ts, source, text)
     VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`,
-  eventAt: "SELECT event_id AS id, json FROM events WHERE key = (:conv << 32) | :seq",
+  /** The events at the seqs of :seqs (a JSON array), in no particular order: one statement per page. */
+  eventsAt: `SELECT seq, event_id AS id, json FROM events
+    WHERE key IN (SELECT (:conv << 32) | value FROM json_each(:seqs))`,
   positionOf: "SELECT ts, seq FROM events WHERE conversation = :conv AND id_hash = :idHash AND event_id = :id",
   getDocument: "SELECT value FROM documents WHERE key = ?",
   putDocument: `INSERT INTO documents (key, value) VALUES (:key, :value)
@@ -172,6 +184,13 @@ const SEARCH_SQL = {
     FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
     WHERE e.conversation = :conv AND e.kind = 'MessageEvent'${equalities(false, source, "e.")} AND ${E_RANGE}
     ${orderBy(order, "e.")}`,
+  /** Body of 1–2 characters: the same walk with the test in SQL, stopping at :n hits. */
+  walkHits: (source: boolean, order: Order) =>
+    `SELECT e.seq, e.ts
+    FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
+    WHERE e.conversation = :conv AND e.kind = 'MessageEvent'${equalities(false, source, "e.")} AND ${E_RANGE}
+      AND instr(m.text, :needle) > 0
+    ${orderBy(order, "e.")} LIMIT :n`,
   walkCount: (source: boolean) =>
     `SELECT count(*) AS n
     FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
@@ -295,7 +314,15 @@ class SqliteStore implements SqliteEventStore {
   private readonly cache = new Map<string, Database.Statement>();
   private readonly inTransaction: Database.Transaction<<T>(fn: () => T) => T>;
 
-  constructor(private readonly db: Database.Database) {
+  private readonly ftsCandidates: number;
+  private readonly walkBudget: number;
+
+  constructor(
+    private readonly db: Database.Database,
+    tuning: SqliteStoreOptions["bodySearch"] = {},
+  ) {
+    this.ftsCandidates = tuning.ftsCandidates ?? FTS_CANDIDATES;
+    this.walkBudget = Math.max(1, tuning.walkBudget ?? WALK_BUDGET);
     this.stmts = Object.fromEntries(Object.entries(SQL).map(([k, sql]) => [k, db.prepare(sql)])) as typeof this.stmts;
     this.inTransaction = db.transaction(<T>(fn: () => T): T => fn());
   }
@@ -349,10 +376,9 @@ class SqliteStore implements SqliteEventStore {
 
   /** Inside a write transaction. */
   private insertEvents(conv: number, firstSeq: number, events: readonly EventToStore[], now: string): StoredEvent[] {
-    const stored: StoredEvent[] = [];
-    if (events.length === 0) return stored;
+    if (events.length === 0) return [];
     if (firstSeq + events.length - 1 > MAX_SEQ) throw new Error("conversation is full (2^32 - 1 events)");
-    events.forEach(({ event, json }, index) => {
+    const rows = events.map(({ event, json }, index) => {
       const ts = eventTimeMicros(event.timestamp);
       if (ts === undefined) {
         throw new TypeError(`events[${index}]: timestamp ${JSON.stringify(event.timestamp)} is not an ISO-8601 date-time`);
@@ -360,15 +386,33 @@ class SqliteStore implements SqliteEventStore {
       const source = event.source ?? DEFAULT_EVENT_SOURCE[event.kind];
       if (!source) throw new TypeError(`events[${index}]: a ${event.kind} needs a source`);
       const seq = firstSeq + index;
-      const params = { conv, seq, ts, id: event.id, idHash: idHash(event.id), kind: event.kind, source, json };
-      if (this.stmts.insertEvent.run(params).changes === 0) throw new DuplicateEventIdError(event.id, index);
-      if (event.kind === "MessageEvent") {
-        this.stmts.insertMessageText.run({ conv, seq, ts, source, text: messageSearchText(event).toLowerCase() });
-      }
-      stored.push({ id: event.id, json, ts, seq });
+      return { conv, seq, ts, id: event.id, idHash: idHash(event.id), kind: event.kind, source, json, event };
     });
+    this.assertNoDuplicate(conv, rows);
+    for (const row of rows) {
+      this.stmts.insertEvent.run(row);
+      if (row.event.kind === "MessageEvent") {
+        const text = messageSearchText(row.event).toLowerCase();
+        this.stmts.insertMessageText.run({ conv, seq: row.seq, ts: row.ts, source: row.source, text });
+      }
+    }
     this.stmts.advanceConversation.run({ pk: conv, count: events.length, now });
-    return stored;
+    return rows.map(({ id, json, ts, seq }) => ({ id, json, ts, seq }));
+  }
+
+  /**
+   * Throws DuplicateEventIdError for the first event of the batch whose id is already stored or
+   * appears earlier in the batch. One statement for the whole batch: the stored ids sharing a hash
+   * with the batch (an index probe each), compared exactly.
+   */
+  private assertNoDuplicate(conv: number, rows: readonly { id: string; idHash: number }[]): void {
+    const hashes = JSON.stringify(rows.map((r) => r.idHash));
+    const stored = new Set((this.stmts.storedIdsByHash.all({ conv, hashes }) as { id: string }[]).map((r) => r.id));
+    const seen = new Set<string>();
+    rows.forEach(({ id }, index) => {
+      if (stored.has(id) || seen.has(id)) throw new DuplicateEventIdError(id, index);
+      seen.add(id);
+    });
   }
 
   getConversation(id: string): ConversationRecord | undefined {
@@ -422,11 +466,15 @@ class SqliteStore implements SqliteEventStore {
       hits.push(...(fts.all({ ...p, n }) as Position[]));
     };
 
-    if (useFts && (this.stmts.probe.get({ conv, phrase, k: FTS_CANDIDATES + 1 }) as { n: number }).n <= FTS_CANDIDATES) {
+    if (!useFts) {
+      // 1–2 characters: no trigram to look up; walk every message in order (see the module comment).
+      const walk = this.statement(`walkHits:${source}:${order}`, () => SEARCH_SQL.walkHits(source, order));
+      hits.push(...(walk.all({ ...params, n: want }) as Position[]));
+    } else if ((this.stmts.probe.get({ conv, phrase, k: this.ftsCandidates + 1 }) as { n: number }).n <= this.ftsCandidates) {
       // Few candidates in the whole conversation: sorting them all is cheaper than any walk.
       fromFts(params, want);
     } else {
-      // Many candidates (or a 1–2 character body): walk the messages in order.
+      // Many candidates: walk the messages in order, for at most walkBudget of them.
       const walk = this.statement(`walk:${source}:${order}`, () => SEARCH_SQL.walk(source, order));
       let walked = 0;
       let last: Position | undefined;
@@ -434,13 +482,13 @@ class SqliteStore implements SqliteEventStore {
       for (const row of walk.iterate(params) as IterableIterator<WalkRow>) {
         last = row;
         if (row.hit && hits.push({ ts: row.ts, seq: row.seq }) === want) break;
-        if (useFts && ++walked >= WALK_BUDGET) {
+        if (++walked >= this.walkBudget) {
           budgetSpent = true;
           break;
         }
       }
       if (budgetSpent && hits.length < want) {
-        // Many candidates, but sparse here: the rest of the page from FTS, after the walk.
+        // Frequent elsewhere but sparse here: the rest of the page from FTS, after the walk.
         const rest = { ...params };
         narrowAfter(rest, order, last!);
         fromFts(rest, want - hits.length);
@@ -449,8 +497,10 @@ class SqliteStore implements SqliteEventStore {
 
     const hasMore = hits.length > limit;
     if (hasMore) hits.length = limit;
+    const rows = this.stmts.eventsAt.all({ conv, seqs: JSON.stringify(hits.map((h) => h.seq)) }) as { seq: number; id: string; json: string }[];
+    const bySeq = new Map(rows.map((r) => [r.seq, r]));
     const items = hits.map(({ ts, seq }): StoredEvent => {
-      const { id, json } = this.stmts.eventAt.get({ conv, seq }) as { id: string; json: string };
+      const { id, json } = bySeq.get(seq)!;
       return { id, json, ts, seq };
     });
     return { items, hasMore };
@@ -485,7 +535,7 @@ class SqliteStore implements SqliteEventStore {
     } else {
       const fts = canUseFts(query.body.toLowerCase());
       if (what === "count") sqls = [fts ? SEARCH_SQL.ftsCount(source) : SEARCH_SQL.walkCount(source)];
-      else sqls = fts ? [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order)] : [SEARCH_SQL.walk(source, order)];
+      else sqls = fts ? [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order)] : [SEARCH_SQL.walkHits(source, order)];
     }
     const needle = (query.body ?? "").toLowerCase();
     const params = {
@@ -496,7 +546,7 @@ class SqliteStore implements SqliteEventStore {
       phrase: ftsPhrase(needle),
       ...boundsOf(query, order, query.after),
       n: query.limit + 1,
-      k: FTS_CANDIDATES + 1,
+      k: this.ftsCandidates + 1,
     };
     return sqls.map((sql) =>
       (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail),
@@ -548,14 +598,17 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     db.pragma("foreign_keys = ON");
     assertSchemaSupported(db); // before the first write
-    if (process.env.ACS_EXP_PAGE) db.pragma(`page_size = ${process.env.ACS_EXP_PAGE}`); // EXP-REMOVE
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -65536"); // 64 MiB per connection
+    // Checkpoint every ~40 MB of WAL rather than 4 MB: event ids are random, so each commit dirties
+    // pages all over the id index, and a rarer checkpoint writes each of them once for many commits
+    // (+10% replay, +35% small appends at 1M events); the file is cut back to 64 MB afterwards.
+    db.pragma("wal_autocheckpoint = 10000");
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     migrate(db);
-    for (const p of (process.env.ACS_EXP_PRAGMAS ?? "").split(";").filter(Boolean)) db.pragma(p); // EXP-REMOVE
-    return new SqliteStore(db);
+    return new SqliteStore(db, options.bodySearch);
   } catch (err) {
     db.close();
     throw err;

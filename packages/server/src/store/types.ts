@@ -76,6 +76,14 @@ export class ConversationExistsError extends Error {
   }
 }
 
+/** appendEvents or setStatus on a conversation that does not exist. */
+export class ConversationNotFoundError extends Error {
+  override readonly name = "ConversationNotFoundError";
+  constructor(readonly conversationId: string) {
+    super(`Conversation not found: ${conversationId}`);
+  }
+}
+
 export class DuplicateEventIdError extends Error {
   constructor(
     readonly eventId: string,
@@ -96,8 +104,9 @@ export interface EventStore {
    */
   createConversation(conversation: NewConversation, events: readonly EventToStore[]): ConversationRecord;
   getConversation(id: string): ConversationRecord | undefined;
-  /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError */
+  /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError, ConversationNotFoundError */
   appendEvents(conversationId: string, events: readonly EventToStore[]): StoredEvent[];
+  /** @throws ConversationNotFoundError */
   setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord;
   /** One page in the total order (ts, seq), or its exact reverse; cost proportional to the page. */
   search(conversationId: string, query: SearchQuery): SearchPage;

@@ -1,0 +1,244 @@
+/**
+ * Property test of event search (seeded, deterministic): random conversations (every kind, explicit
+ * and default sources, timestamps with many ties written with and without zone offsets, message
+ * texts with FTS syntax and non-ASCII letters, appended in random batches next to a decoy
+ * conversation) × random filters × page sizes 1..100 × both orders × random starting cursors.
+ * Concatenating the pages must equal the filtered, sorted list computed naively in JS — no
+ * duplicate, no gap — with hasMore false exactly at the last page, and count() its length. The
+ * store's body-search thresholds vary per round so that every plan (FTS, walk, walk then FTS) runs.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_EVENT_SOURCE, EVENT_KINDS, type Event, type EventKind, type EventSource, type MessageEvent } from "@acs-toolkit/schema";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { openSqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
+import type { EventStore, Position, SearchFilters, SearchQuery, StoredEvent } from "../../src/store/types.js";
+
+const ROUNDS = 20;
+const QUERIES_PER_ROUND = 30;
+const CONV = "00000000-0000-4000-8000-00000000000a";
+const DECOY = "00000000-0000-4000-8000-00000000000b";
+const SOURCES: EventSource[] = ["agent", "user", "environment"];
+const WORDS = [
+  "Alpha", "beta", "GAMMA", "delta", "fix", "the", "failing", "Test", '"quoted"', '"', "AND", "OR", "NOT",
+  "NEAR(", "x*", "col:umn", "^start", "100%", "a_b", "Größe", "straße", "ΣΊΣΥΦΟΣ", "ok", "zz", "é", "-",
+];
+const TUNINGS: SqliteStoreOptions["bodySearch"][] = [
+  undefined,
+  { ftsCandidates: 0, walkBudget: 1 },
+  { ftsCandidates: 2, walkBudget: 3 },
+  { ftsCandidates: 10_000, walkBudget: 2 },
+  { ftsCandidates: 5, walkBudget: 40 },
+];
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Row {
+  id: string;
+  ts: number;
+  seq: number;
+  kind: string;
+  source: string;
+  text: string | null;
+}
+
+/** The body text as the interface defines it, computed independently of the store. */
+function bodyText(e: MessageEvent): string {
+  const parts: string[] = [];
+  for (const c of e.llm_message.content ?? []) if (c.type === "text") parts.push(c.text);
+  for (const c of e.extended_content ?? []) parts.push(c.text);
+  if (e.llm_message.reasoning_content) parts.push(e.llm_message.reasoning_content);
+  return parts.join(" ").toLowerCase();
+}
+
+function expected(rows: Row[], q: SearchFilters & { order: "asc" | "desc"; after?: Position }): string[] {
+  const body = q.body?.toLowerCase();
+  const out = rows.filter(
+    (r) =>
+      (q.kind === undefined || r.kind === q.kind) &&
+      (q.source === undefined || r.source === q.source) &&
+      (q.timestampGte === undefined || r.ts >= q.timestampGte) &&
+      (q.timestampLt === undefined || r.ts < q.timestampLt) &&
+      (body === undefined || (r.text !== null && r.text.includes(body))),
+  );
+  const cmp = (a: Position, b: Position) => a.ts - b.ts || a.seq - b.seq;
+  out.sort(cmp);
+  if (q.order === "desc") out.reverse();
+  const after = q.after;
+  const rest = after ? out.filter((r) => (q.order === "asc" ? cmp(r, after) > 0 : cmp(r, after) < 0)) : out;
+  return rest.map((r) => r.id);
+}
+
+/** An instant written in one of several equivalent ways. */
+function writeInstant(micros: number, random: () => number): string {
+  const fraction = micros % 1_000_000;
+  const fractionText = (digits: number) => (fraction === 0 && random() < 0.5 ? "" : `.${String(fraction).padStart(6, "0").slice(0, digits)}`);
+  const at = (offsetMinutes: number) => new Date(Math.floor(micros / 1000) + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const pick = random();
+  if (pick < 0.4) return `${at(0)}${fractionText(6)}`; // the reference's form: no offset
+  if (pick < 0.6) return `${at(0)}${fractionText(6)}Z`;
+  const offset = [60, -300, 330, 0][Math.floor(random() * 4)]!;
+  const sign = offset < 0 ? "-" : "+";
+  const hh = String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0");
+  const mm = String(Math.abs(offset) % 60).padStart(2, "0");
+  return `${at(offset)}${fractionText(6)}${sign}${hh}:${mm}`;
+}
+
+function randomText(random: () => number): string {
+  const n = Math.floor(random() * 7);
+  const words = Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]!);
+  return words.join(random() < 0.8 ? " " : "");
+}
+
+function generate(random: () => number, count: number, idPrefix: string): Event[] {
+  const templates = exampleEvents();
+  const byKind = new Map<EventKind, Event>(templates.map((e) => [e.kind, e]));
+  // 200 µs apart at most, on few distinct instants: many ties, out of append order.
+  const instants = Array.from({ length: Math.max(3, Math.floor(count / 4)) }, () => Date.UTC(2026, 1, 5, 11) * 1000 + Math.floor(random() * 200) * 1000 + (random() < 0.5 ? 0 : Math.floor(random() * 1000)));
+  const events: Event[] = [];
+  for (let i = 0; i < count; i++) {
+    const kind: EventKind = random() < 0.4 ? "MessageEvent" : EVENT_KINDS[Math.floor(random() * EVENT_KINDS.length)]!;
+    const timestamp = writeInstant(instants[Math.floor(random() * instants.length)]!, random);
+    let event = { ...byKind.get(kind)!, id: `${idPrefix}${i}`, timestamp } as Event & { source?: EventSource };
+    if (DEFAULT_EVENT_SOURCE[kind] === null || random() < 0.3) event.source = SOURCES[Math.floor(random() * 3)]!;
+    else delete event.source;
+    if (kind === "MessageEvent") {
+      const m = event as MessageEvent;
+      const content: NonNullable<MessageEvent["llm_message"]["content"]> = [{ type: "text", text: randomText(random) }];
+      if (random() < 0.2) content.push({ type: "text", text: randomText(random) });
+      if (random() < 0.1) content.push({ type: "image", image_urls: ["https://example.com/alpha.png"] });
+      event = {
+        ...m,
+        llm_message: { ...m.llm_message, content, reasoning_content: random() < 0.2 ? randomText(random) : null },
+        extended_content: random() < 0.2 ? [{ type: "text" as const, text: randomText(random) }] : [],
+      };
+    }
+    events.push(event);
+  }
+  return events;
+}
+
+function randomBody(random: () => number, rows: Row[]): string {
+  const pick = random();
+  const texts = rows.filter((r) => r.text).map((r) => r.text!);
+  if (pick < 0.4 || texts.length === 0) {
+    const w = WORDS[Math.floor(random() * WORDS.length)]!;
+    return random() < 0.5 ? w.toUpperCase() : w;
+  }
+  if (pick < 0.9) {
+    const t = texts[Math.floor(random() * texts.length)]!;
+    const start = Math.floor(random() * t.length);
+    const s = t.slice(start, start + 1 + Math.floor(random() * 6));
+    return random() < 0.3 ? s.toUpperCase() : s;
+  }
+  return ["absent-word", "q", "ßx", "\"\"\"", "*", "NEAR(a b)"][Math.floor(random() * 6)]!;
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "acs-property-"));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("search, property", () => {
+  it(`${ROUNDS} random conversations × ${QUERIES_PER_ROUND} random queries: pages equal the naive answer`, () => {
+    const random = mulberry32(20260205);
+    let checked = 0;
+    let bodyQueries = 0;
+    let multiPage = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const store: EventStore = openSqliteStore({ file: path.join(dir, `round-${round}.db`), bodySearch: TUNINGS[round % TUNINGS.length] });
+      try {
+        const count = 20 + Math.floor(random() * 380);
+        const events = generate(random, count, "e");
+        // The decoy shares ids and words: nothing of it may appear in CONV's results.
+        store.createConversation({ id: DECOY, status: "RUNNING" }, generate(random, 60, "e").map((event) => ({ event, json: JSON.stringify(event) })));
+        const rows: Row[] = [];
+        for (let i = 0; i < events.length; ) {
+          const size = 1 + Math.floor(random() * 60);
+          const batch = events.slice(i, i + size).map((event) => ({ event, json: JSON.stringify(event) }));
+          let stored: StoredEvent[] | undefined;
+          if (i === 0) store.createConversation({ id: CONV, status: "RUNNING" }, batch);
+          else stored = store.appendEvents(CONV, batch);
+          batch.forEach(({ event }, j) => {
+            const seq = i + j + 1;
+            const position = store.positionOf(CONV, event.id)!;
+            if (stored) expect(stored[j]!.seq).toBe(seq);
+            expect(position.seq).toBe(seq);
+            rows.push({
+              id: event.id,
+              ts: position.ts,
+              seq,
+              kind: event.kind,
+              source: event.source ?? DEFAULT_EVENT_SOURCE[event.kind]!,
+              text: event.kind === "MessageEvent" ? bodyText(event) : null,
+            });
+          });
+          i += size;
+        }
+        const instants = [...new Set(rows.map((r) => r.ts))];
+        const anInstant = () => instants[Math.floor(random() * instants.length)]! + [0, 0, 1, -1][Math.floor(random() * 4)]!;
+
+        for (let k = 0; k < QUERIES_PER_ROUND; k++) {
+          const filters: SearchFilters = {};
+          if (random() < 0.3) filters.kind = random() < 0.5 ? "MessageEvent" : EVENT_KINDS[Math.floor(random() * EVENT_KINDS.length)]!;
+          if (random() < 0.3) filters.source = SOURCES[Math.floor(random() * 3)]!;
+          if (random() < 0.25) filters.timestampGte = anInstant();
+          if (random() < 0.25) filters.timestampLt = anInstant();
+          if (random() < 0.5) filters.body = randomBody(random, rows);
+          for (const order of ["asc", "desc"] as const) {
+            const limit = 1 + Math.floor(random() ** 2 * 100);
+            let after: Position | undefined;
+            if (random() < 0.25) {
+              const r = rows[Math.floor(random() * rows.length)]!;
+              after = random() < 0.7 ? { ts: r.ts, seq: r.seq } : { ts: anInstant(), seq: Math.floor(random() * (rows.length + 2)) };
+            }
+            const want = expected(rows, { ...filters, order, after });
+            const got: string[] = [];
+            let cursor = after;
+            let pagesSeen = 0;
+            for (;;) {
+              const page = store.search(CONV, { ...filters, order, limit, after: cursor } satisfies SearchQuery);
+              pagesSeen++;
+              got.push(...page.items.map((e) => e.id));
+              if (page.hasMore && page.items.length !== limit) throw new Error(`short page with hasMore: ${JSON.stringify({ filters, order, limit })}`);
+              if (pagesSeen > 1 && page.items.length === 0) throw new Error(`empty page after hasMore: ${JSON.stringify({ filters, order, limit })}`);
+              if (!page.hasMore) break;
+              cursor = page.items[page.items.length - 1]!;
+              if (pagesSeen > rows.length + 2) throw new Error("runaway paging");
+            }
+            if (got.length !== want.length || got.some((id, i) => id !== want[i])) {
+              expect({ round, filters, order, limit, after, got }).toEqual({ round, filters, order, limit, after, got: want });
+            }
+            if (pagesSeen > 1) multiPage++;
+            checked++;
+          }
+          if (filters.body !== undefined) bodyQueries++;
+          const counted = store.count(CONV, filters);
+          if (counted !== expected(rows, { ...filters, order: "asc" }).length) {
+            expect({ round, filters, counted }).toEqual({ round, filters, counted: expected(rows, { ...filters, order: "asc" }).length });
+          }
+        }
+      } finally {
+        store.close();
+      }
+    }
+    expect(checked).toBe(ROUNDS * QUERIES_PER_ROUND * 2);
+    // The generator really exercised what it claims to.
+    expect(bodyQueries).toBeGreaterThan(ROUNDS * QUERIES_PER_ROUND * 0.3);
+    expect(multiPage).toBeGreaterThan(checked * 0.3);
+  });
+});
