@@ -15,6 +15,7 @@ import type { Event, EventKind, EventSource, MessageEvent } from "@acs-toolkit/s
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { openSqliteStore } from "../src/store/sqlite.js";
 import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
+import { seededRandom } from "../test/support/random.js";
 
 export interface LatencyFigures {
   p50: number;
@@ -64,16 +65,6 @@ const FREQUENT = "repository";
 const ONE_PERCENT = "kestrel";
 const TWO_CHARS = "q7";
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "fix failing test build module import export function class method return value error " +
@@ -100,7 +91,7 @@ export class ConversationGenerator {
     private readonly total: number,
     seed = 42,
   ) {
-    this.random = mulberry32(seed);
+    this.random = seededRandom(seed);
     const all = exampleEvents();
     this.systemPrompt = all.find((e) => e.kind === "SystemPromptEvent")!;
     // One system prompt per conversation (first); the rest of the trajectory repeats.
@@ -270,7 +261,7 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
           }
         }, 0);
         log(`  ${total.toLocaleString("en")} events built: ${built.ingestPerSecond.toLocaleString("en")} events/s`);
-        const random = mulberry32(7);
+        const random = seededRandom(7);
         const queries = Object.fromEntries(
           QUERY_TYPES.map((type) => [type, measure(store, queriesFor(type, queryCount, built.positions, random))]),
         ) as Record<QueryType, LatencyFigures>;

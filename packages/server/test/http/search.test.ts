@@ -11,18 +11,9 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventTimeMicros } from "../../src/store/time.js";
 import { expectConforms, startTestServer, type TestServer } from "../support/harness.js";
+import { seededRandom } from "../support/random.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
-
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];
 
@@ -63,7 +54,7 @@ afterAll(() => t.close());
 
 describe("paging property", () => {
   it("concatenated pages equal the filtered list, in both orders, for random filters and sizes", async () => {
-    const rand = random(20261122);
+    const rand = seededRandom(20261122);
     const events = randomTrajectory(rand, 300);
     const created = await t.call("POST", "/api/conversations", { json: { replay_json: events.map((e) => JSON.stringify(e)).join("\n") } });
     expectConforms("createConversation", created, 200);
@@ -105,7 +96,7 @@ describe("paging property", () => {
   });
 
   it("TIMESTAMP_DESC is the exact reverse of TIMESTAMP, ties included", async () => {
-    const events = randomTrajectory(random(7), 120).map((e) => ({ ...e, timestamp: "2026-02-05T11:00:00" }));
+    const events = randomTrajectory(seededRandom(7), 120).map((e) => ({ ...e, timestamp: "2026-02-05T11:00:00" }));
     const created = await t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(events) } });
     const route = `/api/conversations/${created.body.conversation_id}/events/search`;
     const asc = (await t.call("GET", route, { query: { limit: 100 } })).body;

@@ -15,6 +15,7 @@ import { DEFAULT_EVENT_SOURCE, EVENT_KINDS, type Event, type EventKind, type Eve
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { openSqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
 import type { EventStore, Position, SearchFilters, SearchQuery, StoredEvent } from "../../src/store/types.js";
+import { seededRandom } from "../support/random.js";
 
 const ROUNDS = 20;
 const QUERIES_PER_ROUND = 30;
@@ -33,16 +34,6 @@ const TUNINGS: SqliteStoreOptions["bodySearch"][] = [
   { ftsCandidates: 5, walkBudget: 40 },
 ];
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Row {
   id: string;
@@ -155,7 +146,7 @@ afterAll(() => {
 
 describe("search, property", () => {
   it(`${ROUNDS} random conversations × ${QUERIES_PER_ROUND} random queries: pages equal the naive answer`, () => {
-    const random = mulberry32(20260205);
+    const random = seededRandom(20260205);
     let checked = 0;
     let bodyQueries = 0;
     let multiPage = 0;
