@@ -16,9 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-export const notFound = (detail: string) => new HttpError(404, detail);
-
-export function sendValidationError(res: Response, detail: RequestValidationError["detail"]): void {
+function sendValidationError(res: Response, detail: RequestValidationError["detail"]): void {
   res.status(422).json({ detail });
 }
 

@@ -14,7 +14,7 @@ export interface ConversationRoutesDeps {
   json: RequestHandler;
 }
 
-export function conversationInfo(record: ConversationRecord): ConversationInfo {
+function conversationInfo(record: ConversationRecord): ConversationInfo {
   return {
     conversation_id: record.id,
     status: record.status,
