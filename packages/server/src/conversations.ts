@@ -12,6 +12,7 @@ import { RequestValidationError, toValidationError } from "./http/validation.js"
 import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
 import { recordedTimestamp } from "./store/time.js";
 import {
+  requireConversation,
   ConversationExistsError,
   DuplicateEventIdError,
   type ConversationRecord,
@@ -134,8 +135,7 @@ export class ConversationService {
   }
 
   setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord {
-    const before = this.store.getConversation(conversationId);
-    if (!before) throw new HttpError(404, `Conversation not found: ${conversationId}`);
+    const before = requireConversation(this.store, conversationId);
     if (before.status === status) return before;
     const record = this.store.setStatus(conversationId, status);
     this.record(conversationId, [

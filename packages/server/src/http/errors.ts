@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { Logger } from "../log.js";
+import { ConversationNotFoundError } from "../store/types.js";
 import { RequestValidationError } from "./validation.js";
 
 /** An error with an HTTP status and a `detail` sentence (401, 404, 409, 413, …). */
@@ -31,6 +32,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (res.headersSent) return next(error);
     if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
     if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
+    if (error instanceof ConversationNotFoundError) return void res.status(404).json({ detail: error.message });
     const parserError = error as BodyParserError;
     switch (parserError.type) {
       case "entity.parse.failed": {

@@ -59,8 +59,11 @@ interface OperationValidators {
   path?: ValidateFunction;
   query?: ValidateFunction;
   body?: ValidateFunction;
-  /** JSON response bodies by status code. */
-  responses: Map<string, ValidateFunction>;
+  /**
+   * JSON response bodies by status code: schemas now, compiled on first use (only tests and
+   * conformance checks read responses, so a server start does not pay for them).
+   */
+  responses: Map<string, Json | ValidateFunction>;
   /** Query parameter names, to report repeated ones precisely. */
   queryNames: Set<string>;
 }
@@ -84,6 +87,8 @@ function resolveRef<T>(document: Json, node: T | { $ref: string }): T {
 
 export class RequestValidators {
   private readonly byOperation = new Map<string, OperationValidators>();
+  /** The AJV instance for JSON bodies and responses (no type coercion). */
+  private readonly json: Ajv2020;
 
   /** @param document the bundled OpenAPI document */
   constructor(document: Json) {
@@ -103,6 +108,7 @@ export class RequestValidators {
       ajv.addSchema({ $id: COMPONENTS, components });
       return ajv;
     }) as [Ajv2020, Ajv2020];
+    this.json = json;
 
     for (const pathItem of Object.values(document.paths as Record<string, Json>)) {
       for (const op of Object.values(pathItem)) {
@@ -121,10 +127,10 @@ export class RequestValidators {
         };
         const body = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, operation.requestBody ?? {});
         const jsonSchema = body.content?.["application/json"]?.schema;
-        const responses = new Map<string, ValidateFunction>();
+        const responses = new Map<string, Json | ValidateFunction>();
         for (const [status, response] of Object.entries((op as { responses?: Json }).responses ?? {})) {
           const schema = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, response as Json).content?.["application/json"]?.schema;
-          if (schema) responses.set(status, json.compile({ $id: `urn:acs:operation:${operation.operationId}:response:${status}`, ...(rebase(schema) as Json) }));
+          if (schema) responses.set(status, { $id: `urn:acs:operation:${operation.operationId}:response:${status}`, ...(rebase(schema) as Json) });
         }
         this.byOperation.set(operation.operationId, {
           responses,
@@ -175,7 +181,9 @@ export class RequestValidators {
    * conforms); an undocumented status is an issue too. Used by the tests and the conformance suite.
    */
   response(operationId: string, status: number, body: unknown): ValidationIssue[] {
-    const validate = this.operation(operationId).responses.get(String(status));
+    const responses = this.operation(operationId).responses;
+    let validate = responses.get(String(status));
+    if (validate && typeof validate !== "function") responses.set(String(status), (validate = this.json.compile(validate)));
     if (!validate) return [{ pointer: "", rule: "status", message: `status ${status} is not documented for ${operationId}` }];
     return validate(body) ? [] : issuesOf(validate.errors);
   }

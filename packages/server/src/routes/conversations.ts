@@ -2,9 +2,8 @@
 import { Router, type RequestHandler } from "express";
 import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
-import { HttpError } from "../http/errors.js";
 import type { RequestValidators } from "../http/validation.js";
-import type { ConversationRecord, EventStore } from "../store/types.js";
+import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
 export interface ConversationRoutesDeps {
   store: EventStore;
@@ -41,10 +40,7 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
 
   router.get("/api/conversations/:conversation_id", auth, (req, res) => {
     const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
-    const id = path.conversation_id as string;
-    const record = store.getConversation(id.toLowerCase());
-    if (!record) throw new HttpError(404, `Conversation not found: ${id}`);
-    res.json(conversationInfo(record));
+    res.json(conversationInfo(requireConversation(store, path.conversation_id as string)));
   });
 
   return router;

@@ -2,10 +2,9 @@
 import { Router, type RequestHandler } from "express";
 import type { EventKind, EventSource } from "@acs-toolkit/schema";
 import type { CursorCodec } from "../cursor.js";
-import { HttpError } from "../http/errors.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
 import { eventTimeMicros } from "../store/time.js";
-import type { EventStore, SearchFilters } from "../store/types.js";
+import { requireConversation, type EventStore, type SearchFilters } from "../store/types.js";
 
 export interface EventRoutesDeps {
   store: EventStore;
@@ -41,16 +40,10 @@ function filtersOf(query: FilterQuery): SearchFilters {
 
 export function eventRoutes({ store, validators, cursors, readAuth }: EventRoutesDeps): Router {
   const router = Router();
-  const conversationOf = (id: string) => {
-    const canonical = id.toLowerCase();
-    const conversation = store.getConversation(canonical);
-    if (!conversation) throw new HttpError(404, `Conversation not found: ${id}`);
-    return conversation;
-  };
 
   router.get("/api/conversations/:conversation_id/events/search", readAuth, (req, res) => {
     const { path, query } = validators.parameters("searchEvents", req.params as Record<string, string>, req.query);
-    const conversation = conversationOf(path.conversation_id as string);
+    const conversation = requireConversation(store, path.conversation_id as string);
     const q = query as FilterQuery & { page_id?: string; limit?: number; sort_order?: string };
     const filters = filtersOf(q);
     const scope = { conversationId: conversation.id, order: q.sort_order === "TIMESTAMP_DESC" ? ("desc" as const) : ("asc" as const) };
@@ -69,7 +62,7 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
 
   router.get("/api/conversations/:conversation_id/events/count", readAuth, (req, res) => {
     const { path, query } = validators.parameters("countEvents", req.params as Record<string, string>, req.query);
-    const conversation = conversationOf(path.conversation_id as string);
+    const conversation = requireConversation(store, path.conversation_id as string);
     res.json(store.count(conversation.id, filtersOf(query as FilterQuery)));
   });
 

@@ -5,7 +5,7 @@ import { Router, type RequestHandler } from "express";
 import type { UploadResponse } from "@acs-toolkit/schema";
 import { HttpError } from "../http/errors.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
-import type { EventStore } from "../store/types.js";
+import { requireConversation, type EventStore } from "../store/types.js";
 import { openStoredFile, receiveUploads, UploadRequestError, type UploadLimits } from "../uploads.js";
 
 export interface FileRoutesDeps {
@@ -21,10 +21,7 @@ export function fileRoutes({ store, validators, auth, dataDir, limits }: FileRou
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
   const conversationOf = (operationId: string, params: Record<string, string>) => {
     const { path: values } = validators.parameters(operationId, params, {});
-    const id = String(values.conversation_id);
-    const record = store.getConversation(id.toLowerCase());
-    if (!record) throw new HttpError(404, `Conversation not found: ${id}`);
-    return { record, values };
+    return { record: requireConversation(store, String(values.conversation_id)), values };
   };
 
   router.post("/api/conversations/:conversation_id/upload-files", auth, async (req, res) => {

@@ -84,6 +84,16 @@ export class ConversationNotFoundError extends Error {
   }
 }
 
+/**
+ * The conversation with this id (a UUID in any case), or ConversationNotFoundError naming the id as
+ * given; the HTTP layer answers that error with 404.
+ */
+export function requireConversation(store: Pick<EventStore, "getConversation">, id: string): ConversationRecord {
+  const record = store.getConversation(id.toLowerCase());
+  if (!record) throw new ConversationNotFoundError(id);
+  return record;
+}
+
 export class DuplicateEventIdError extends Error {
   constructor(
     readonly eventId: string,

@@ -34,7 +34,6 @@ const TUNINGS: SqliteStoreOptions["bodySearch"][] = [
   { ftsCandidates: 5, walkBudget: 40 },
 ];
 
-
 interface Row {
   id: string;
   ts: number;
