@@ -134,6 +134,10 @@ const SQL = {
   /** The events at the seqs of :seqs (a JSON array), in no particular order: one statement per page. */
   eventsAt: `SELECT seq, event_id AS id, json FROM events
     WHERE key IN (SELECT (:conv << 32) | value FROM json_each(:seqs))`,
+  /** Append order is the key order within a conversation: a range scan of the primary key. */
+  readAfter: `SELECT ts, seq, event_id AS id, json FROM events
+    WHERE key > ((:conv << 32) | :afterSeq) AND key <= ((:conv << 32) | 4294967295)
+    ORDER BY key LIMIT :limit`,
   positionOf: "SELECT ts, seq FROM events WHERE conversation = :conv AND id_hash = :idHash AND event_id = :id",
   getDocument: "SELECT value FROM documents WHERE key = ?",
   putDocument: `INSERT INTO documents (key, value) VALUES (:key, :value)
@@ -557,6 +561,13 @@ class SqliteStore implements SqliteEventStore {
     const conv = this.pkOf(conversationId);
     if (conv === undefined) return undefined;
     return this.stmts.positionOf.get({ conv, id: eventId, idHash: idHash(eventId) }) as Position | undefined;
+  }
+
+  readAfter(conversationId: string, afterSeq: number, limit: number): StoredEvent[] {
+    const conv = this.pkOf(conversationId);
+    if (conv === undefined) return [];
+    const from = Math.max(0, Math.min(Math.floor(afterSeq), MAX_SEQ));
+    return this.stmts.readAfter.all({ conv, afterSeq: from, limit: Math.max(0, Math.floor(limit)) }) as StoredEvent[];
   }
 
   // -- documents, lifecycle --------------------------------------------------------------------

@@ -123,6 +123,11 @@ export interface EventStore {
   count(conversationId: string, filters: SearchFilters): number;
   /** The stored position of an event id in a conversation (for cursors and resume). */
   positionOf(conversationId: string, eventId: string): Position | undefined;
+  /**
+   * Up to `limit` events in append order whose seq is greater than `afterSeq` (0 for all): the
+   * order in which the live channel delivers and resumes. Cost proportional to the page.
+   */
+  readAfter(conversationId: string, afterSeq: number, limit: number): StoredEvent[];
   /** A small key-value space for account-scoped documents (settings, provider tokens). */
   getDocument(key: string): string | undefined;
   putDocument(key: string, value: string): void;

@@ -192,6 +192,21 @@ describe("filters and order", () => {
     expect(pages(store, { order: "asc", limit: 2, after: c, kind: "PauseEvent" })).toEqual(["late"]);
   });
 
+  it("readAfter pages in append order, whatever the timestamps, and only this conversation's events", () => {
+    const store = open();
+    const evs = ["late", "a", "early", "b"].map((id, i) => ({ ...template("PauseEvent"), id, timestamp: `2026-02-05T11:00:0${[9, 5, 1, 5][i]}` })) as Event[];
+    fill(store, evs, 3);
+    store.createConversation({ id: OTHER, status: "STOPPED" }, [toStore({ ...template("PauseEvent"), id: "other" } as Event)]);
+    const ids = (page: { id: string }[]) => page.map((e) => e.id);
+    expect(ids(store.readAfter(CONV, 0, 100))).toEqual(["late", "a", "early", "b"]);
+    const [first, second] = store.readAfter(CONV, 0, 2);
+    expect([first!.seq, second!.seq]).toEqual([1, 2]);
+    expect(ids(store.readAfter(CONV, second!.seq, 100))).toEqual(["early", "b"]);
+    expect(store.readAfter(CONV, 4, 100)).toEqual([]);
+    expect(store.readAfter("00000000-0000-4000-8000-000000000000", 0, 100)).toEqual([]);
+    expect(store.readAfter(CONV, 0, 100)[0]!.json).toBe(JSON.stringify(evs[0]));
+  });
+
   it("compares timestamps as instants, reading a timestamp without offset as UTC", () => {
     const store = open();
     const pause = (id: string, timestamp: string) => ({ ...template("PauseEvent"), id, timestamp }) as Event;
