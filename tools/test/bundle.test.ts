@@ -153,7 +153,7 @@ describe("bundleSpec() rejects a broken spec", () => {
     ["a local ref in a schema file", "schemas/events.yaml", replaceOnce('$ref: "#/$defs/PauseEvent"', '$ref: "#/$defs/PausedEvent"')],
     ["a discriminator mapping", "schemas/actions.yaml", replaceOnce('FinishAction: "#/$defs/FinishAction"', 'FinishAction: "#/$defs/Finish"')],
     ["openapi.yaml", "openapi.yaml", replaceOnce("settings.yaml#/$defs/Settings", "settings.yaml#/$defs/UserSettings")],
-    ["asyncapi.yaml", "asyncapi.yaml", replaceOnce("content.yaml#/$defs/Message", "content.yaml#/$defs/UserMessage")],
+    ["asyncapi.yaml", "asyncapi.yaml", replaceOnce("conversations.yaml#/$defs/UserMessage", "conversations.yaml#/$defs/UserMesage")],
   ])("a $ref in %s that names a missing definition", async (_, file, edit) => {
     const dir = await brokenSpec(file, edit);
     await expect(bundleSpec(dir)).rejects.toThrow(/names no definition/);

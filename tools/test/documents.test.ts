@@ -61,9 +61,11 @@ describe("asyncapi.json", () => {
     expect(ajv2020.validateSchema(edited(asyncapi.components.schemas.Event.schema, (s) => (s.type = 12)))).toBe(false);
   });
 
-  it("its messages carry the Event and Message payloads", () => {
+  it("its messages carry the Event, UserMessage and live-channel frame payloads", () => {
     expect(asyncapi.components.messages.Event.payload).toEqual({ $ref: "#/components/schemas/Event" });
-    expect(asyncapi.components.messages.UserMessage.payload).toEqual({ $ref: "#/components/schemas/Message" });
+    expect(asyncapi.components.messages.UserMessage.payload).toEqual({ $ref: "#/components/schemas/UserMessage" });
+    expect(asyncapi.components.messages.Auth.payload).toEqual({ $ref: "#/components/schemas/LiveAuthFrame" });
+    expect(asyncapi.components.messages.Error.payload).toEqual({ $ref: "#/components/schemas/LiveErrorFrame" });
   });
 });
 

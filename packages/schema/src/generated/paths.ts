@@ -40,6 +40,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a user message to a conversation (extension)
+         * @description Records the message as a user MessageEvent (server-assigned id and timestamp), pushes it to every WebSocket subscriber of the conversation and hands it to the conversation's runtime. The same as sending the Message as a text frame on the live channel.
+         */
+        post: operations["sendMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}": {
         parameters: {
             query?: never;
@@ -3324,6 +3344,84 @@ export interface components {
             detail: string;
         };
         /**
+         * UserMessage
+         * @description A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
+         * @example {
+         *       "role": "user",
+         *       "content": [
+         *         {
+         *           "type": "text",
+         *           "text": "Also update the changelog."
+         *         }
+         *       ]
+         *     }
+         */
+        UserMessage: {
+            /** @constant */
+            role: "user";
+        } & WithRequired<components["schemas"]["Message"], "role">;
+        /**
+         * ConversationFullState
+         * @description The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts.
+         * @example {
+         *       "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "conversation_status": "RUNNING",
+         *       "created_at": "2026-02-05T11:00:00.000Z",
+         *       "updated_at": "2026-02-05T11:24:45.301Z",
+         *       "event_count": 42,
+         *       "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170"
+         *     }
+         */
+        ConversationFullState: {
+            /** Format: uuid */
+            conversation_id: string;
+            conversation_status: components["schemas"]["ConversationLifecycleStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            event_count: number;
+            /** @description Id of the last stored event in append order (null when there is none). */
+            last_event_id: string | null;
+        };
+        /**
+         * LiveAuthFrame
+         * @description First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.
+         * @example {
+         *       "type": "auth",
+         *       "session_api_key": "<your session API key>"
+         *     }
+         */
+        LiveAuthFrame: {
+            /** @constant */
+            type: "auth";
+            session_api_key: string;
+        };
+        /**
+         * LiveErrorFrame
+         * @description Sent by the server for an inbound frame it could not accept; the connection stays open. `type` (not `kind`) tells it apart from an event. `detail` entries are those of HTTPValidationError, with `loc` starting at `message`.
+         * @example {
+         *       "type": "error",
+         *       "detail": [
+         *         {
+         *           "loc": [
+         *             "message",
+         *             "content",
+         *             0,
+         *             "type"
+         *           ],
+         *           "msg": "must be one of: text, image",
+         *           "type": "value_error"
+         *         }
+         *       ]
+         *     }
+         */
+        LiveErrorFrame: {
+            /** @constant */
+            type: "error";
+            detail: components["schemas"]["ValidationError"][];
+        };
+        /**
          * HTTPValidationError
          * @description The body of every 422 answer.
          * @example {
@@ -3519,6 +3617,37 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    sendMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserMessage"];
+            };
+        };
+        responses: {
+            /** @description The recorded MessageEvent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
         };
     };
@@ -3818,3 +3947,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

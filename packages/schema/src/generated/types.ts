@@ -210,6 +210,13 @@ export type SettingsView = Settings & SettingsView1;
  * via the `definition` "ConversationLifecycleStatus".
  */
 export type ConversationLifecycleStatus = "STARTING" | "RUNNING" | "STOPPED" | "ERROR";
+/**
+ * A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export type UserMessage = Message & UserMessage1;
 
 /**
  * A block of text. Rejects unknown properties.
@@ -2154,15 +2161,46 @@ export interface SkippedFile {
   detail: string;
   [k: string]: unknown;
 }
+export interface UserMessage1 {
+  role: "user";
+  [k: string]: unknown;
+}
 /**
- * The body of every 422 answer.
+ * The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "HTTPValidationError".
+ * via the `definition` "ConversationFullState".
  */
-export interface HTTPValidationError {
-  detail?: ValidationError[];
-  [k: string]: unknown;
+export interface ConversationFullState {
+  conversation_id: string;
+  conversation_status: ConversationLifecycleStatus;
+  created_at: string;
+  updated_at: string;
+  event_count: number;
+  /**
+   * Id of the last stored event in append order (null when there is none).
+   */
+  last_event_id: string | null;
+}
+/**
+ * First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "LiveAuthFrame".
+ */
+export interface LiveAuthFrame {
+  type: "auth";
+  session_api_key: string;
+}
+/**
+ * Sent by the server for an inbound frame it could not accept; the connection stays open. `type` (not `kind`) tells it apart from an event. `detail` entries are those of HTTPValidationError, with `loc` starting at `message`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "LiveErrorFrame".
+ */
+export interface LiveErrorFrame {
+  type: "error";
+  detail: ValidationError[];
 }
 /**
  * One validation failure. `loc` is the path to the culprit: its first element is where the input was (path, query, header, body), then property names and array indexes. Extra keys (input, ctx) may appear.
@@ -2174,6 +2212,16 @@ export interface ValidationError {
   loc: (string | number)[];
   msg: string;
   type: string;
+  [k: string]: unknown;
+}
+/**
+ * The body of every 422 answer.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "HTTPValidationError".
+ */
+export interface HTTPValidationError {
+  detail?: ValidationError[];
   [k: string]: unknown;
 }
 /**
