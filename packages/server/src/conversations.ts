@@ -4,7 +4,7 @@
  * pushed to subscribers.
  */
 import { randomUUID } from "node:crypto";
-import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
@@ -55,19 +55,13 @@ export function parseReplay(text: string): EventToStore[] {
   return events;
 }
 
-function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
-  const event: MessageEvent = {
+/** A user MessageEvent carrying `message`, with a fresh id and the current time. */
+function userMessageEvent(message: MessageEvent["llm_message"]): MessageEvent {
+  return {
     id: randomUUID(),
     timestamp: recordedTimestamp(),
     source: "user",
-    llm_message: {
-      role: "user",
-      content: [
-        { cache_prompt: false, type: "text", text },
-        ...(imageUrls?.length ? [{ cache_prompt: false, type: "image" as const, image_urls: imageUrls }] : []),
-      ],
-      thinking_blocks: [],
-    },
+    llm_message: message,
     llm_response_id: null,
     activated_skills: [],
     extended_content: [],
@@ -75,6 +69,17 @@ function initialMessage(text: string, imageUrls: string[] | null | undefined): E
     critic_result: null,
     kind: "MessageEvent",
   };
+}
+
+function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
+  const event = userMessageEvent({
+    role: "user",
+    content: [
+      { cache_prompt: false, type: "text", text },
+      ...(imageUrls?.length ? [{ cache_prompt: false, type: "image" as const, image_urls: imageUrls }] : []),
+    ],
+    thinking_blocks: [],
+  });
   return { event, json: JSON.stringify(event) };
 }
 
@@ -132,6 +137,19 @@ export class ConversationService {
     const stored = this.store.appendEvents(conversationId, toStore);
     this.bus.publish(conversationId, stored);
     return stored;
+  }
+
+  /**
+   * Records a user message (already validated as a UserMessage) as a user MessageEvent, pushes it
+   * to subscribers and hands it to the runtime.
+   * @throws ConversationNotFoundError
+   */
+  sendMessage(conversationId: string, message: UserMessage): MessageEvent {
+    const event = userMessageEvent(message as MessageEvent["llm_message"]);
+    this.record(conversationId, [event]);
+    const record = requireConversation(this.store, conversationId);
+    this.runtime.onUserMessage?.(record, event, this.contextFor(conversationId));
+    return event;
   }
 
   setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord {

@@ -7,7 +7,7 @@
  * message). A runtime reports changes through `setStatus`, each recorded as a
  * ConversationStateUpdateEvent with key `conversation_status`.
  */
-import type { ConversationLifecycleStatus, Event } from "@acs-toolkit/schema";
+import type { ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
 import type { ConversationRecord } from "./store/types.js";
 
 export interface RuntimeContext {
@@ -22,6 +22,11 @@ export interface ConversationRuntime {
   readonly initialStatus: ConversationLifecycleStatus;
   /** Called once after a conversation is created and stored. */
   start(conversation: ConversationRecord, context: RuntimeContext): void;
+  /**
+   * Called after a user message (sent over the live channel or `POST …/events`) is recorded and
+   * pushed, so the agent can answer with `context.record`.
+   */
+  onUserMessage?(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext): void;
 }
 
 /** No agent: conversations are records only. */

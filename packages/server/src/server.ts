@@ -9,6 +9,7 @@ import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversations.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
+import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
@@ -23,6 +24,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
   shutdownGraceMs?: number;
+  /** Tuning of the live channel (timeouts, buffer bound, heartbeat). */
+  live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes">;
 }
 
 export interface RunningServer {
@@ -34,6 +37,8 @@ export interface RunningServer {
   bus: EventBus;
   conversations: ConversationService;
   http: Server;
+  /** The WebSocket channel `/sockets/events/{conversation_id}`. */
+  live: LiveEvents;
   /** Stops accepting, lets in-flight requests finish, closes the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -59,6 +64,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   });
 
   const http = createServer(app);
+  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.port, config.host, () => {
@@ -72,7 +78,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
 
   let closing: Promise<void> | undefined;
   const close = () =>
-    (closing ??= new Promise<void>((resolve) => {
+    (closing ??= live.close().then(() => new Promise<void>((resolve) => {
       const force = setTimeout(() => http.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       http.close(() => {
         clearTimeout(force);
@@ -81,7 +87,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         resolve();
       });
       http.closeIdleConnections();
-    }));
+    })));
 
-  return { url: `http://${host}:${port}`, port, keys, store, bus, conversations, http, close };
+  return { url: `http://${host}:${port}`, port, keys, store, bus, conversations, http, live, close };
 }

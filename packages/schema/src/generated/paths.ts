@@ -3385,6 +3385,30 @@ export interface components {
             last_event_id: string | null;
         };
         /**
+         * LiveFullStateEvent
+         * @description The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
+         * @example {
+         *       "id": "0b1c2d3e-4f50-4617-a829-3a4b5c6d7e8f",
+         *       "timestamp": "2026-02-05T11:24:45.402000",
+         *       "source": "environment",
+         *       "key": "full_state",
+         *       "value": {
+         *         "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *         "conversation_status": "RUNNING",
+         *         "created_at": "2026-02-05T11:00:00.000Z",
+         *         "updated_at": "2026-02-05T11:24:45.301Z",
+         *         "event_count": 42,
+         *         "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170"
+         *       },
+         *       "kind": "ConversationStateUpdateEvent"
+         *     }
+         */
+        LiveFullStateEvent: {
+            /** @constant */
+            key: "full_state";
+            value: components["schemas"]["ConversationFullState"];
+        } & components["schemas"]["ConversationStateUpdateEvent"];
+        /**
          * LiveAuthFrame
          * @description First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.
          * @example {

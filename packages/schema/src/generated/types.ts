@@ -217,6 +217,13 @@ export type ConversationLifecycleStatus = "STARTING" | "RUNNING" | "STOPPED" | "
  * via the `definition` "UserMessage".
  */
 export type UserMessage = Message & UserMessage1;
+/**
+ * The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "LiveFullStateEvent".
+ */
+export type LiveFullStateEvent = ConversationStateUpdateEvent & LiveFullStateEvent1;
 
 /**
  * A block of text. Rejects unknown properties.
@@ -2181,6 +2188,11 @@ export interface ConversationFullState {
    * Id of the last stored event in append order (null when there is none).
    */
   last_event_id: string | null;
+}
+export interface LiveFullStateEvent1 {
+  key: "full_state";
+  value: ConversationFullState;
+  [k: string]: unknown;
 }
 /**
  * First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.

@@ -1,6 +1,6 @@
 /** Creating and reading conversations. */
 import { Router, type RequestHandler } from "express";
-import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
@@ -41,6 +41,13 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
   router.get("/api/conversations/:conversation_id", auth, (req, res) => {
     const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
     res.json(conversationInfo(requireConversation(store, path.conversation_id as string)));
+  });
+
+  router.post("/api/conversations/:conversation_id/events", auth, json, (req, res) => {
+    const { path } = validators.parameters("sendMessage", req.params as Record<string, string>, {});
+    const id = requireConversation(store, path.conversation_id as string).id;
+    validators.body("sendMessage", req.body);
+    res.json(conversations.sendMessage(id, req.body as UserMessage));
   });
 
   return router;

@@ -11,7 +11,7 @@ import { expect } from "vitest";
 import { RequestValidators } from "../../src/http/validation.js";
 import { createLogger } from "../../src/log.js";
 import { parseConfig, type ServerConfig } from "../../src/config.js";
-import { startServer, type RunningServer } from "../../src/server.js";
+import { startServer, type RunningServer, type StartOptions } from "../../src/server.js";
 
 export const KEY = "test-session-key-0123456789";
 
@@ -41,6 +41,7 @@ export async function startTestServer(
   flags: string[] = [],
   env: NodeJS.ProcessEnv = {},
   existingDataDir?: string,
+  options: Pick<StartOptions, "live"> = {},
 ): Promise<TestServer> {
   const dataDir = existingDataDir ?? (await mkdtemp(path.join(tmpdir(), "acs-server-")));
   const logs: string[] = [];
@@ -51,7 +52,7 @@ export async function startTestServer(
     },
   });
   const config: ServerConfig = parseConfig(["--port", "0", "--data-dir", dataDir, ...flags], {});
-  const server = await startServer(config, { env: { SESSION_API_KEY: KEY, ...env }, log: createLogger("debug", sink) });
+  const server = await startServer(config, { ...options, env: { SESSION_API_KEY: KEY, ...env }, log: createLogger("debug", sink) });
   const call: TestServer["call"] = async (method, route, options = {}) => {
     const url = new URL(route, server.url);
     for (const [name, value] of Object.entries(options.query ?? {})) {

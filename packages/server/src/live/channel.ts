@@ -1,0 +1,356 @@
+/**
+ * The live channel: `/sockets/events/{conversation_id}` over WebSocket (spec/asyncapi.yaml).
+ *
+ * Exactly once, in order: a connection reads stored events from the store in append order (pages
+ * of `replayPageSize`, paced by the socket's buffer) and switches to the bus only in the same tick
+ * in which the store had nothing more to give. The store is written synchronously and the bus is
+ * published right after, so no event can fall between the two, and a sequence number guard drops
+ * anything already sent.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type { ConversationFullState, ConversationStateUpdateEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import type { EventBus } from "../bus.js";
+import { canonicalConversationId, type ConversationService } from "../conversations.js";
+import { RequestValidationError, RequestValidators } from "../http/validation.js";
+import { createKeyCheck } from "../keys.js";
+import type { Logger } from "../log.js";
+import { recordedTimestamp } from "../store/time.js";
+import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
+
+/** Close codes of the live channel (documented in spec/asyncapi.yaml). */
+export const LIVE_CLOSE = {
+  unauthorized: 4001,
+  notFound: 4004,
+  badRequest: 4400,
+  slowConsumer: 4429,
+  goingAway: 1001,
+} as const;
+
+export interface LiveEventsOptions {
+  store: EventStore;
+  bus: EventBus;
+  conversations: ConversationService;
+  /** Accepted session API keys. */
+  keys: readonly string[];
+  /** Serve events without a key (sending messages still needs one). */
+  publicRead: boolean;
+  log: Logger;
+  /** Request validators of the bundled spec (built when not given). */
+  validators?: RequestValidators;
+  /** How long a connection without a key may take to send its auth frame. Default 5,000 ms. */
+  authTimeoutMs?: number;
+  /** Ping interval; a peer that did not answer the previous ping is cut. Default 30,000 ms. */
+  heartbeatMs?: number;
+  /** Bound of a connection's unsent bytes while it follows live events; past it: close 4429. Default 4 MiB. */
+  maxBufferedBytes?: number;
+  /** Events read from the store per step while catching up. Default 500. */
+  replayPageSize?: number;
+  /** Largest inbound frame. Default 16 MiB. */
+  maxPayloadBytes?: number;
+}
+
+export interface LiveEvents {
+  /** Connections open now. */
+  readonly connections: number;
+  /** Closes every connection with 1001 and stops accepting. Idempotent. */
+  close(): Promise<void>;
+}
+
+const PATH = /^\/sockets\/events\/([^/?#]+)\/?$/;
+
+/** Attaches the live channel to an HTTP server (its `upgrade` requests on the channel's path). */
+export function attachLiveEvents(http: Server, options: LiveEventsOptions): LiveEvents {
+  const validators = options.validators ?? new RequestValidators(openapiDocument);
+  const checkKey = createKeyCheck(options.keys);
+  const settings: ConnectionSettings = {
+    authTimeoutMs: options.authTimeoutMs ?? 5_000,
+    maxBufferedBytes: options.maxBufferedBytes ?? 4 * 1024 * 1024,
+    replayPageSize: options.replayPageSize ?? 500,
+  };
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024 });
+  const open = new Set<LiveConnection>();
+  let closed = false;
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    const match = PATH.exec(url.pathname);
+    if (!match) return; // another upgrade handler may own it; the socket is ended below if nobody does
+    if (closed) return void socket.destroy();
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings);
+      open.add(connection);
+      ws.once("close", () => open.delete(connection));
+      connection.start();
+    });
+  };
+  // Upgrades on any other path: 404 (Node otherwise leaves the socket hanging).
+  const onStrayUpgrade = (request: IncomingMessage, socket: Duplex) => {
+    if (PATH.test(new URL(request.url ?? "/", "http://localhost").pathname)) return;
+    socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  };
+  http.on("upgrade", onUpgrade);
+  http.on("upgrade", onStrayUpgrade);
+
+  const heartbeat = setInterval(() => {
+    for (const connection of open) connection.heartbeat();
+  }, options.heartbeatMs ?? 30_000);
+  heartbeat.unref();
+
+  return {
+    get connections() {
+      return open.size;
+    },
+    close: () => {
+      if (!closed) {
+        closed = true;
+        clearInterval(heartbeat);
+        http.off("upgrade", onUpgrade);
+        http.off("upgrade", onStrayUpgrade);
+        for (const connection of open) connection.close(LIVE_CLOSE.goingAway, "server shutting down");
+      }
+      return new Promise<void>((resolve) => {
+        const done = () => (open.size === 0 ? resolve() : undefined);
+        // A peer that does not answer the close handshake is cut after a second.
+        const force = setTimeout(() => {
+          for (const connection of open) connection.terminate();
+          resolve();
+        }, 1_000);
+        force.unref();
+        for (const connection of open) connection.onClosed(done);
+        wss.close(() => done());
+        done();
+      });
+    },
+  };
+}
+
+interface ConnectionSettings {
+  authTimeoutMs: number;
+  maxBufferedBytes: number;
+  replayPageSize: number;
+}
+
+/** Where a connection stands: waiting for its auth frame, catching up from the store, or following the bus. */
+type Phase = "auth" | "catch-up" | "live" | "closed";
+
+class LiveConnection {
+  private phase: Phase = "auth";
+  /** May send messages (a key was presented); public readers may only read. */
+  private canWrite = false;
+  private conversation!: ConversationRecord;
+  /** Append order of the last event sent. */
+  private lastSeq = 0;
+  private lastId: string | null = null;
+  private sent = 0;
+  private alive = true;
+  private unsubscribe?: () => void;
+  private authTimer?: NodeJS.Timeout;
+  private readonly closeListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly request: IncomingMessage,
+    private readonly url: URL,
+    private readonly rawConversationId: string,
+    private readonly options: LiveEventsOptions,
+    private readonly validators: RequestValidators,
+    private readonly checkKey: (presented: string | undefined) => boolean,
+    private readonly settings: ConnectionSettings,
+  ) {}
+
+  start(): void {
+    const { ws } = this;
+    ws.on("pong", () => (this.alive = true));
+    ws.on("message", (data, isBinary) => this.onFrame(data, isBinary));
+    ws.on("error", (error) => this.options.log.debug({ err: error.message }, "live connection error"));
+    ws.once("close", (code) => {
+      this.phase = "closed";
+      this.unsubscribe?.();
+      clearTimeout(this.authTimer);
+      this.options.log.info({ conversationId: this.conversation?.id ?? this.rawConversationId, code, sent: this.sent }, "live connection closed");
+      for (const listener of this.closeListeners.splice(0)) listener();
+    });
+
+    const header = this.request.headers["x-session-api-key"];
+    const fromQuery = this.url.searchParams.get("session_api_key");
+    if (fromQuery !== null) {
+      this.options.log.warn({ path: this.url.pathname }, "live channel: session_api_key in the query string is deprecated (URLs leak into logs); send the X-Session-API-Key header or an auth frame");
+    }
+    const presented = typeof header === "string" ? header : (fromQuery ?? undefined);
+    if (presented !== undefined) {
+      if (!this.checkKey(presented)) return this.close(LIVE_CLOSE.unauthorized, "Unauthorized");
+      this.canWrite = true;
+      return this.open();
+    }
+    if (this.options.publicRead) return this.open();
+    this.authTimer = setTimeout(() => this.close(LIVE_CLOSE.unauthorized, "Unauthorized: no auth frame in time"), this.settings.authTimeoutMs);
+  }
+
+  heartbeat(): void {
+    if (this.phase === "closed") return;
+    if (!this.alive) return this.terminate();
+    this.alive = false;
+    this.ws.ping();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.phase === "closed") return;
+    this.phase = "closed";
+    this.unsubscribe?.();
+    clearTimeout(this.authTimer);
+    this.ws.close(code, reason);
+  }
+
+  terminate(): void {
+    this.phase = "closed";
+    this.ws.terminate();
+  }
+
+  onClosed(listener: () => void): void {
+    if (this.ws.readyState === this.ws.CLOSED) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  /** Authenticated (or a public reader): resolve the conversation and the starting point, then stream. */
+  private open(): void {
+    clearTimeout(this.authTimer);
+    const { store, bus } = this.options;
+    const id = canonicalConversationId(this.rawConversationId);
+    const conversation = id === undefined ? undefined : store.getConversation(id);
+    if (!conversation) return this.close(LIVE_CLOSE.notFound, truncateReason(`Conversation not found: ${this.rawConversationId}`));
+    this.conversation = conversation;
+
+    const resendAll = this.url.searchParams.get("resend_all");
+    if (resendAll !== null && !/^(true|false|1|0)$/i.test(resendAll)) {
+      return this.close(LIVE_CLOSE.badRequest, "resend_all must be true or false");
+    }
+    const afterId = this.url.searchParams.get("after_id");
+    if (afterId !== null) {
+      const position = store.positionOf(conversation.id, afterId);
+      if (!position) return this.close(LIVE_CLOSE.badRequest, truncateReason(`after_id ${afterId} is not an event of this conversation`));
+      this.lastSeq = position.seq;
+      this.lastId = afterId;
+    } else if (resendAll !== null && /^(true|1)$/i.test(resendAll)) {
+      this.lastSeq = 0;
+    } else {
+      this.lastSeq = conversation.eventCount; // seqs run from 1 without gaps: only what comes next
+    }
+
+    this.phase = "catch-up";
+    // Subscribed before anything is read: the listener ignores what catch-up will read anyway.
+    this.unsubscribe = bus.subscribe(conversation.id, (events) => this.onLive(events));
+    this.send(JSON.stringify(this.fullState(conversation)));
+    this.options.log.info({ conversationId: conversation.id, from: this.lastSeq, canWrite: this.canWrite }, "live connection opened");
+    this.catchUp();
+  }
+
+  private fullState(conversation: ConversationRecord): ConversationStateUpdateEvent {
+    const last = conversation.eventCount > 0 ? this.options.store.readAfter(conversation.id, conversation.eventCount - 1, 1)[0] : undefined;
+    const value: ConversationFullState = {
+      conversation_id: conversation.id,
+      conversation_status: conversation.status,
+      created_at: conversation.createdAt,
+      updated_at: conversation.updatedAt,
+      event_count: conversation.eventCount,
+      last_event_id: last?.id ?? null,
+    };
+    return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
+  }
+
+  /** Sends stored events after `lastSeq` page by page, waiting while the socket's buffer is full. */
+  private catchUp(): void {
+    while (this.phase === "catch-up") {
+      if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
+        setTimeout(() => this.catchUp(), 5);
+        return;
+      }
+      const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
+      for (const event of page) this.deliver(event);
+      // Same tick as the read that came back short: nothing can have been stored in between.
+      if (page.length < this.settings.replayPageSize) this.phase = "live";
+    }
+  }
+
+  private onLive(events: readonly StoredEvent[]): void {
+    if (this.phase !== "live") return; // catching up: the store will give these
+    for (const event of events) if (event.seq > this.lastSeq) this.deliver(event);
+    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
+      this.options.log.warn({ conversationId: this.conversation.id, buffered: this.ws.bufferedAmount }, "live connection too slow, closed");
+      this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
+    }
+  }
+
+  private deliver(event: StoredEvent): void {
+    this.lastSeq = event.seq;
+    this.lastId = event.id;
+    this.sent++;
+    this.send(event.json);
+  }
+
+  private send(text: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  }
+
+  private sendError(detail: ValidationError[]): void {
+    this.send(JSON.stringify({ type: "error", detail }));
+  }
+
+  private onFrame(data: RawData, isBinary: boolean): void {
+    if (this.phase === "closed") return;
+    const text = isBinary ? undefined : rawText(data);
+    let frame: unknown;
+    let parseError: string | undefined;
+    if (text === undefined) parseError = "binary frames are not accepted: send JSON text";
+    else {
+      try {
+        frame = JSON.parse(text);
+      } catch (error) {
+        parseError = `not valid JSON: ${(error as Error).message}`;
+      }
+    }
+    const isAuth = typeof frame === "object" && frame !== null && (frame as { type?: unknown }).type === "auth";
+
+    if (this.phase === "auth") {
+      const key = isAuth ? (frame as { session_api_key?: unknown }).session_api_key : undefined;
+      if (typeof key !== "string" || !this.checkKey(key)) return this.close(LIVE_CLOSE.unauthorized, "Unauthorized");
+      this.canWrite = true;
+      return this.open();
+    }
+    if (parseError !== undefined) return this.sendError([{ loc: ["message"], msg: parseError, type: "json_invalid" }]);
+    if (isAuth) {
+      // A public reader may authenticate later to send messages; a wrong key ends the connection.
+      const key = (frame as { session_api_key?: unknown }).session_api_key;
+      if (typeof key !== "string" || !this.checkKey(key)) return this.close(LIVE_CLOSE.unauthorized, "Unauthorized");
+      this.canWrite = true;
+      return;
+    }
+    if (!this.canWrite) {
+      return this.sendError([{ loc: ["message"], msg: "Unauthorized: send an auth frame with a session API key before sending messages", type: "unauthorized" }]);
+    }
+    try {
+      this.validators.body("sendMessage", frame);
+      this.options.conversations.sendMessage(this.conversation.id, frame as UserMessage);
+    } catch (error) {
+      if (error instanceof RequestValidationError) {
+        return this.sendError(error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+      }
+      this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
+      this.sendError([{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
+    }
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data as ArrayBuffer).toString("utf8");
+}
+
+/** Close reasons are limited to 123 bytes by the protocol. */
+function truncateReason(reason: string): string {
+  const bytes = Buffer.from(reason);
+  return bytes.length <= 123 ? reason : bytes.subarray(0, 120).toString("utf8").replace(/\uFFFD$/, "") + "…";
+}

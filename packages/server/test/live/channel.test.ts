@@ -1,0 +1,332 @@
+/**
+ * The live channel over real WebSocket connections to a real server: first frame, replay, resume,
+ * the exact join of stored and live events, inbound messages, auth, close codes, slow consumers,
+ * heartbeats and shutdown.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { validateEvent } from "@acs-toolkit/validator";
+import { asyncapiDocument } from "@acs-toolkit/schema/documents";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { LIVE_CLOSE } from "../../src/live/channel.js";
+import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
+import { connectLive, isEventFrame, livePath, type LivePeer } from "../support/live.js";
+
+let t: TestServer;
+const peers: LivePeer[] = [];
+const peer = (path: string, options: Parameters<typeof connectLive>[2] = { headers: { "X-Session-API-Key": KEY } }) => {
+  const p = connectLive(t.url, path, options);
+  peers.push(p);
+  return p;
+};
+const withKey = { headers: { "X-Session-API-Key": KEY } };
+
+beforeAll(async () => {
+  t = await startTestServer([], {}, undefined, { live: { authTimeoutMs: 300, maxBufferedBytes: 256 * 1024, replayPageSize: 7 } });
+});
+afterEach(() => {
+  for (const p of peers.splice(0)) p.ws.terminate();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const replay = exampleEvents();
+
+async function createConversation(events = replay): Promise<string> {
+  const reply = await t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(events) } });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.conversation_id;
+}
+
+const userMessage = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
+
+async function storedIds(id: string): Promise<string[]> {
+  return t.server.store.readAfter(id, 0, 1_000_000).map((e) => e.id);
+}
+
+// Payload schemas of the AsyncAPI document, to check what the server sends.
+const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
+ajv.addFormat("uuid", /^[0-9a-f-]{36}$/i).addFormat("date-time", () => true);
+const schemas = (asyncapiDocument as { components: { schemas: Record<string, { schema: object }> } }).components.schemas;
+ajv.addSchema({ $id: "urn:acs:async", components: { schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, { schema: rebase(v.schema) }])) } });
+function rebase(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rebase);
+  if (typeof node !== "object" || node === null) return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? `urn:acs:async${v}` : k === "discriminator" ? { propertyName: (v as { propertyName: string }).propertyName } : rebase(v)]));
+}
+const fullStateSchema = ajv.compile({ $ref: "urn:acs:async#/components/schemas/LiveFullStateEvent/schema" });
+const errorFrameSchema = ajv.compile({ $ref: "urn:acs:async#/components/schemas/LiveErrorFrame/schema" });
+
+describe("the stream", () => {
+  it("opens with one full_state update, then every stored event with resend_all, each as stored", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { resend_all: "true" }));
+    const frames = await p.waitFor(1 + replay.length);
+    const [first, ...rest] = frames;
+    expect(first!.value).toMatchObject({ kind: "ConversationStateUpdateEvent", key: "full_state", source: "environment" });
+    expect(validateEvent(first!.value).ok).toBe(true);
+    expect(fullStateSchema(first!.value), JSON.stringify(fullStateSchema.errors)).toBe(true);
+    expect(first!.value.value).toMatchObject({ conversation_id: id, conversation_status: "STOPPED", event_count: replay.length, last_event_id: replay.at(-1)!.id });
+    expect(rest.map((f) => f.text)).toEqual(replay.map((e) => JSON.stringify(e)));
+    // full_state is not stored
+    expect((await storedIds(id)).length).toBe(replay.length);
+  });
+
+  it("sends only live events without resend_all, and the full_state of an empty conversation", async () => {
+    const created = await t.call("POST", "/api/conversations", { json: {} });
+    const id = created.body.conversation_id;
+    const p = peer(livePath(id));
+    const [state] = await p.waitFor(1);
+    expect(state!.value.value).toMatchObject({ event_count: 0, last_event_id: null });
+    const sent = await t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("over HTTP") });
+    expectConforms("sendMessage", sent, 200);
+    const [event] = await p.waitFor(1, isEventFrame);
+    expect(event!.value).toEqual(sent.body);
+    expect(event!.value).toMatchObject({ kind: "MessageEvent", source: "user", llm_message: userMessage("over HTTP") });
+  });
+
+  it("resumes after_id with exactly the events appended after it", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { after_id: replay[40]!.id, resend_all: "true" }));
+    const frames = await p.waitFor(replay.length - 41, isEventFrame);
+    expect(frames.map((f) => f.value.id)).toEqual(replay.slice(41).map((e) => e.id));
+    // and then live
+    t.server.conversations.sendMessage(id, userMessage("live") as never);
+    const after = await p.waitFor(replay.length - 40, isEventFrame);
+    expect(after.at(-1)!.value.llm_message.content[0].text).toBe("live");
+  });
+
+  it("joins stored and live events exactly while events are being appended", async () => {
+    const id = await createConversation();
+    const appended: string[] = [];
+    let stop = false;
+    const producer = (async () => {
+      while (!stop) {
+        appended.push(t.server.conversations.sendMessage(id, userMessage(`m${appended.length}`) as never).id);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const subscribers = Array.from({ length: 20 }, (_, i) => peer(livePath(id, i % 2 ? { resend_all: "true" } : { after_id: replay[i]!.id })));
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await producer;
+    const stored = await storedIds(id);
+    for (const [i, p] of subscribers.entries()) {
+      const from = i % 2 ? 0 : i + 1;
+      const frames = await p.waitFor(stored.length - from, isEventFrame);
+      expect(frames.map((f) => f.value.id)).toEqual(stored.slice(from));
+    }
+    expect(appended.length).toBeGreaterThan(10);
+  });
+
+  it("delivers events recorded by a status change to every subscriber", async () => {
+    const id = await createConversation();
+    const a = peer(livePath(id));
+    const b = peer(livePath(id));
+    await Promise.all([a.waitFor(1), b.waitFor(1)]);
+    t.server.conversations.setStatus(id, "RUNNING");
+    for (const p of [a, b]) {
+      const [update] = await p.waitFor(1, isEventFrame);
+      expect(update!.value).toMatchObject({ kind: "ConversationStateUpdateEvent", key: "conversation_status", value: "RUNNING" });
+    }
+  });
+});
+
+describe("inbound messages", () => {
+  it("records a message frame as a user MessageEvent and pushes it to every subscriber, the sender too", async () => {
+    const id = await createConversation();
+    const sender = peer(livePath(id));
+    const other = peer(livePath(id));
+    await Promise.all([sender.waitFor(1), other.waitFor(1)]);
+    sender.send(userMessage("hello over the socket"));
+    const [mine] = await sender.waitFor(1, isEventFrame);
+    const [theirs] = await other.waitFor(1, isEventFrame);
+    expect(mine!.text).toBe(theirs!.text);
+    expect(mine!.value).toMatchObject({ kind: "MessageEvent", source: "user", llm_message: userMessage("hello over the socket") });
+    expect((await storedIds(id)).at(-1)).toBe(mine!.value.id);
+  });
+
+  it.each([
+    ["not JSON", "{oops", ["message"], "json_invalid"],
+    ["a wrong role", userMessage("x") && { role: "assistant", content: [] }, ["message", "role"], "literal_error"],
+    ["a wrong content type", { role: "user", content: [{ type: "video", text: "x" }] }, ["message", "content", 0, "type"], undefined],
+    ["not an object", [1, 2], ["message"], "type_error"],
+  ])("answers %s with an error frame and stays open", async (_name, frame, loc, type) => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    p.send(frame);
+    const [error] = await p.waitFor(1, (f) => f.value.type === "error");
+    expect(errorFrameSchema(error!.value), JSON.stringify(errorFrameSchema.errors)).toBe(true);
+    expect(error!.value.detail.map((d: { loc: unknown }) => d.loc)).toContainEqual(loc);
+    if (type) expect(error!.value.detail.map((d: { type: string }) => d.type)).toContain(type);
+    // still open, and a good message still works
+    p.send(userMessage("after the error"));
+    const [event] = await p.waitFor(1, isEventFrame);
+    expect(event!.value.llm_message.content[0].text).toBe("after the error");
+    expect((await storedIds(id)).length).toBe(replay.length + 1);
+  });
+
+  it("answers a binary frame with an error frame", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    p.ws.send(Buffer.from([0, 1, 2]), { binary: true });
+    const [error] = await p.waitFor(1, (f) => f.value.type === "error");
+    expect(error!.value.detail[0].loc).toEqual(["message"]);
+  });
+});
+
+describe("authentication", () => {
+  it("accepts the key in a first auth frame (what browsers can send)", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { resend_all: "true" }), {});
+    await p.opened;
+    p.send({ type: "auth", session_api_key: KEY });
+    const frames = await p.waitFor(1 + replay.length);
+    expect(frames[0]!.value.key).toBe("full_state");
+  });
+
+  it.each([
+    ["no key and no auth frame in time", {}, undefined],
+    ["a wrong header key", { headers: { "X-Session-API-Key": "wrong" } }, undefined],
+    ["a wrong key in the auth frame", {}, { type: "auth", session_api_key: "wrong" }],
+    ["a message instead of the auth frame", {}, userMessage("hi")],
+  ])("closes with 4001 after accepting on %s", async (_name, options, first) => {
+    const id = await createConversation();
+    const p = peer(livePath(id), options);
+    await p.opened; // accepted, so that browsers see the code
+    if (first) p.send(first);
+    expect(await p.closed).toEqual({ code: LIVE_CLOSE.unauthorized, reason: expect.stringMatching(/^Unauthorized/) });
+    expect(p.frames).toEqual([]);
+  });
+
+  it("still accepts the deprecated query parameter, logs the deprecation and never the key", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { session_api_key: KEY }), {});
+    await p.waitFor(1);
+    expect(t.logs.some((line) => line.includes("deprecated"))).toBe(true);
+    expect(t.logs.some((line) => line.includes(KEY))).toBe(false);
+  });
+
+  it("checks the key before telling whether a conversation exists", async () => {
+    const p = peer(livePath(randomUUID()), { headers: { "X-Session-API-Key": "wrong" } });
+    expect((await p.closed).code).toBe(LIVE_CLOSE.unauthorized);
+  });
+});
+
+describe("close codes", () => {
+  it.each([
+    ["an unknown conversation", () => livePath(randomUUID()), LIVE_CLOSE.notFound, /^Conversation not found: /],
+    ["a conversation id that is not a UUID", () => livePath("not-a-uuid"), LIVE_CLOSE.notFound, /^Conversation not found: not-a-uuid/],
+  ])("%s: 4004", async (_name, path, code, reason) => {
+    const p = peer(path());
+    expect(await p.closed).toEqual({ code, reason: expect.stringMatching(reason) });
+  });
+
+  it("an after_id from elsewhere: 4400 naming the parameter", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { after_id: randomUUID() }));
+    expect(await p.closed).toEqual({ code: LIVE_CLOSE.badRequest, reason: expect.stringMatching(/^after_id .* is not an event of this conversation/) });
+  });
+
+  it("a bad resend_all: 4400", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { resend_all: "maybe" }));
+    expect(await p.closed).toEqual({ code: LIVE_CLOSE.badRequest, reason: "resend_all must be true or false" });
+  });
+
+  it("accepts a 32-hex-digit conversation id", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id.replace(/-/g, "").toUpperCase(), { resend_all: "true" }));
+    const [state] = await p.waitFor(1);
+    expect(state!.value.value.conversation_id).toBe(id);
+  });
+
+  it("answers an upgrade on another path with 404", async () => {
+    const p = peer("/sockets/nothing-here");
+    expect((await p.closed).code).toBe(1006);
+  });
+});
+
+describe("slow consumers", () => {
+  it("closes a client that stops reading with 4429, and it resumes with after_id without loss", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    // Stop reading: the server's buffer for this client grows past its bound (256 KiB here).
+    (p.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const big = "x".repeat(16 * 1024);
+    for (let i = 0; i < 400; i++) t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never);
+    (p.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await p.closed;
+    expect(closed.code).toBe(LIVE_CLOSE.slowConsumer);
+    expect(closed.reason).toMatch(/^slow consumer: reconnect with after_id=/);
+    const received = p.events();
+    const stored = await storedIds(id);
+    expect(received.map((e) => e.id)).toEqual(stored.slice(replay.length, replay.length + received.length));
+    const resumed = peer(livePath(id, received.length ? { after_id: received.at(-1).id } : { resend_all: "true" }));
+    const rest = stored.slice(received.length ? replay.length + received.length : 0);
+    const frames = await resumed.waitFor(rest.length, isEventFrame);
+    expect([...received.map((e) => e.id), ...frames.map((f) => f.value.id)].slice(-400)).toEqual(stored.slice(replay.length));
+  });
+});
+
+describe("heartbeat and shutdown", () => {
+  it("ends a peer that does not answer pings, and closes the others with 1001 on shutdown", async () => {
+    const own = await startTestServer([], {}, undefined, { live: { heartbeatMs: 100 } });
+    try {
+      const created = await own.call("POST", "/api/conversations", { json: {} });
+      const id = created.body.conversation_id;
+      const silent = connectLive(own.url, livePath(id), { ...withKey, autoPong: false });
+      const healthy = connectLive(own.url, livePath(id), withKey);
+      await Promise.all([silent.waitFor(1), healthy.waitFor(1)]);
+      expect((await silent.closed).code).toBe(1006); // terminated, no close frame
+      expect(healthy.ws.readyState).toBe(healthy.ws.OPEN);
+      await expect.poll(() => own.server.live.connections).toBe(1);
+      const closing = own.close();
+      expect(await healthy.closed).toEqual({ code: 1001, reason: "server shutting down" });
+      await closing;
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("--public-read", () => {
+  it("streams without a key but refuses messages until the client authenticates", async () => {
+    const pub = await startTestServer(["--public-read"]);
+    try {
+      const created = await pub.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(replay) } });
+      const id = created.body.conversation_id;
+      const p = connectLive(pub.url, livePath(id, { resend_all: "true" }), {});
+      await p.waitFor(1 + replay.length);
+      p.send(userMessage("let me in"));
+      const [error] = await p.waitFor(1, (f) => f.value.type === "error");
+      expect(error!.value.detail[0]).toMatchObject({ loc: ["message"], type: "unauthorized" });
+      p.send({ type: "auth", session_api_key: KEY });
+      p.send(userMessage("now with a key"));
+      const [event] = await p.waitFor(replay.length + 1, isEventFrame).then((f) => f.slice(-1));
+      expect(event!.value.llm_message.content[0].text).toBe("now with a key");
+      p.ws.terminate();
+    } finally {
+      await pub.close();
+    }
+  });
+});
+
+describe("POST /api/conversations/{id}/events", () => {
+  it("401 without a key, 404 for an unknown conversation, 422 with the culprit's loc", async () => {
+    const id = await createConversation();
+    expectConforms("sendMessage", await t.call("POST", `/api/conversations/${id}/events`, { key: null, json: userMessage("x") }), 401);
+    expectConforms("sendMessage", await t.call("POST", `/api/conversations/${randomUUID()}/events`, { json: userMessage("x") }), 404);
+    const bad = await t.call("POST", `/api/conversations/${id}/events`, { json: { role: "user", content: [{ type: "text" }] } });
+    expectConforms("sendMessage", bad, 422);
+    expect(bad.body.detail.map((d: { loc: unknown }) => d.loc)).toContainEqual(["body", "content", 0, "text"]);
+    const notUuid = await t.call("POST", `/api/conversations/nope/events`, { json: userMessage("x") });
+    expectConforms("sendMessage", notUuid, 422);
+    expect(notUuid.body.detail[0].loc).toEqual(["path", "conversation_id"]);
+  });
+});
