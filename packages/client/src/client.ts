@@ -9,6 +9,7 @@ import * as openapiFetch from "openapi-fetch";
 import type { Client, Middleware } from "openapi-fetch";
 import { AbortError, ApiError, InvalidEventError, InvalidResponseError, NetworkError } from "./errors.js";
 import { listInputs, toFile, type ReadPath, type UploadFiles, type UploadInput } from "./files.js";
+import { createLive, type LiveSocket, type OpenSocket, type SubscribeOptions, type Subscription, type UserMessage } from "./live.js";
 import type {
   CallOptions,
   CountEventsQuery,
@@ -42,6 +43,12 @@ export interface ClientOptions {
   validate?: boolean | ValidateOptions;
   /** Headers sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * The WebSocket constructor for live events, where there is no global one. In Node the client
+   * uses the `ws` package (and sends the key as a header); browsers use theirs (and send the key in
+   * a first auth frame).
+   */
+  WebSocket?: new (url: string) => LiveSocket;
 }
 
 /**
@@ -76,6 +83,28 @@ export interface AcsClient<Upload = UploadInput> {
   uploadFiles(conversationId: string, files: UploadFiles<Upload>, options?: CallOptions): Promise<OperationResult<"uploadFiles">>;
   /** An uploaded file's bytes (extension); `fileName` is the last segment of a `file_urls` entry. */
   downloadFile(conversationId: string, fileName: string, options?: CallOptions): Promise<Blob>;
+  /**
+   * Live events of a conversation over the WebSocket channel: stored events first (see
+   * `options.from`), then live ones, each once and in order; reconnects with jittered exponential
+   * backoff and resumes after the last delivered event.
+   *
+   * @example
+   * const sub = client.subscribe(id, { onEvent: render, onStatus: (s) => setBadge(s), signal });
+   * await sub.sendMessage("Also update the changelog.");
+   */
+  subscribe(conversationId: string, options: SubscribeOptions): Subscription;
+  /**
+   * The same as `subscribe`, as an async iterator.
+   *
+   * @example
+   * for await (const event of client.events(id)) render(event);
+   */
+  events(conversationId: string, options?: Omit<SubscribeOptions, "onEvent">): AsyncGenerator<SearchedEvent, void, undefined>;
+  /**
+   * Sends a user message: over the socket of an open subscription of this conversation, otherwise
+   * with `POST /api/conversations/{id}/events` (extension). Its MessageEvent reaches subscribers.
+   */
+  sendMessage(conversationId: string, message: UserMessage | string, options?: CallOptions): Promise<void>;
   /** Liveness and store readiness (extension); a 503 is an `ApiError` whose body is the `Health`. */
   getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
   /** The bundled OpenAPI document the server serves (extension). */
@@ -94,6 +123,8 @@ export interface AcsClient<Upload = UploadInput> {
 export interface Platform {
   /** Reads a file by path for `uploadFiles` (Node). */
   readPath?: ReadPath;
+  /** Opens a live-channel socket (Node: `ws`, with the key as a header). Default: the global WebSocket. */
+  openSocket?: OpenSocket;
 }
 
 /**
@@ -187,6 +218,24 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
 
   const conversation = (conversationId: string) => ({ conversation_id: conversationId });
 
+  const openSocket: OpenSocket =
+    platform.openSocket ??
+    ((url) => {
+      const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => LiveSocket }).WebSocket;
+      if (!Socket) throw new TypeError("subscribe: there is no WebSocket here; pass options.WebSocket");
+      return { socket: new Socket(url), sentKey: false };
+    });
+  const live = createLive({
+    baseUrl: options.baseUrl,
+    apiKey: async () => (typeof apiKey === "function" ? await apiKey() : apiKey),
+    openSocket,
+    postMessage: async (conversationId, message) => {
+      await call("sendMessage", undefined, () =>
+        raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body: message }),
+      );
+    },
+  });
+
   const client: AcsClient<Upload> = {
     raw,
 
@@ -274,6 +323,20 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
           ...init(options),
         }),
       );
+    },
+
+    subscribe: live.subscribe,
+    events: live.events,
+
+    async sendMessage(conversationId, message, options) {
+      if (options?.signal || options?.headers) {
+        const body = typeof message === "string" ? ({ role: "user", content: [{ type: "text", text: message }] } as UserMessage) : message;
+        await call("sendMessage", options.signal, () =>
+          raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body, ...init(options) }),
+        );
+        return;
+      }
+      await live.sendMessage(conversationId, message);
     },
 
     getHealth(options) {

@@ -8,7 +8,9 @@ import { openAsBlob } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createClientFor, type AcsClient, type ClientOptions } from "./client.js";
+import { WebSocket } from "ws";
+import { API_KEY_HEADER, createClientFor, type AcsClient, type ClientOptions } from "./client.js";
+import type { LiveSocket, OpenSocket } from "./live.js";
 import type { NodeUploadInput } from "./files.js";
 
 export * from "./shared.js";
@@ -29,6 +31,12 @@ async function readPath(path: string | URL, name?: string, type?: string): Promi
  * const client = createClient({ baseUrl: "http://127.0.0.1:3000", apiKey: process.env.SESSION_API_KEY });
  * await client.uploadFiles(conversationId, ["./report.csv"]);
  */
+/** `ws` sockets, which can carry the key as a header (no auth frame, no key in the URL). */
+const openSocket: OpenSocket = (url, key) => {
+  const socket = new WebSocket(url, key === undefined ? {} : { headers: { [API_KEY_HEADER]: key } });
+  return { socket: socket as unknown as LiveSocket, sentKey: key !== undefined };
+};
+
 export function createClient(options: ClientOptions): AcsClient<NodeUploadInput> {
-  return createClientFor<NodeUploadInput>(options, { readPath });
+  return createClientFor<NodeUploadInput>(options, { readPath, ...(options.WebSocket ? {} : { openSocket }) });
 }

@@ -11,6 +11,17 @@ export {
   type ApiErrorWithStatus,
 } from "./errors.js";
 export type { NamedData, NodeUploadInput, UploadFiles, UploadInput } from "./files.js";
+export {
+  LIVE_CLOSE_CODES,
+  LiveError,
+  type BackoffOptions,
+  type LiveSocket,
+  type LiveStatus,
+  type StatusDetail,
+  type SubscribeOptions,
+  type Subscription,
+  type UserMessage,
+} from "./live.js";
 export type {
   CallOptions,
   CountEventsQuery,

@@ -2,7 +2,8 @@
  * The built standalone browser bundle (dist/browser/acs-client.js) in headless Chromium, under a
  * strict Content-Security-Policy: a page on one origin calls the reference server on another (CORS
  * configured on the server), creates a conversation, pages through its events, uploads and
- * downloads a file, loads the validator on demand, and tells HTTP errors from network errors.
+ * downloads a file, subscribes to live events with the browser's WebSocket (first-frame auth) and
+ * sends a message over it, loads the validator on demand, and tells HTTP errors from network errors.
  */
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -29,6 +30,25 @@ try {
   out.firstPage = { items: first.items.length, hasNext: typeof first.next_page_id === "string" };
   out.ids = [];
   for await (const event of client.iterateEvents(id, { limit: 25 })) out.ids.push(event.id);
+  // Live events: the browser's own WebSocket, the key in a first auth frame.
+  out.live = await new Promise((resolve, reject) => {
+    const ids = [];
+    const statuses = [];
+    const timer = setTimeout(() => reject(new Error("live: " + ids.length + " events, " + statuses.join(","))), 15000);
+    const sub = client.subscribe(id, {
+      onStatus: (status) => statuses.push(status),
+      onEvent(event) {
+        ids.push(event.id);
+        if (ids.length === ${events.length}) sub.sendMessage("from the browser");
+        if (ids.length === ${events.length + 1}) {
+          clearTimeout(timer);
+          sub.close();
+          resolve({ ids: ids.slice(0, -1), last: event.llm_message.content[0].text, source: event.source, statuses });
+        }
+      },
+    });
+    sub.done.catch(reject);
+  });
   const upload = await client.uploadFiles(id, [new File(["hello from the browser"], "hello.txt", { type: "text/plain" })]);
   out.uploaded = upload.file_urls;
   out.downloaded = await (await client.downloadFile(id, "hello.txt")).text();
@@ -82,7 +102,7 @@ beforeAll(async () => {
         "content-type": type,
         // No eval, no inline script; the page may only talk to the reference server (and to a
         // port where nothing listens, for the network error).
-        "content-security-policy": `default-src 'none'; script-src 'self'; connect-src ${ref.url} http://127.0.0.1:1`,
+        "content-security-policy": `default-src 'none'; script-src 'self'; connect-src ${ref.url} ${ref.url.replace("http", "ws")} http://127.0.0.1:1`,
       });
       res.end(body);
     };
@@ -121,6 +141,8 @@ describe("in headless Chromium", () => {
     expect(results.count).toBe(events.length);
     expect(results.firstPage).toEqual({ items: 25, hasNext: true });
     expect(results.ids).toEqual(events.map((event) => event.id));
+    expect(results.live).toEqual({ ids: events.map((event) => event.id), last: "from the browser", source: "user", statuses: ["open", "closed"] });
+    await expect.poll(() => ref.server.live.connections).toBe(0);
     expect(results.uploaded).toEqual([expect.stringMatching(/\/files\/hello\.txt$/)]);
     expect(results.downloaded).toBe("hello from the browser");
     expect(results.notFound).toEqual({ apiError: true, status: 404, detail: "Conversation not found: 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9" });

@@ -15,6 +15,7 @@ const run: Record<string, () => Promise<unknown>> = {
   "quick-start.ts": () => import("./examples/quick-start.js"),
   "errors.ts": () => import("./examples/errors.js"),
   "uploads.ts": () => import("./examples/uploads.js"),
+  "live.ts": () => import("./examples/live.js"),
 };
 const EXAMPLES = Object.keys(run);
 const source = (name: string) => readFileSync(path.join(here, "examples", name), "utf8");

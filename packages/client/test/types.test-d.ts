@@ -26,7 +26,7 @@ const id = "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9";
 test("there is a method for every operation of the spec", () => {
   expectTypeOf<OperationId>().toEqualTypeOf<keyof operations>();
   expectTypeOf<OperationId>().toExtend<keyof AcsClient>();
-  expectTypeOf<keyof AcsClient>().toEqualTypeOf<OperationId | "iterateEvents" | "raw">();
+  expectTypeOf<keyof AcsClient>().toEqualTypeOf<OperationId | "iterateEvents" | "subscribe" | "events" | "raw">();
 });
 
 describe("results are typed per operation", () => {
@@ -150,5 +150,29 @@ describe("wrong input does not compile", () => {
     void nodeClient.uploadFiles(id, ["./report.csv", new URL("file:///tmp/x"), { path: "./a.txt", name: "b.txt" }, new File(["x"], "x.txt")]);
     // @ts-expect-error named data needs a name
     void nodeClient.uploadFiles(id, [{ data: "x" }]);
+  });
+});
+
+describe("live events are typed", () => {
+  test("subscribe hands typed events and statuses; sendMessage takes a UserMessage or text", () => {
+    const sub = client.subscribe(id, {
+      onEvent(event) {
+        expectTypeOf(event).toEqualTypeOf<SearchedEvent>();
+      },
+      onStatus(status) {
+        expectTypeOf(status).toEqualTypeOf<"connecting" | "open" | "reconnecting" | "closed">();
+      },
+      from: { afterId: "e1" },
+    });
+    expectTypeOf(sub.sendMessage("text")).resolves.toBeVoid();
+    expectTypeOf(client.sendMessage(id, { role: "user", content: [{ type: "text", text: "hi" }] })).resolves.toBeVoid();
+    // @ts-expect-error the channel only carries user messages
+    void client.sendMessage(id, { role: "assistant", content: [] });
+    // @ts-expect-error onEvent is required
+    client.subscribe(id, { from: "now" });
+  });
+
+  test("events() is an async iterator of events", () => {
+    expectTypeOf(client.events(id)).toEqualTypeOf<AsyncGenerator<SearchedEvent, void, undefined>>();
   });
 });

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { parseConfig, startServer, type RunningServer } from "@acs-toolkit/server";
+import { parseConfig, startServer, type RunningServer, type StartOptions } from "@acs-toolkit/server";
 
 export const KEY = "client-test-key-0123456789abcdef";
 
@@ -16,10 +16,10 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-export async function startReferenceServer(flags: string[] = []): Promise<ReferenceServer> {
+export async function startReferenceServer(flags: string[] = [], options: Pick<StartOptions, "live"> = {}): Promise<ReferenceServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "acs-client-"));
   const config = parseConfig(["--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "silent", ...flags], {});
-  const server = await startServer(config, { env: { SESSION_API_KEY: KEY } });
+  const server = await startServer(config, { ...options, env: { SESSION_API_KEY: KEY } });
   return {
     url: server.url,
     server,
