@@ -1,0 +1,179 @@
+/**
+ * Live-channel fan-out: 1,000 WebSocket subscribers of one conversation while a producer sends user
+ * messages at a fixed rate over its own socket, stepping the rate up. For each step: p50/p99 delivery
+ * latency (message frame sent → event frame received, over every subscriber and event) and whether
+ * every subscriber received every event with no connection closed. The highest rate held is the
+ * last step that did. The server runs in its own process (dist/cli.js), the subscribers and the
+ * producer in this one.
+ *
+ * `--smoke`: 50 subscribers, two short steps.
+ */
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir, cpus } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { WebSocket } from "ws";
+
+const smoke = process.argv.includes("--smoke");
+const SUBSCRIBERS = smoke ? 50 : 1_000;
+const RATES = smoke ? [20, 50] : [25, 50, 100, 200, 400, 800];
+const STEP_MS = smoke ? 1_000 : 4_000;
+/** A step is held when every event reached every subscriber within this time after the step ended. */
+const DRAIN_MS = 5_000;
+const KEY = "fanout-bench-key";
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+const now = () => performance.timeOrigin + performance.now();
+
+interface StepResult {
+  rate: number;
+  events: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  held: boolean;
+  missing: number;
+  closed: number;
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "acs-fanout-"));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+  const server = spawn(process.execPath, [cli, "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "error"], {
+    env: { ...process.env, SESSION_API_KEY: KEY },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${base}/health`)).ok) break;
+      } catch {
+        if (i > 400) throw new Error("server did not start");
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const headers = { "X-Session-API-Key": KEY, "Content-Type": "application/json" };
+    const created = await (await fetch(`${base}/api/conversations`, { method: "POST", headers, body: "{}" })).json();
+    const id = created.conversation_id as string;
+
+    // Subscribers: each records, per step and event number, when the frame arrived.
+    const arrivals: Array<Map<string, number>> = [];
+    let closed = 0;
+    const sockets: WebSocket[] = [];
+    for (let batch = 0; batch < SUBSCRIBERS; batch += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, SUBSCRIBERS - batch) }, () => {
+          const seen = new Map<string, number>();
+          arrivals.push(seen);
+          const ws = new WebSocket(`ws://127.0.0.1:${port}/sockets/events/${id}`, { headers: { "X-Session-API-Key": KEY } });
+          sockets.push(ws);
+          ws.on("message", (data: Buffer) => {
+            // Not JSON.parse: 1,000 parses of every event would measure this process, not the server.
+            const text = data.toString();
+            const at = text.indexOf("fanout ");
+            if (at >= 0) seen.set(text.slice(at + 7, text.indexOf('"', at)), now());
+          });
+          ws.on("close", () => closed++);
+          return new Promise<void>((resolve, reject) => {
+            ws.once("message", () => resolve()); // the full_state frame: subscribed
+            ws.once("error", reject);
+          });
+        }),
+      );
+    }
+
+    // The producer: its own connection; each message frame is recorded and pushed to everyone.
+    const producer = new WebSocket(`ws://127.0.0.1:${port}/sockets/events/${id}`, { headers: { "X-Session-API-Key": KEY } });
+    await new Promise((resolve, reject) => {
+      producer.once("message", resolve);
+      producer.once("error", reject);
+    });
+
+    const results: StepResult[] = [];
+    for (const rate of RATES) {
+      const sent = new Map<string, number>();
+      const closedBefore = closed;
+      const total = Math.round((rate * STEP_MS) / 1000);
+      const start = now();
+      for (let n = 0; n < total; n++) {
+        const due = start + (n * 1000) / rate;
+        const wait = due - now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        const key = `${rate}.${n}`;
+        sent.set(key, now());
+        producer.send(JSON.stringify({ role: "user", content: [{ type: "text", text: `fanout ${key}` }] }));
+      }
+      const deadline = now() + DRAIN_MS;
+      const complete = () => arrivals.every((seen) => [...sent.keys()].every((k) => seen.has(k)));
+      while (!complete() && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const latencies: number[] = [];
+      let missing = 0;
+      for (const seen of arrivals) {
+        for (const [key, at] of sent) {
+          const got = seen.get(key);
+          if (got === undefined) missing++;
+          else latencies.push(got - at);
+        }
+      }
+      latencies.sort((a, b) => a - b);
+      const result: StepResult = {
+        rate,
+        events: total,
+        p50Ms: Number(percentile(latencies, 50).toFixed(1)),
+        p99Ms: Number(percentile(latencies, 99).toFixed(1)),
+        maxMs: Number((latencies.at(-1) ?? NaN).toFixed(1)),
+        held: missing === 0 && closed === closedBefore,
+        missing,
+        closed: closed - closedBefore,
+      };
+      results.push(result);
+      for (const seen of arrivals) seen.clear();
+      if (!result.held) break;
+    }
+    for (const ws of [...sockets, producer]) ws.terminate();
+
+    const held = results.filter((r) => r.held).at(-1);
+    console.log(`live fan-out (${SUBSCRIBERS} subscribers on one conversation, messages sent by a producer socket; ${cpus().length} cores)`);
+    console.log("  rate ev/s   events   deliveries   p50 ms   p99 ms   max ms   held");
+    for (const r of results) {
+      console.log(
+        `  ${String(r.rate).padStart(9)}   ${String(r.events).padStart(6)}   ${String(r.events * SUBSCRIBERS).padStart(10)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${String(r.maxMs).padStart(6)}   ${r.held ? "yes" : `no (${r.missing} missing, ${r.closed} closed)`}`,
+      );
+    }
+    console.log(`  highest rate held: ${held ? `${held.rate} events/s (${held.rate * SUBSCRIBERS} deliveries/s)` : "none"}${results.every((r) => r.held) ? " (the highest step tried)" : ""}`);
+
+    const out = process.env.ACS_BENCH_RESULTS;
+    if (out) {
+      const lines = results.flatMap((r) => [
+        { suite: "live", name: `fan-out delivery p50 at ${r.rate} events/s × ${SUBSCRIBERS} subscribers`, value: r.p50Ms, unit: "ms" },
+        { suite: "live", name: `fan-out delivery p99 at ${r.rate} events/s × ${SUBSCRIBERS} subscribers`, value: r.p99Ms, unit: "ms" },
+      ]);
+      lines.push({
+        suite: "live",
+        name: `fan-out: highest append rate held with nothing dropped (${SUBSCRIBERS} subscribers)`,
+        value: held?.rate ?? 0,
+        unit: "events/s",
+      });
+      appendFileSync(out, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    }
+  } finally {
+    server.kill("SIGTERM");
+    await new Promise((r) => server.once("exit", r));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
