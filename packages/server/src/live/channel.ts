@@ -72,6 +72,14 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     replayPageSize: options.replayPageSize ?? 500,
   };
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024 });
+  // Each live event is encoded once, not once per subscriber: the bus hands every listener the
+  // same StoredEvent objects.
+  const encoded = new WeakMap<StoredEvent, Buffer>();
+  const encode = (event: StoredEvent) => {
+    let bytes = encoded.get(event);
+    if (!bytes) encoded.set(event, (bytes = Buffer.from(event.json)));
+    return bytes;
+  };
   const open = new Set<LiveConnection>();
   let closed = false;
 
@@ -81,7 +89,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     if (!match) return; // another upgrade handler may own it; the socket is ended below if nobody does
     if (closed) return void socket.destroy();
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings);
+      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings, encode);
       open.add(connection);
       ws.once("close", () => open.delete(connection));
       connection.start();
@@ -160,6 +168,7 @@ class LiveConnection {
     private readonly validators: RequestValidators,
     private readonly checkKey: (presented: string | undefined) => boolean,
     private readonly settings: ConnectionSettings,
+    private readonly encode: (event: StoredEvent) => Buffer,
   ) {}
 
   start(): void {
@@ -269,7 +278,7 @@ class LiveConnection {
         return;
       }
       const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
-      for (const event of page) this.deliver(event);
+      for (const event of page) this.deliver(event, event.json);
       // Same tick as the read that came back short: nothing can have been stored in between.
       if (page.length < this.settings.replayPageSize) this.phase = "live";
     }
@@ -277,22 +286,23 @@ class LiveConnection {
 
   private onLive(events: readonly StoredEvent[]): void {
     if (this.phase !== "live") return; // catching up: the store will give these
-    for (const event of events) if (event.seq > this.lastSeq) this.deliver(event);
+    for (const event of events) if (event.seq > this.lastSeq) this.deliver(event, this.encode(event));
     if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
       this.options.log.warn({ conversationId: this.conversation.id, buffered: this.ws.bufferedAmount }, "live connection too slow, closed");
       this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
     }
   }
 
-  private deliver(event: StoredEvent): void {
+  private deliver(event: StoredEvent, payload: string | Buffer): void {
     this.lastSeq = event.seq;
     this.lastId = event.id;
     this.sent++;
-    this.send(event.json);
+    this.send(payload);
   }
 
-  private send(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  /** A text frame (a Buffer is sent as text too: it holds the UTF-8 of the JSON). */
+  private send(payload: string | Buffer): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(payload, { binary: false });
   }
 
   private sendError(detail: ValidationError[]): void {
