@@ -1,6 +1,6 @@
 /**
  * Request validation derived from the bundled OpenAPI document: for every operation, one validator
- * for its path and query parameters and one for its JSON body, compiled once at start-up. Failures
+ * for its path and query parameters and one for its JSON body, each compiled once, on first use. Failures
  * become FastAPI-shaped entries (`{ loc, msg, type }`) whose `loc` points at the culprit.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
@@ -55,10 +55,18 @@ interface Parameter {
   schema?: Json;
 }
 
+/** A validator compiled on first use: a start-up (or a mock's) does not pay for operations it never serves. */
+type Lazy = () => ValidateFunction;
+
+function lazy(ajv: Ajv2020, schema: Json): Lazy {
+  let compiled: ValidateFunction | undefined;
+  return () => (compiled ??= ajv.compile(schema));
+}
+
 interface OperationValidators {
-  path?: ValidateFunction;
-  query?: ValidateFunction;
-  body?: ValidateFunction;
+  path?: Lazy;
+  query?: Lazy;
+  body?: Lazy;
   /**
    * JSON response bodies by status code: schemas now, compiled on first use (only tests and
    * conformance checks read responses, so a server start does not pay for them).
@@ -118,7 +126,7 @@ export class RequestValidators {
         const group = (where: "path" | "query") => {
           const list = parameters.filter((p) => p.in === where);
           if (list.length === 0) return undefined;
-          return params.compile({
+          return lazy(params, {
             $id: `urn:acs:operation:${operation.operationId}:${where}`,
             type: "object",
             properties: Object.fromEntries(list.map((p) => [p.name, rebase(p.schema ?? {})])),
@@ -136,7 +144,7 @@ export class RequestValidators {
           responses,
           path: group("path"),
           query: group("query"),
-          body: jsonSchema ? json.compile({ $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebase(jsonSchema) as Json) }) : undefined,
+          body: jsonSchema ? lazy(json, { $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebase(jsonSchema) as Json) }) : undefined,
           queryNames: new Set(parameters.filter((p) => p.in === "query").map((p) => p.name)),
         });
       }
@@ -166,10 +174,11 @@ export class RequestValidators {
       }
       queryValues[name] = value;
     }
-    for (const [where, validate, values] of [
+    for (const [where, compiled, values] of [
       ["path", validators.path, pathValues],
       ["query", validators.query, queryValues],
     ] as const) {
+      const validate = compiled?.();
       if (validate && !validate(values)) errors.push(...issuesOf(validate.errors).map((i) => toValidationError(where, [], i)));
     }
     if (errors.length) throw new RequestValidationError(errors);
@@ -190,7 +199,7 @@ export class RequestValidators {
 
   /** Validates a parsed JSON body. @throws RequestValidationError */
   body(operationId: string, body: unknown): void {
-    const validate = this.operation(operationId).body;
+    const validate = this.operation(operationId).body?.();
     if (!validate) return;
     if (body === undefined) {
       throw new RequestValidationError([{ loc: ["body"], msg: "a JSON body is required", type: "missing" }]);

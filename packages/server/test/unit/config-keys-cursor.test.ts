@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
 import { createCursorCodec } from "../../src/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { RequestValidationError, RequestValidators } from "../../src/http/validation.js";
 
 describe("parseConfig", () => {
   it("has sane defaults", () => {
@@ -86,5 +88,25 @@ describe("page cursors", () => {
     ["a huge string", () => codec.decode(scope, "a".repeat(10_000) + "." + "b"), "is not a page cursor issued by this server"],
   ])("refuse %s", (_name, decode, reason) => {
     expect(decode()).toEqual({ ok: false, reason });
+  });
+});
+
+describe("RequestValidators", () => {
+  it("compiles every operation's parameter and body validators (they compile on first use)", () => {
+    const validators = new RequestValidators(openapiDocument);
+    const operations = Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string }>>)
+      .flatMap((item) => Object.values(item))
+      .map((op) => op.operationId)
+      .filter((id): id is string => Boolean(id));
+    expect(operations.length).toBeGreaterThanOrEqual(13);
+    for (const id of operations) {
+      for (const run of [() => validators.parameters(id, {}, {}), () => validators.body(id, {})]) {
+        try {
+          run();
+        } catch (error) {
+          expect(error, id).toBeInstanceOf(RequestValidationError);
+        }
+      }
+    }
   });
 });
