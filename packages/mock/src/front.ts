@@ -1,0 +1,289 @@
+/**
+ * Prism at the front. Every request is routed and checked by Prism (prism-http, programmatic, on the
+ * bundled spec) before the world sees it:
+ *
+ * 1. injected latency (`--latency`, `Prefer: latency=200ms`);
+ * 2. a route the spec does not have (the docs' assets, an unknown path) or a CORS preflight goes
+ *    straight to the world, which answers as the server does (`404 {"detail":"Not Found"}`);
+ * 3. Prism's security check → `401 {"detail":"Unauthorized"}` (and a present key is compared with the
+ *    accepted ones, so that a wrong key is a 401 before any 422, in the server's order);
+ * 4. Prism's request validation → the interface's `422` with the server's `loc` (violations.ts);
+ *    a coarse violation, a body that is not JSON, or a multipart body (Prism reads a one-file upload
+ *    as a string) is left to the server's own validation behind Prism;
+ * 5. `Prefer: code=…`, `example=…`, `dynamic=true`, or an operation the world does not implement:
+ *    Prism's mocker answers with the spec's examples or generated data (an undocumented code, such
+ *    as `Prefer: code=500`, is answered with that status and `{"detail": <reason>}`);
+ * 6. everything else goes to the world (the reference server's Express app), body and all.
+ *
+ * Prism's problem+json never reaches a client: every answer is in the interface's shapes.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { IncomingMessage, STATUS_CODES, type ServerResponse } from "node:http";
+import { BASE_CONFIG, createValidatingPrism, loadOperations, mockingPrism, responseViolations, type Checked, type IHttpConfig, type IHttpRequest, type IPrismDiagnostic } from "./prism.js";
+import type { World } from "./world.js";
+import { mapViolations } from "./violations.js";
+
+/** A Node request handler with the mock's extras. */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface FrontOptions {
+  /** Added to every response before it is handled, ms (`--latency`). Default 0. */
+  latencyMs?: number;
+  /** Largest JSON body read for validation; larger ones go to the server, which answers 413. Default 64 MiB. */
+  jsonLimitBytes?: number;
+  /** Browser origins allowed by CORS for answers the front gives itself (as the world's). */
+  corsOrigins?: string[];
+}
+
+/** Preferences of a request (RFC 7240 `Prefer`), the ones Prism knows plus `latency`. */
+export interface Preferences {
+  code?: string;
+  example?: string;
+  dynamic?: string;
+  seed?: string;
+  latency?: string;
+}
+
+/** Parses `Prefer: code=404, example="not found", dynamic=true` (also `;`-separated). */
+export function parsePrefer(header: string | string[] | undefined): Preferences {
+  const out: Record<string, string> = {};
+  const text = Array.isArray(header) ? header.join(",") : (header ?? "");
+  for (const part of text.split(/[,;]/)) {
+    const match = /^\s*([A-Za-z_-]+)\s*(?:=\s*(?:"([^"]*)"|([^\s"]*)))?\s*$/.exec(part);
+    if (match) out[match[1]!.toLowerCase()] = match[2] ?? match[3] ?? "true";
+  }
+  return out;
+}
+
+/** `200ms`, `2s`, `1.5s`, `200` (ms) → milliseconds, or undefined when it is none of those. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * (match[2] === "s" ? 1000 : 1);
+}
+
+const isSecurityDiagnostic = (d: IPrismDiagnostic) => d.code === 401;
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Builds the front of a world: a Node handler to mount on an HTTP server (or inject into). */
+export async function createFront(world: World, options: FrontOptions = {}): Promise<NodeHandler> {
+  const operations = await loadOperations();
+  const validating = createValidatingPrism();
+  const acceptedKeys = world.keys.map(digest);
+  const keyIsAccepted = (presented: string) => {
+    const candidate = digest(presented);
+    let match = false;
+    for (const key of acceptedKeys) match = timingSafeEqual(key, candidate) || match;
+    return presented !== "" && match;
+  };
+  const corsOrigins = options.corsOrigins ?? ["*"];
+  const jsonLimit = options.jsonLimitBytes ?? 64 * 1024 * 1024;
+  const log = world.log;
+
+  /** An answer the front gives itself, in the interface's shape, with the world's CORS headers. */
+  const send = (req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, started = performance.now()) => {
+    const origin = req.headers.origin;
+    if (origin && (corsOrigins.includes("*") || corsOrigins.includes(origin))) {
+      res.setHeader("Access-Control-Allow-Origin", corsOrigins.includes("*") ? "*" : origin);
+      if (!corsOrigins.includes("*")) res.setHeader("Vary", "Origin");
+      res.setHeader("Access-Control-Expose-Headers", "Content-Length, Content-Disposition");
+    }
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(Buffer.byteLength(text)), ...headers });
+    res.end(text);
+    log.info({ method: req.method, path: req.url?.split("?")[0], status, ms: performance.now() - started, by: "prism" }, "request");
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", "http://mock");
+    const prefer = parsePrefer(req.headers.prefer);
+
+    const latency = prefer.latency !== undefined ? parseDuration(prefer.latency) : options.latencyMs;
+    if (prefer.latency !== undefined && latency === undefined) {
+      return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: `latency must be a duration such as 200ms or 2s, got "${prefer.latency}"`, type: "value_error" }] });
+    }
+    if (latency) await new Promise((resolve) => setTimeout(resolve, Math.min(latency, 60_000)));
+
+    const method = (req.method ?? "GET").toLowerCase();
+    if (url.pathname === "/__mock" && method === "get") return send(req, res, 200, describeWorld(world), {}, started);
+    const query: Record<string, string | string[]> = {};
+    for (const name of new Set(url.searchParams.keys())) {
+      const values = url.searchParams.getAll(name);
+      query[name] = values.length === 1 ? values[0]! : values;
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    const input: IHttpRequest = { method: method as IHttpRequest["method"], url: { path: url.pathname, query }, headers };
+
+    // Route, check the key and validate what has arrived so far (everything but a JSON body).
+    const first = await validating.request(input, operations)();
+    if (first._tag === "Left") return void world.app(req, res); // not in the spec: the world's 404, the docs' assets
+    const { resource, validations: found } = first.right.output.body as Checked;
+
+    // The key: Prism checks that it is there; its value is compared as the server does.
+    const alternatives = resource.security ?? [];
+    const optional = alternatives.some((alternative) => alternative.length === 0);
+    const needsKey = alternatives.some((alternative) => alternative.length > 0) && (!optional || !world.publicRead);
+    const presented = req.headers["x-session-api-key"];
+    if (found.some(isSecurityDiagnostic) || (needsKey && !keyIsAccepted(typeof presented === "string" ? presented : ""))) {
+      return send(req, res, 401, { detail: "Unauthorized" }, {}, started);
+    }
+
+    let validations = found.filter((d) => !isSecurityDiagnostic(d) && d.severity === 0);
+    let raw: Buffer | undefined;
+    const contents = resource.request?.body?.contents ?? [];
+    const jsonOperation = contents.some((c) => c.mediaType === "application/json");
+    if (jsonOperation && method !== "get" && method !== "head") {
+      const read = await readBody(req, jsonLimit);
+      if (read.overLimit) return void world.app(replay(req, read.chunks, req), res); // the server's 413
+      raw = Buffer.concat(read.chunks);
+      if (raw.length > 0) {
+        if (/^application\/(?:[\w.+-]*\+)?json\b/i.test(String(req.headers["content-type"] ?? ""))) {
+          try {
+            input.body = JSON.parse(raw.toString("utf8"));
+          } catch {
+            // Not JSON: the server names the position of the mistake (["body", 21]); Prism cannot.
+            return void world.app(replay(req, [raw]), res);
+          }
+        } else input.body = raw.toString("utf8");
+        const checked = await validating.request(input, operations)();
+        validations = checked._tag === "Right" ? (checked.right.output.body as Checked).validations.filter((d) => !isSecurityDiagnostic(d) && d.severity === 0) : validations;
+      }
+    } else if (contents.length > 0) {
+      // Multipart: Prism reads a one-file upload as a string, not an array; the body is the server's.
+      validations = validations.filter((d) => d.path?.[0] !== undefined && d.path[0] !== "body");
+    }
+    const forward = () => world.app(raw ? replay(req, [raw]) : req, res);
+    if (validations.length > 0) {
+      const mapped = mapViolations(validations, input.body);
+      if (mapped.precise) return send(req, res, 422, { detail: mapped.detail }, {}, started);
+      log.debug({ reason: mapped.reason }, "coarse Prism violation: the server's validation answers");
+      return void forward();
+    }
+
+    const implemented = world.routes.has(`${resource.method.toUpperCase()} ${resource.path}`);
+    if (prefer.code === undefined && prefer.example === undefined && prefer.dynamic !== "true" && implemented) return void forward();
+
+    // Prism's mocker: the spec's examples, or generated data.
+    let code: number | undefined;
+    if (prefer.code !== undefined) {
+      if (!/^[1-5]\d\d$/.test(prefer.code)) {
+        return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: `code must be an HTTP status code, got "${prefer.code}"`, type: "value_error" }] }, {}, started);
+      }
+      code = Number(prefer.code);
+      if (!resource.responses.some((r) => r.code === prefer.code)) {
+        // An undocumented status: failure injection (`Prefer: code=500`), in the server's error shape.
+        return send(req, res, code, { detail: STATUS_CODES[code] ?? "Error" }, {}, started);
+      }
+    }
+    const mock = (dynamic: boolean, seed: string) =>
+      mockingPrism().request(input, [resource], {
+        ...BASE_CONFIG,
+        checkSecurity: false,
+        validateRequest: false,
+        mock: { dynamic, code, exampleKey: prefer.example, seed },
+      } as IHttpConfig)();
+    const seed = prefer.seed ?? String(world.seed);
+    let mocked = await mock(prefer.dynamic === "true", seed);
+    if (prefer.dynamic === "true" && mocked._tag === "Right") {
+      // Prism's generator ignores some keywords (propertyNames, exclusiveMinimum): what it makes is
+      // checked, other seeds derived from this one are tried, and the example is the fallback, so a
+      // generated answer is always one the spec allows.
+      for (let attempt = 1; mocked._tag === "Right" && responseViolations(resource, mocked.right.output).length > 0; attempt++) {
+        mocked = attempt <= 8 ? await mock(true, `${seed}:${attempt}`) : await mock(false, seed);
+        if (attempt > 8) break;
+      }
+    }
+    if (mocked._tag === "Left") {
+      const error = mocked.left as Error & { detail?: string };
+      return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: error.detail ?? error.message, type: "value_error" }] }, {}, started);
+    }
+    const output = mocked.right.output;
+    const mediaType = Object.entries(output.headers ?? {}).find(([name]) => name.toLowerCase() === "content-type")?.[1] ?? "application/json";
+    const body = typeof output.body === "string" && !/json/.test(mediaType) ? output.body : JSON.stringify(output.body ?? null);
+    return send(req, res, output.statusCode, body, { "Content-Type": mediaType }, started);
+  };
+
+  return (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.error({ err: error, method: req.method, url: req.url?.split("?")[0] }, "mock front failed");
+      if (!res.headersSent) {
+        res.writeHead(500, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ detail: "Internal Server Error" }));
+      } else res.destroy();
+    });
+  };
+}
+
+/** What `GET /__mock` answers: the scenarios and how the mock runs (never the keys). */
+export function describeWorld(world: World): Record<string, unknown> {
+  return {
+    seed: world.seed,
+    speed: world.speed,
+    public_read: world.publicRead,
+    live_channel: "/sockets/events/{conversation_id}",
+    scenarios: world.scenarios.map((s) => ({
+      name: s.name,
+      description: s.description,
+      conversation_id: s.conversationId,
+      events: s.events.length,
+      preload: s.preload,
+      streaming: !world.streamer.waiting.includes(s.conversationId),
+      origin: s.origin,
+    })),
+  };
+}
+
+/** Reads a body up to `limit` bytes; past it stops reading and says so (the rest stays in `req`). */
+function readBody(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; overLimit: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > limit) {
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.pause();
+        resolve({ chunks, overLimit: true });
+      }
+    };
+    const onEnd = () => resolve({ chunks, overLimit: false });
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", reject);
+  });
+}
+
+/**
+ * A request the world can read again: the same method, URL and headers, the body read so far, then
+ * whatever is still in `rest` (the server's body parser reads it as if nothing had happened).
+ */
+function replay(original: IncomingMessage, chunks: Buffer[], rest?: IncomingMessage): IncomingMessage {
+  const copy = new IncomingMessage(original.socket!);
+  copy.method = original.method;
+  copy.url = original.url;
+  copy.httpVersion = original.httpVersion;
+  copy.httpVersionMajor = original.httpVersionMajor;
+  copy.httpVersionMinor = original.httpVersionMinor;
+  copy.headers = original.headers;
+  copy.rawHeaders = original.rawHeaders;
+  for (const chunk of chunks) copy.push(chunk);
+  // `complete` as Node's parser sets it: without it, the copy's end counts as an abort, which
+  // destroys the connection.
+  if (rest) {
+    rest.on("data", (chunk: Buffer) => copy.push(chunk));
+    rest.once("end", () => {
+      copy.complete = true;
+      copy.push(null);
+    });
+    rest.resume();
+  } else {
+    copy.complete = true;
+    copy.push(null);
+  }
+  return copy;
+}

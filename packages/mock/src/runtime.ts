@@ -1,0 +1,238 @@
+/**
+ * What makes the world move: a scripted agent (the `ConversationRuntime` the server's conversation
+ * service drives) and the scenario streamer. Both record events through the server's own
+ * `ConversationService.record`, so every event is validated, stored and pushed to live subscribers
+ * exactly as on the reference server.
+ */
+import type { ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
+import { EventBus, recordedTimestamp, type ConversationRecord, type ConversationRuntime, type ConversationService, type EventStore, type Logger, type RuntimeContext } from "@acs-toolkit/server";
+import { deriveSeed, randomUuid, seededRandom } from "./random.js";
+import { exampleAction, exampleObservation, text, toolNameFor } from "./scenarios/builder.js";
+import type { Scenario } from "./scenarios/types.js";
+import { eventTimeMicros } from "@acs-toolkit/server";
+
+/** How fast time passes: a factor (1 = the recorded pace, 10 = ten times faster) or instant. */
+export type Speed = number | "instant";
+
+/** Longest pause between two streamed events at speed 1 (recordings can hold hours of idle time). */
+export const MAX_GAP_MS = 5_000;
+
+/** Timers that are all cancelled when the mock closes. */
+export class Scheduler {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  /** Runs `task` after `ms` (at once, in a later tick, for 0); errors go to `onError`. */
+  after(ms: number, task: () => void | Promise<void>, onError: (error: unknown) => void): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.closed) return;
+      Promise.resolve()
+        .then(task)
+        .catch(onError);
+    }, Math.max(0, ms));
+    this.timers.add(timer);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
+
+/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
+export class ObservedBus extends EventBus {
+  onSubscribe?: (conversationId: string) => void;
+
+  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
+    const unsubscribe = super.subscribe(conversationId, listener);
+    this.onSubscribe?.(conversationId);
+    return unsubscribe;
+  }
+}
+
+const delayFor = (ms: number, speed: Speed) => (speed === "instant" ? 0 : Math.min(ms, MAX_GAP_MS) / speed);
+
+/** The text of a user message, as one line for a command. */
+function messageText(message: MessageEvent): string {
+  const parts = (message.llm_message.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
+  return parts.join(" ").trim() || "(no text)";
+}
+
+export interface ScriptedAgentOptions {
+  seed: number;
+  speed: Speed;
+  scheduler: Scheduler;
+  log: Logger;
+}
+
+/**
+ * The mock's agent. A new conversation starts STARTING and moves to RUNNING; every user message (the
+ * initial one, one sent over the live channel or `POST …/events`) gets a scripted turn: an action,
+ * its observation and a reply, paced by the speed factor. Ids come from the seed.
+ */
+export class ScriptedAgent implements ConversationRuntime {
+  readonly initialStatus: ConversationLifecycleStatus = "STARTING";
+  private readonly random = new Map<string, () => number>();
+  /** Set by the world once the store exists. */
+  store?: EventStore;
+
+  constructor(private readonly options: ScriptedAgentOptions) {}
+
+  private randomFor(conversationId: string): () => number {
+    let random = this.random.get(conversationId);
+    if (!random) this.random.set(conversationId, (random = seededRandom(deriveSeed(this.options.seed, `agent:${conversationId}`))));
+    return random;
+  }
+
+  private fail = (error: unknown) => this.options.log.warn({ err: error }, "scripted agent could not record its turn");
+
+  start(conversation: ConversationRecord, context: RuntimeContext): void {
+    const { scheduler, speed } = this.options;
+    scheduler.after(delayFor(300, speed), async () => {
+      await context.setStatus("RUNNING");
+      // The initial user message (if any) is the last event the conversation was created with.
+      const last = this.store?.readAfter(conversation.id, Math.max(0, conversation.eventCount - 1), 1)[0];
+      const event = last ? (JSON.parse(last.json) as Event) : undefined;
+      if (event?.kind === "MessageEvent" && event.source === "user") this.onUserMessage(conversation, event, context);
+    }, this.fail);
+  }
+
+  onUserMessage(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext): void {
+    const { scheduler, speed } = this.options;
+    const random = this.randomFor(conversation.id);
+    const said = messageText(message);
+    const command = `echo ${JSON.stringify(said.split("\n")[0]!.slice(0, 80))}`;
+    const callId = `call_${randomUuid(random).replace(/-/g, "").slice(0, 24)}`;
+    const actionId = randomUuid(random);
+    const ids = [randomUuid(random), randomUuid(random), randomUuid(random), randomUuid(random), randomUuid(random)] as const;
+    const steps: Array<[delayMs: number, build: () => Event]> = [
+      [600, () => ({ id: ids[0], timestamp: recordedTimestamp(), source: "environment", key: "execution_status", value: "running", kind: "ConversationStateUpdateEvent" }) as Event],
+      [
+        900,
+        () => ({
+          id: actionId,
+          timestamp: recordedTimestamp(),
+          source: "agent",
+          thought: [text("Let me repeat that back in the terminal.")],
+          thinking_blocks: [],
+          action: { ...exampleAction("TerminalAction"), command },
+          tool_name: toolNameFor("TerminalAction"),
+          tool_call_id: callId,
+          tool_call: { id: callId, name: "terminal", arguments: JSON.stringify({ command, is_input: false, reset: false }), origin: "completion" },
+          llm_response_id: `chatcmpl-mock-${ids[1].slice(0, 8)}`,
+          security_risk: "LOW",
+          summary: "Echo the message",
+          kind: "ActionEvent",
+        }) as Event,
+      ],
+      [
+        500,
+        () => {
+          const observation = exampleObservation("TerminalObservation");
+          observation.content = [text(said)];
+          observation.command = command;
+          observation.exit_code = 0;
+          return { id: ids[2], timestamp: recordedTimestamp(), source: "environment", tool_name: "terminal", tool_call_id: callId, observation, action_id: actionId, kind: "ObservationEvent" } as Event;
+        },
+      ],
+      [
+        700,
+        () =>
+          ({
+            id: ids[3],
+            timestamp: recordedTimestamp(),
+            source: "agent",
+            llm_message: { role: "assistant", content: [text(`You said: "${said}". I am the mock's scripted agent: every message gets an action, its observation and this reply.`)], thinking_blocks: [] },
+            llm_response_id: `chatcmpl-mock-${ids[3].slice(0, 8)}`,
+            activated_skills: [],
+            extended_content: [],
+            sender: null,
+            critic_result: null,
+            kind: "MessageEvent",
+          }) as Event,
+      ],
+      [100, () => ({ id: ids[4], timestamp: recordedTimestamp(), source: "environment", key: "execution_status", value: "finished", kind: "ConversationStateUpdateEvent" }) as Event],
+    ];
+    if (speed === "instant") {
+      scheduler.after(0, () => context.record(steps.map(([, build]) => build())), this.fail);
+      return;
+    }
+    let at = 0;
+    for (const [delay, build] of steps) {
+      at += delayFor(delay, speed);
+      scheduler.after(at, () => context.record([build()]), this.fail);
+    }
+  }
+}
+
+export interface ScenarioStreamerOptions {
+  store: EventStore;
+  conversations: ConversationService;
+  speed: Speed;
+  scheduler: Scheduler;
+  log: Logger;
+}
+
+/**
+ * Creates each scenario's conversation with its history and streams the rest, paced by the gaps
+ * between the events' timestamps (each gap at most {@link MAX_GAP_MS}) divided by the speed, from
+ * the moment the first live client subscribes (or at once with {@link ScenarioStreamer.startAll}).
+ */
+export class ScenarioStreamer {
+  private readonly pending = new Map<string, { scenario: Scenario; next: number }>();
+
+  constructor(private readonly options: ScenarioStreamerOptions) {}
+
+  /** Stores the scenario's conversation: everything at once with speed `instant`, else its history. */
+  add(scenario: Scenario): void {
+    const { store, speed } = this.options;
+    const preload = speed === "instant" ? scenario.events.length : Math.min(scenario.preload, scenario.events.length);
+    const done = preload === scenario.events.length;
+    store.createConversation(
+      { id: scenario.conversationId, status: done ? (scenario.finalStatus ?? "RUNNING") : "RUNNING" },
+      scenario.events.slice(0, preload).map((event) => ({ event, json: JSON.stringify(event) })),
+    );
+    if (!done) this.pending.set(scenario.conversationId, { scenario, next: preload });
+  }
+
+  /** Starts streaming a conversation that has not started yet (a no-op otherwise). */
+  start(conversationId: string): void {
+    const entry = this.pending.get(conversationId);
+    if (!entry) return;
+    this.pending.delete(conversationId);
+    this.step(entry.scenario, entry.next);
+  }
+
+  startAll(): void {
+    for (const id of [...this.pending.keys()]) this.start(id);
+  }
+
+  /** Conversations still waiting for a subscriber. */
+  get waiting(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  private step(scenario: Scenario, index: number): void {
+    const { conversations, scheduler, speed, log, store } = this.options;
+    const event = scenario.events[index];
+    if (!event) {
+      // The scenario's own events tell the story of its status (a ConversationErrorEvent, state
+      // updates); the record follows without adding an event of its own.
+      if (scenario.finalStatus && scenario.finalStatus !== "RUNNING") store.setStatus(scenario.conversationId, scenario.finalStatus);
+      return;
+    }
+    const previous = scenario.events[index - 1];
+    const gapMs = previous ? Math.max(0, ((eventTimeMicros(event.timestamp) ?? 0) - (eventTimeMicros(previous.timestamp) ?? 0)) / 1000) : 0;
+    scheduler.after(
+      delayFor(gapMs, speed),
+      () => {
+        conversations.record(scenario.conversationId, [event]);
+        this.step(scenario, index + 1);
+      },
+      (error) => log.warn({ err: error, scenario: scenario.name }, "scenario stream stopped"),
+    );
+  }
+}

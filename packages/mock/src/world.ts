@@ -1,0 +1,160 @@
+/**
+ * The mock's world IS the reference server: `createApp` from `@acs-toolkit/server` with an
+ * in-memory SQLite store, the server's event bus and conversation service, and the mock's scripted
+ * agent as the runtime. Search, paging, cursors, settings masking, uploads and live events are the
+ * server's code, so the mock and the server cannot disagree about them.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createApp, createCipher, createLogger, openSqliteStore, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+
+type Express = App["app"];
+import { ObservedBus, ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
+import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
+import type { Scenario } from "./scenarios/types.js";
+
+/** The key the mock accepts when none is configured (printed at start). */
+export const DEFAULT_MOCK_KEY = "mock-session-key";
+/** The default time of the first event of the built-in scenarios (deterministic output). */
+export const DEFAULT_START = Date.UTC(2026, 1, 5, 11, 24, 45);
+
+export interface WorldOptions {
+  /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
+  seed?: number;
+  /** Pace of scenario streams and agent turns. Default 1. */
+  speed?: Speed;
+  /**
+   * Scenarios to serve: built-in names (`happy`, `long`, `errors`, `condensation`, `confirmation`)
+   * and loaded scenarios. Default: every built-in.
+   */
+  scenarios?: Array<string | Scenario>;
+  /** Time of the first event of built-in scenarios, ms since the epoch. Default 2026-02-05T11:24:45Z. */
+  start?: number;
+  /** Accepted X-Session-API-Key values. Default [{@link DEFAULT_MOCK_KEY}]. */
+  keys?: string[];
+  /**
+   * Serve event search, count and the live channel without a key, as the interface declares no
+   * security scheme there (the reference server asks for one unless `--public-read`). Default true.
+   */
+  publicRead?: boolean;
+  /** Browser origins allowed by CORS; default `["*"]` (any). `[]` turns CORS off. */
+  corsOrigins?: string[];
+  /** Start streaming every scenario at once instead of when its first live client subscribes. */
+  streamAtStart?: boolean;
+  log?: Logger;
+}
+
+/** The running world: the server's Express app and its parts. */
+export interface World {
+  app: Express;
+  store: EventStore;
+  bus: ObservedBus;
+  conversations: ConversationService;
+  agent: ScriptedAgent;
+  streamer: ScenarioStreamer;
+  scenarios: Scenario[];
+  keys: string[];
+  publicRead: boolean;
+  seed: number;
+  speed: Speed;
+  log: Logger;
+  /**
+   * The routes the world implements, as `METHOD /openapi/{path}`; a spec operation without one is
+   * answered by Prism's examples.
+   */
+  routes: Set<string>;
+  close(): void;
+}
+
+/** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */
+export function createWorld(options: WorldOptions = {}): World {
+  const seed = options.seed ?? 1;
+  const speed = options.speed ?? 1;
+  const log = options.log ?? createLogger("silent");
+  const keys = options.keys?.length ? options.keys : [DEFAULT_MOCK_KEY];
+  const publicRead = options.publicRead ?? true;
+  // Uploads are streamed to disk by the server's code: a private folder that dies with the mock.
+  const dataDir = mkdtempSync(path.join(tmpdir(), "acs-mock-"));
+  const serverConfig = parseConfig(["--data-dir", dataDir], {});
+  const store = openSqliteStore({ file: ":memory:" });
+  const bus = new ObservedBus();
+  const scheduler = new Scheduler();
+  const agent = new ScriptedAgent({ seed, speed, scheduler, log });
+  agent.store = store;
+  const { app, conversations } = createApp({
+    config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
+    store,
+    bus,
+    runtime: agent,
+    log,
+    keys,
+    cipher: createCipher(randomBytes(32)),
+    // Cursors depend only on the seed: the same requests give the same next_page_id every run.
+    cursorSecret: createHash("sha256").update(`acs-mock cursors ${seed}`).digest(),
+    version: "0.1.0-mock",
+  });
+
+  const streamer = new ScenarioStreamer({ store, conversations, speed, scheduler, log });
+  const start = options.start ?? DEFAULT_START;
+  const scenarios = (options.scenarios ?? Object.keys(BUILT_IN_SCENARIOS)).map((entry) => {
+    if (typeof entry !== "string") return entry;
+    const build = BUILT_IN_SCENARIOS[entry];
+    if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
+    return build({ seed, start });
+  });
+  const seen = new Map<string, string>();
+  for (const scenario of scenarios) {
+    const other = seen.get(scenario.conversationId);
+    if (other) throw new Error(`scenarios "${other}" and "${scenario.name}" have the same conversation_id ${scenario.conversationId}`);
+    seen.set(scenario.conversationId, scenario.name);
+    streamer.add(scenario);
+  }
+  bus.onSubscribe = (conversationId) => streamer.start(conversationId);
+  if (options.streamAtStart) streamer.startAll();
+
+  let closed = false;
+  return {
+    app,
+    store,
+    bus,
+    conversations,
+    agent,
+    streamer,
+    scenarios,
+    keys,
+    publicRead,
+    seed,
+    speed,
+    log,
+    routes: expressRoutes(app),
+    close() {
+      if (closed) return;
+      closed = true;
+      scheduler.close();
+      store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface RouterLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: RouterLayer[] };
+}
+
+/** `METHOD /path/{param}` of every route the Express app has, in the OpenAPI path syntax. */
+export function expressRoutes(app: Express): Set<string> {
+  const routes = new Set<string>();
+  const walk = (stack: RouterLayer[] | undefined) => {
+    for (const layer of stack ?? []) {
+      if (layer.route) {
+        const openapiPath = layer.route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+        for (const [method, on] of Object.entries(layer.route.methods)) if (on) routes.add(`${method.toUpperCase()} ${openapiPath}`);
+      } else walk(layer.handle?.stack);
+    }
+  };
+  walk((app as unknown as { router: { stack: RouterLayer[] } }).router.stack);
+  return routes;
+}

@@ -1,0 +1,68 @@
+/**
+ * A frontend's view: a page on another origin, in headless Chromium, fetches events from the running
+ * mock (CORS) and subscribes to the live stream (auth frame, as browsers must), then sends a message
+ * and sees the scripted agent's turn arrive.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEY, startTestMock, type TestMock } from "./support.js";
+
+const PAGE = `<!doctype html><html><body><script>
+window.run = async (api, ws, id, key) => {
+  const page = await (await fetch(api + "/api/conversations/" + id + "/events/search?limit=100")).json();
+  const live = [];
+  const socket = new WebSocket(ws + "/sockets/events/" + id + "?resend_all=true");
+  socket.onopen = () => socket.send(JSON.stringify({ type: "auth", session_api_key: key }));
+  socket.onmessage = (m) => live.push(JSON.parse(m.data));
+  const until = (test) => new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => (test() ? resolve() : Date.now() - started > 20000 ? reject(new Error("timed out: " + live.length)) : setTimeout(check, 20));
+    check();
+  });
+  await until(() => live.filter((e) => e.kind && e.key !== "full_state").length >= page.items.length);
+  socket.send(JSON.stringify({ role: "user", content: [{ type: "text", text: "hello from the browser" }] }));
+  await until(() => live.some((e) => e.kind === "MessageEvent" && e.source === "agent" && e.llm_message.content[0].text.includes("hello from the browser")));
+  socket.close();
+  return { fetched: page.items.map((e) => e.id), live: live.map((e) => ({ kind: e.kind, type: e.type, key: e.key, id: e.id, source: e.source })) };
+};
+</script></body></html>`;
+
+let t: TestMock;
+let site: Server;
+let siteUrl: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  t = await startTestMock({ scenarios: ["happy"], speed: "instant" });
+  site = createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(PAGE));
+  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => site?.close(resolve));
+  await t?.close();
+});
+
+describe("a browser page against the running mock", () => {
+  it("fetches events across origins and follows the live stream", async () => {
+    const page = await browser.newPage();
+    await page.goto(siteUrl);
+    const scenario = t.mock.world.scenarios[0]!;
+    const result = await page.evaluate(([api, ws, id, key]) => (window as any).run(api, ws, id, key), [t.url, t.mock.wsUrl, scenario.conversationId, KEY] as const);
+    expect(result.fetched).toEqual(scenario.events.map((e) => e.id));
+    expect(result.live[0]).toMatchObject({ kind: "ConversationStateUpdateEvent", key: "full_state" });
+    const events = result.live.filter((e: { kind?: string; key?: string }) => e.kind && e.key !== "full_state");
+    expect(events.slice(0, scenario.events.length).map((e: { id: string }) => e.id)).toEqual(scenario.events.map((e) => e.id));
+    expect(events.slice(scenario.events.length).map((e: { kind: string }) => e.kind)).toEqual([
+      "MessageEvent", "ConversationStateUpdateEvent", "ActionEvent", "ObservationEvent", "MessageEvent", "ConversationStateUpdateEvent",
+    ]);
+    expect(result.live.filter((e: { type?: string }) => e.type === "error")).toEqual([]);
+  });
+});

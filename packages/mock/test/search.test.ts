@@ -1,0 +1,160 @@
+/**
+ * Event search on the mock: the reference server's paging property tests (its
+ * test/http/search.test.ts, run here against the mock over HTTP, through Prism): random filters ×
+ * page sizes × both orders equal the filtered list with no duplicate and no gap; DESC is the exact
+ * reverse of ASC; a cursor survives appends; recordings read back byte for byte. Then the long
+ * scenario paged end to end in both orders.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Event } from "@acs-toolkit/schema";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { eventTimeMicros } from "@acs-toolkit/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seededRandom } from "../../server/test/support/random.js";
+import { startTestMock, type TestMock } from "./support.js";
+
+const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
+
+const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];
+
+/** Events of every kind with timestamps full of ties, some with offsets, and varied message texts. */
+function randomTrajectory(rand: () => number, size: number): Event[] {
+  const pool = exampleEvents({ seed: 99 });
+  const base = Date.UTC(2026, 1, 5, 11, 0, 0);
+  return Array.from({ length: size }, (_, i) => {
+    const event = structuredClone(pool[Math.floor(rand() * pool.length)]!) as Event & Record<string, any>;
+    event.id = `00000099-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
+    const millis = base + Math.floor(rand() * 40) * 1000;
+    const iso = new Date(millis).toISOString();
+    const form = rand();
+    event.timestamp = form < 0.6 ? iso.replace("Z", "") : form < 0.8 ? iso : new Date(millis).toISOString().replace("Z", "+00:00");
+    if (event.kind === "CondensationSummaryEvent") event.id += "-summary";
+    if (event.kind === "MessageEvent") {
+      event.source = rand() < 0.5 ? "user" : "agent";
+      event.llm_message.content = [{ type: "text", text: `${WORDS[Math.floor(rand() * WORDS.length)]} ${WORDS[Math.floor(rand() * WORDS.length)]}` }];
+    }
+    return event;
+  });
+}
+
+const textOf = (event: any): string =>
+  event.kind !== "MessageEvent"
+    ? ""
+    : [
+        ...(event.llm_message.content ?? []).filter((c: any) => c.type === "text").map((c: any) => c.text),
+        ...(event.extended_content ?? []).map((c: any) => c.text),
+        event.llm_message.reasoning_content ?? "",
+      ].join("\n");
+
+const sourceOf = (event: any): string => event.source ?? ({ MessageEvent: "", ActionEvent: "agent", AgentErrorEvent: "agent", SystemPromptEvent: "agent", PauseEvent: "user" } as Record<string, string>)[event.kind] ?? "environment";
+
+let t: TestMock;
+beforeAll(async () => void (t = await startTestMock({ scenarios: ["long"] })));
+afterAll(() => t.close());
+
+/** Every page of a search, following next_page_id. */
+async function pageAll(route: string, query: Record<string, string | number>): Promise<{ ids: string[]; pages: number }> {
+  const ids: string[] = [];
+  let pageId: string | null | undefined;
+  let pages = 0;
+  do {
+    const reply = await t.call("GET", route, { query: { ...query, ...(pageId && { page_id: pageId }) } });
+    expect(reply.status, `${JSON.stringify(query)} ${reply.text}`).toBe(200);
+    ids.push(...reply.body.items.map((e: Event) => e.id));
+    pageId = reply.body.next_page_id;
+    pages++;
+    if (pageId) expect(reply.body.items).toHaveLength(Number(query.limit ?? 100));
+  } while (pageId && pages < 400);
+  return { ids, pages };
+}
+
+describe("paging property (the server's, against the mock)", () => {
+  it("concatenated pages equal the filtered list, in both orders, for random filters and sizes", async () => {
+    const rand = seededRandom(20261122);
+    const events = randomTrajectory(rand, 300);
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: events.map((e) => JSON.stringify(e)).join("\n") } });
+    expect(created.status).toBe(200);
+    const id = created.body.conversation_id;
+    // The scripted agent moves the conversation to RUNNING with a state update: wait for it, then
+    // the list is the replayed events plus that one.
+    await expect.poll(async () => (await t.call("GET", `/api/conversations/${id}`)).body.status).toBe("RUNNING");
+    const statusEvent = (await t.call("GET", `/api/conversations/${id}/events/search`, { query: { kind: "ConversationStateUpdateEvent", sort_order: "TIMESTAMP_DESC", limit: 1 } })).body.items[0];
+    const all: Event[] = [...events, statusEvent];
+    const route = `/api/conversations/${id}/events/search`;
+    const ordered = all.map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq })).sort((a, b) => a.ts - b.ts || a.seq - b.seq);
+    const kinds = [...new Set(all.map((e) => e.kind))];
+
+    for (let round = 0; round < 40; round++) {
+      const query: Record<string, string | number> = {};
+      const limit = 1 + Math.floor(rand() * (rand() < 0.5 ? 10 : 100));
+      const desc = rand() < 0.5;
+      if (rand() < 0.3) query.kind = kinds[Math.floor(rand() * kinds.length)]!;
+      if (rand() < 0.3) query.source = ["agent", "user", "environment"][Math.floor(rand() * 3)]!;
+      if (rand() < 0.25) query.body = WORDS[Math.floor(rand() * WORDS.length)]!.toUpperCase();
+      if (rand() < 0.3) query.timestamp__gte = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString();
+      if (rand() < 0.3) query.timestamp__lt = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString().replace("Z", "");
+      const gte = query.timestamp__gte ? eventTimeMicros(String(query.timestamp__gte))! : -Infinity;
+      const lt = query.timestamp__lt ? eventTimeMicros(String(query.timestamp__lt))! : Infinity;
+      const expected = ordered
+        .filter(({ event, ts }) => (!query.kind || event.kind === query.kind) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
+        .filter(({ event }) => query.body === undefined || textOf(event).toLowerCase().includes(String(query.body).toLowerCase()))
+        .map(({ event }) => event.id);
+      if (desc) expected.reverse();
+      const { ids } = await pageAll(route, { ...query, limit, ...(desc && { sort_order: "TIMESTAMP_DESC" }) });
+      expect(ids, `round ${round}: ${JSON.stringify({ ...query, limit, desc })}`).toEqual(expected);
+    }
+  });
+
+  it("TIMESTAMP_DESC is the exact reverse of TIMESTAMP, ties included", async () => {
+    const events = randomTrajectory(seededRandom(7), 120).map((e) => ({ ...e, timestamp: "2026-02-05T11:00:00" }));
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(events) } });
+    const route = `/api/conversations/${created.body.conversation_id}/events/search`;
+    const asc = await pageAll(route, { limit: 100, timestamp__lt: "2026-02-05T11:00:01Z" });
+    const desc = await pageAll(route, { limit: 100, sort_order: "TIMESTAMP_DESC", timestamp__lt: "2026-02-05T11:00:01Z" });
+    expect(asc.ids).toEqual(events.map((e) => e.id));
+    expect(desc.ids).toEqual([...asc.ids].reverse());
+  });
+
+  it("a cursor keeps working while events are appended (no duplicate, no gap)", async () => {
+    const events = exampleEvents({ seed: 3 });
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(events) } });
+    const id = created.body.conversation_id;
+    const route = `/api/conversations/${id}/events/search`;
+    // The scripted agent's status update comes first (recorded now), so nothing else moves meanwhile.
+    await expect.poll(async () => (await t.call("GET", `/api/conversations/${id}`)).body.status).toBe("RUNNING");
+    const first = await t.call("GET", route, { query: { limit: 10 } });
+    t.mock.world.conversations.record(id, exampleEvents({ seed: 4, start: new Date(Date.UTC(2027, 0, 1)) }));
+    const rest = await pageAll(route, { limit: 10, page_id: first.body.next_page_id });
+    const all = [...first.body.items.map((e: Event) => e.id), ...rest.ids];
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(events.length * 2 + 1);
+  });
+});
+
+describe("replay of the recorded corpus", () => {
+  const recordings = readdirSync(fixtures).filter((f) => f.endsWith(".jsonl"));
+  it.each(recordings)("%s reads back unchanged", async (file) => {
+    const text = readFileSync(path.join(fixtures, file), "utf8");
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: text } });
+    const original = text.trim().split("\n").map((line) => JSON.parse(line));
+    const reply = await t.call("GET", `/api/conversations/${created.body.conversation_id}/events/search`, { query: { limit: original.length } });
+    expect(reply.body.items).toEqual(original);
+    expect(reply.body.items.map((e: unknown) => JSON.stringify(e))).toEqual(original.map((e) => JSON.stringify(e)));
+  });
+});
+
+describe("the long scenario, for infinite scroll", () => {
+  it("pages through every event in both orders, exactly the scenario", async () => {
+    const scenario = t.mock.world.scenarios[0]!;
+    const route = `/api/conversations/${scenario.conversationId}/events/search`;
+    const asc = await pageAll(route, { limit: 100 });
+    expect(asc.ids).toEqual(scenario.events.map((e) => e.id));
+    expect(asc.pages).toBe(Math.ceil(scenario.events.length / 100));
+    const desc = await pageAll(route, { limit: 37, sort_order: "TIMESTAMP_DESC" });
+    expect(desc.ids).toEqual([...asc.ids].reverse());
+    const count = await t.call("GET", `/api/conversations/${scenario.conversationId}/events/count`);
+    expect(count.body).toBe(scenario.events.length);
+  });
+});
