@@ -3376,10 +3376,8 @@ export interface components {
             /** Format: uuid */
             conversation_id: string;
             conversation_status: components["schemas"]["ConversationLifecycleStatus"];
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
             event_count: number;
             /** @description Id of the last stored event in append order (null when there is none). */
             last_event_id: string | null;

@@ -2181,8 +2181,8 @@ export interface UserMessage1 {
 export interface ConversationFullState {
   conversation_id: string;
   conversation_status: ConversationLifecycleStatus;
-  created_at: string;
-  updated_at: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
   event_count: number;
   /**
    * Id of the last stored event in append order (null when there is none).
