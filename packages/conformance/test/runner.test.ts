@@ -1,0 +1,115 @@
+/** The runner: selection by pattern, deadlines, how outcomes are classified; the report formats. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHECKS, CheckFailure, formatJUnit, formatResultLine, runConformance, selectChecks, SkipCheck, UnknownPatternError, type Check, type CheckResult } from "../src/index.js";
+import { KEY, startReference, type ReferenceServer } from "./support/servers.js";
+
+const ids = (checks: readonly Check[]) => checks.map((c) => c.id);
+
+describe("selectChecks", () => {
+  it("matches an id, a group prefix, a glob or a need; keeps suite order", () => {
+    expect(ids(selectChecks(CHECKS, ["search.filter.kind"]))).toEqual(["search.filter.kind"]);
+    expect(ids(selectChecks(CHECKS, ["search.filter"]))).toEqual(ids(CHECKS).filter((id) => id.startsWith("search.filter.")));
+    expect(ids(selectChecks(CHECKS, ["*.timestamp-*"]))).toEqual(["search.filter.timestamp-gte", "search.filter.timestamp-lt", "bad-input.timestamp-gte", "bad-input.timestamp-lt"]);
+    expect(ids(selectChecks(CHECKS, ["append"]))).toEqual(ids(CHECKS.filter((c) => c.needs?.includes("append"))));
+    expect(ids(selectChecks(CHECKS, ["limit", "create.empty"]))).toEqual(["create.empty", "limit.default", "limit.bounds"]);
+  });
+
+  it("a prefix matches whole segments only", () => {
+    expect(ids(selectChecks(CHECKS, ["search.filter.kind"]))).not.toContain("search.filter.kind-qualified");
+  });
+
+  it("skip removes, after only", () => {
+    expect(ids(selectChecks(CHECKS, ["limit"], ["limit.bounds"]))).toEqual(["limit.default"]);
+    expect(selectChecks(CHECKS, [], ["websocket"]).some((c) => c.id.startsWith("ws."))).toBe(false);
+  });
+
+  it("a pattern that matches nothing is an error, not an empty run", () => {
+    expect(() => selectChecks(CHECKS, ["serch"])).toThrow(UnknownPatternError);
+    expect(() => selectChecks(CHECKS, [], ["ws.nothing"])).toThrow('no check matches "ws.nothing"');
+  });
+
+  it("every check has an id of group.name, a title and a spec reference", () => {
+    for (const check of CHECKS) {
+      expect(check.id).toMatch(/^[a-z-]+(\.[a-zA-Z0-9-]+)+$/);
+      expect(check.title.length).toBeGreaterThan(10);
+      expect(check.spec.length).toBeGreaterThan(3);
+    }
+  });
+});
+
+describe("runConformance with checks of its own", () => {
+  let reference: ReferenceServer;
+  beforeAll(async () => void (reference = await startReference()));
+  afterAll(() => reference.close());
+
+  const check = (id: string, run: Check["run"], needs?: Check["needs"]): Check => ({ id: `test.${id}`, title: `the ${id} check`, spec: "none", needs, run });
+
+  it("classifies outcomes: pass (with a note), fail with evidence, skip with reason, deadline, unexpected error", async () => {
+    const streamed: CheckResult[] = [];
+    const report = await runConformance({
+      baseUrl: reference.url,
+      apiKey: KEY,
+      timeoutMs: 300,
+      onResult: (result) => streamed.push(result),
+      checks: [
+        check("pass", async () => "3 things"),
+        check("fail", async () => {
+          throw new CheckFailure("saw 500");
+        }),
+        check("skip", async () => {
+          throw new SkipCheck("not here");
+        }),
+        check("hang", () => new Promise(() => {})),
+        check("crash", async () => {
+          // The shape a check relied on was not there: a TypeError, reported as the evidence.
+          void (undefined as unknown as { x: number }).x;
+        }),
+        check("needs", async () => {}, ["extension:noSuchOperation"]),
+      ],
+    });
+    expect(report.results.map(({ id, status, evidence, reason, note }) => ({ id, status, evidence, reason, note }))).toEqual([
+      { id: "test.pass", status: "pass", note: "3 things", evidence: undefined, reason: undefined },
+      { id: "test.fail", status: "fail", evidence: "saw 500", reason: undefined, note: undefined },
+      { id: "test.skip", status: "skip", reason: "not here", evidence: undefined, note: undefined },
+      { id: "test.hang", status: "fail", evidence: "did not finish within 300 ms", reason: undefined, note: undefined },
+      { id: "test.crash", status: "fail", evidence: expect.stringMatching(/^TypeError: Cannot read properties of undefined/), reason: undefined, note: undefined },
+      { id: "test.needs", status: "skip", reason: "noSuchOperation is not an operation of the spec", evidence: undefined, note: undefined },
+    ]);
+    expect(streamed).toEqual(report.results);
+    expect(report).toMatchObject({ passed: 1, failed: 3, skipped: 2 });
+  });
+
+  it("a deadline aborts the check's requests", async () => {
+    let aborted: unknown;
+    const report = await runConformance({
+      baseUrl: reference.url,
+      apiKey: KEY,
+      timeoutMs: 200,
+      checks: [
+        check("abort", async (ctx) => {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          aborted = ctx.signal?.aborted;
+        }),
+      ],
+    });
+    expect(report.results[0]!.status).toBe("fail");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(aborted).toBe(true);
+  });
+});
+
+describe("report formats", () => {
+  const base: CheckResult = { id: "upload.hostile-names", title: "hostile <names> & \"quotes\"", spec: "uploadFiles", status: "fail", evidence: "skipped_files is [\"x\ny\", \"\u0007bell\"]", durationMs: 12 };
+
+  it("a result is one line, whatever its evidence holds", () => {
+    expect(formatResultLine(base)).toBe('FAIL  upload.hostile-names — skipped_files is ["x ⏎ y", "\u0007bell"]');
+    expect(formatResultLine({ ...base, status: "skip", evidence: undefined, reason: "no\nchannel" })).toBe("skip  upload.hostile-names — no ⏎ channel");
+  });
+
+  it("JUnit escapes markup and characters XML cannot carry", () => {
+    const xml = formatJUnit({ baseUrl: "http://h/?a=1&b=2", startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1500, results: [base], passed: 0, failed: 1, skipped: 0 });
+    expect(xml).toContain('<testsuite name="acs-conformance http://h/?a=1&amp;b=2" tests="1" failures="1" skipped="0" errors="0" time="1.500" timestamp="2026-01-01T00:00:00.000Z">');
+    expect(xml).toContain('<failure message="hostile &lt;names&gt; &amp; &quot;quotes&quot;">skipped_files is [&quot;x\ny&quot;, &quot;\\u0007bell&quot;]</failure>');
+    expect(xml.includes("\u0007")).toBe(false);
+  });
+});
