@@ -18,6 +18,7 @@ export {
 } from "./validate.js";
 export {
   validateTrajectory,
+  checkSequence,
   trajectoryEntries,
   type TrajectoryEntry,
   type TrajectoryInput,
@@ -25,6 +26,8 @@ export {
   type TrajectoryOptions,
   type TrajectoryResult,
 } from "./trajectory.js";
+export { TrajectoryChecker, SEQUENCE_RULES, type SequenceResult, type SequenceRule } from "./sequence.js";
+export { locatePointer, type TextLocation } from "./locate.js";
 export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIssue } from "./issues.js";
 export type { AjvErrorObject } from "./standalone.js";
 export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";

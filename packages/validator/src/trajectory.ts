@@ -1,4 +1,5 @@
 import { type ValidationIssue } from "./issues.js";
+import { NOTHING, TrajectoryChecker } from "./sequence.js";
 import { validateEvent, type ValidateOptions } from "./validate.js";
 
 /** An issue of one event of a trajectory. */
@@ -24,6 +25,11 @@ export interface TrajectoryResult {
 export interface TrajectoryOptions extends ValidateOptions {
   /** Stop after this many errors (default: no limit). */
   maxErrors?: number;
+  /**
+   * Also check the sequence rules (`SEQUENCE_RULES`: unique ids, observations answer earlier
+   * actions, …) with a {@link TrajectoryChecker}. Default false: each event is validated alone.
+   */
+  sequence?: boolean;
 }
 
 /**
@@ -133,6 +139,7 @@ function parseErrorOf(text: string): string {
  */
 export function validateTrajectory(input: TrajectoryInput, options: TrajectoryOptions = {}): TrajectoryResult {
   const maxErrors = options.maxErrors ?? Infinity;
+  const checker = options.sequence ? new TrajectoryChecker() : undefined;
   const errors: TrajectoryIssue[] = [];
   const warnings: TrajectoryIssue[] = [];
   let count = 0;
@@ -142,12 +149,16 @@ export function validateTrajectory(input: TrajectoryInput, options: TrajectoryOp
     const where = { index, ...(entry.line !== undefined && { line: entry.line }) };
     if (entry.parseError !== undefined) {
       errors.push({ ...where, pointer: "", rule: "json", message: `is not valid JSON: ${entry.parseError}` });
+      checker?.check(undefined, entry.line);
     } else {
       const result = validateEvent(entry.value, options);
+      const sequence = checker ? checker.check(entry.value, entry.line) : NOTHING;
       const id = idOf(entry.value);
       const located = { ...where, ...(id !== undefined && { eventId: id }) };
       for (const issue of result.errors) errors.push({ ...located, ...issue });
+      for (const issue of sequence.errors) errors.push({ ...located, ...issue });
       for (const issue of result.warnings) warnings.push({ ...located, ...issue });
+      for (const issue of sequence.warnings) warnings.push({ ...located, ...issue });
     }
     if (errors.length >= maxErrors) {
       truncated = true;
@@ -156,4 +167,30 @@ export function validateTrajectory(input: TrajectoryInput, options: TrajectoryOp
     }
   }
   return { ok: errors.length === 0, count, errors, warnings, truncated };
+}
+
+/**
+ * Checks only the sequence rules (`SEQUENCE_RULES`) over a trajectory, without validating each
+ * event against the schema: the inputs of {@link validateTrajectory}, each issue with the index,
+ * line (text input) and id of its event.
+ *
+ * @example
+ * const { ok, errors } = checkSequence(readFileSync("conversation.jsonl", "utf8"));
+ * for (const e of errors) console.error(`line ${e.line}: ${e.pointer} ${e.message} (${e.rule})`);
+ */
+export function checkSequence(input: TrajectoryInput): Omit<TrajectoryResult, "truncated"> {
+  const checker = new TrajectoryChecker();
+  const errors: TrajectoryIssue[] = [];
+  const warnings: TrajectoryIssue[] = [];
+  let count = 0;
+  for (const entry of trajectoryEntries(input)) {
+    const index = count++;
+    const result = checker.check(entry.value, entry.line);
+    if (result === NOTHING) continue;
+    const id = idOf(entry.value);
+    const where = { index, ...(entry.line !== undefined && { line: entry.line }), ...(id !== undefined && { eventId: id }) };
+    for (const issue of result.errors) errors.push({ ...where, ...issue });
+    for (const issue of result.warnings) warnings.push({ ...where, ...issue });
+  }
+  return { ok: errors.length === 0, count, errors, warnings };
 }

@@ -33,7 +33,7 @@ function run(
   const context: ValidationContext = { legacy: [] };
   try {
     if (fastValidate.call(context, value)) {
-      return { ok: true, errors: [], warnings: context.legacy.map(legacyIssue) };
+      return { ok: true, errors: [], warnings: context.legacy.length === 0 ? [] : context.legacy.map(legacyIssue) };
     }
     // Failure path only: validate again collecting every error with its schema.
     context.legacy = [];

@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
+import { parseCliArgs } from "../src/cli/args.js";
+import { actionInputs, runCli } from "./cli-support.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -23,5 +25,46 @@ describe("README", () => {
     expect(result.ok).toBe(false);
     expect(trajectory.count).toBe(2);
     log.mockRestore();
+  });
+});
+
+describe("README: acs-validate and the GitHub Action", () => {
+  const readme = readFileSync(path.join(here, "../README.md"), "utf8");
+  const actionFile = path.join(here, "../../../.github/actions/validate-events/action.yml");
+
+  it("the example run prints what the README shows, with its exit code", async () => {
+    const block = /```console\n\$ acs-validate conversation\.jsonl\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const result = await runCli(["conversation.jsonl"], { cwd: path.join(here, "fixtures/readme") });
+    expect(result.stdout).toBe(block);
+    expect(result.code).toBe(1);
+    expect(block).toContain("(exit code 1)");
+  });
+
+  it("documents every exit code and option that --help lists", async () => {
+    const help = (await runCli(["--help"])).stdout;
+    for (const option of help.match(/--[a-z-]+/g) ?? []) {
+      if (option === "--help" || option === "--version") continue;
+      expect(readme, option).toContain(option);
+    }
+    for (const code of [0, 1, 2]) expect(readme).toMatch(new RegExp(`^\\| ${code} \\| `, "m"));
+  });
+
+  it("the workflow example uses the action with inputs it declares, and commands the CLI accepts", () => {
+    const workflow = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    expect(workflow).toMatch(/uses: [\w-]+\/[\w-]+\/\.github\/actions\/validate-events@/);
+    expect(existsSync(actionFile)).toBe(true);
+    const declared = actionInputs(readFileSync(actionFile, "utf8"));
+    const used = [...(/validate-events@\S+\n {8}with:\n((?: {10}.*\n)+)/.exec(workflow)?.[1] ?? "").matchAll(/^ {10}([\w-]+):/gm)].map((m) => m[1]);
+    expect(used).toEqual(["path", "unknown-kinds"]);
+    for (const name of used) expect(declared).toContain(name);
+    const command = /acs-validate ((?:--?[\w-]+ ?)+)\S+ >/.exec(workflow)?.[1] ?? "";
+    expect(() => parseCliArgs([...command.trim().split(" "), "recordings"])).not.toThrow();
+  });
+
+  it("the action's inputs table lists exactly what action.yml declares", () => {
+    const table = readme.slice(readme.indexOf("## GitHub Action"), readme.indexOf("## API"));
+    const documented = [...table.matchAll(/^\| `([\w-]+)` \|/gm)].map((m) => m[1]);
+    expect(documented).toEqual(actionInputs(readFileSync(actionFile, "utf8")));
   });
 });

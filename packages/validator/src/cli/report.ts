@@ -1,0 +1,312 @@
+/**
+ * The four output formats. Issues are written as they are found (JUnit keeps each input's until
+ * the input ends, at most 1,000 of them), so the output never holds a whole run in memory.
+ */
+import { appendFileSync } from "node:fs";
+import type { Output } from "./output.js";
+import { sanitize, type InputReport, type ReportedIssue, type RunReport } from "./model.js";
+
+export type OutputFormat = "human" | "json" | "junit" | "github";
+
+export interface Reporter {
+  issue(issue: ReportedIssue): void;
+  inputDone(input: InputReport): void;
+  finish(report: RunReport): void;
+}
+
+export interface ReporterOptions {
+  color: boolean;
+  /** `$GITHUB_STEP_SUMMARY`: where the github format appends a Markdown summary. */
+  stepSummary?: string | undefined;
+}
+
+export function createReporter(format: OutputFormat, output: Output, options: ReporterOptions): Reporter {
+  switch (format) {
+    case "json":
+      return new JsonReporter(output);
+    case "junit":
+      return new JunitReporter(output);
+    case "github":
+      return new GithubReporter(output, options.stepSummary);
+    default:
+      return new HumanReporter(output, options.color);
+  }
+}
+
+const plural = (count: number, word: string) => `${count.toLocaleString("en-US")} ${word}${count === 1 ? "" : "s"}`;
+
+/** `ActionEvent 2, MessageEvent 3` by decreasing count, then name. */
+function counts(record: Record<string, number>): string {
+  return Object.entries(record)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([name, count]) => `${name} ${count.toLocaleString("en-US")}`)
+    .join(", ");
+}
+
+function verdict(report: RunReport): string {
+  if (report.exitCode === 2) return "an input could not be read";
+  return report.exitCode === 1 ? "invalid" : "valid";
+}
+
+/** The closing summary of the human and github formats. */
+function summaryLines(report: RunReport): string[] {
+  const lines: string[] = [];
+  const invalid = report.inputs.filter((i) => i.errors > 0 || i.unreadable);
+  if (report.inputs.length > 1) {
+    const shown = invalid.slice(0, 20);
+    for (const input of shown) {
+      lines.push(
+        input.unreadable
+          ? `  ✖ ${sanitize(input.file)}  ${input.unreadable.message}`
+          : `  ✖ ${sanitize(input.file)}  ${plural(input.events, "event")}, ${plural(input.errors, "error")}, ${plural(input.warnings, "warning")}`,
+      );
+    }
+    if (invalid.length > shown.length) lines.push(`  ✖ ${invalid.length - shown.length} more invalid inputs`);
+    const valid = report.inputs.length - invalid.length;
+    if (valid > 0) lines.push(`  ✔ ${plural(valid, "input")} valid`);
+    lines.push("");
+  }
+  lines.push("Summary");
+  lines.push(`  inputs    ${report.inputs.length.toLocaleString("en-US")}${invalid.length ? ` (${invalid.length.toLocaleString("en-US")} invalid or unreadable)` : ""}`);
+  lines.push(`  events    ${report.events.toLocaleString("en-US")}${report.events ? `: ${counts(report.kinds)}` : ""}`);
+  lines.push(`  errors    ${report.errors.toLocaleString("en-US")}${report.errors ? `: ${counts(report.errorsByRule)}` : ""}`);
+  lines.push(`  warnings  ${report.warnings.toLocaleString("en-US")}${report.warnings ? `: ${counts(report.warningsByRule)}` : ""}`);
+  if (report.truncated) {
+    lines.push(`  stopped after ${plural(report.errors, "error")} (--max-errors)${report.skippedInputs ? `; ${plural(report.skippedInputs, "input")} not read` : ""}`);
+  }
+  return lines;
+}
+
+const paint = (enabled: boolean, code: string, text: string) => (enabled ? `\x1b[${code}m${text}\x1b[0m` : text);
+
+/** `file:line  /pointer  message  (rule)`, then the line of the input with the culprit marked. */
+class HumanReporter implements Reporter {
+  constructor(
+    private readonly output: Output,
+    private readonly color: boolean,
+  ) {}
+
+  issue(issue: ReportedIssue): void {
+    const where = issue.line !== undefined ? `${issue.file}:${issue.line}` : issue.file;
+    const tone = issue.severity === "error" ? "31" : "33";
+    const parts = [paint(this.color, "1", sanitize(where))];
+    if (issue.pointer !== undefined) parts.push(sanitize(issue.pointer || "/"));
+    parts.push(paint(this.color, tone, `${issue.severity === "warning" ? "warning: " : ""}${sanitize(issue.message)}`));
+    parts.push(paint(this.color, "2", `(${issue.rule})`));
+    let text = `${parts.join("  ")}\n`;
+    if (issue.fragment) {
+      const bar = paint(this.color, "2", "    | ");
+      text += `${bar}${issue.fragment.text}\n${bar}${" ".repeat(issue.fragment.mark)}${paint(this.color, tone, "^".repeat(issue.fragment.length))}\n`;
+    }
+    this.output.write(text);
+  }
+
+  inputDone(): void {}
+
+  finish(report: RunReport): void {
+    const lines = summaryLines(report);
+    const mark = report.exitCode === 0 ? paint(this.color, "32", "✔ valid") : paint(this.color, "31", `✖ ${verdict(report)}`);
+    lines.push(`${mark} (exit code ${report.exitCode})`);
+    this.output.write(`${report.errors + report.warnings > 0 || report.inputs.some((i) => i.unreadable) ? "\n" : ""}${lines.join("\n")}\n`);
+  }
+}
+
+/**
+ * One JSON document: `{"version":1,"issues":[…],"inputs":[…],"summary":{…},"ok":…,"exitCode":…}`,
+ * its issues written as they are found.
+ */
+class JsonReporter implements Reporter {
+  private started = false;
+  private first = true;
+  private readonly inputs: InputReport[] = [];
+
+  constructor(private readonly output: Output) {}
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.output.write('{"version":1,"issues":[');
+  }
+
+  issue(issue: ReportedIssue): void {
+    this.start();
+    const record = {
+      severity: issue.severity,
+      file: issue.file,
+      line: issue.line,
+      column: issue.column,
+      pointer: issue.pointer,
+      rule: issue.rule,
+      message: issue.message,
+      index: issue.index,
+      eventId: issue.eventId,
+      fragment: issue.fragment?.text,
+    };
+    this.output.write(`${this.first ? "\n" : ",\n"}${JSON.stringify(record)}`);
+    this.first = false;
+  }
+
+  inputDone(input: InputReport): void {
+    this.inputs.push(input);
+  }
+
+  finish(report: RunReport): void {
+    this.start();
+    const summary = {
+      inputs: report.inputs.length,
+      events: report.events,
+      kinds: report.kinds,
+      errors: report.errors,
+      warnings: report.warnings,
+      errorsByRule: report.errorsByRule,
+      warningsByRule: report.warningsByRule,
+      truncated: report.truncated,
+      skippedInputs: report.skippedInputs,
+    };
+    const inputs = report.inputs.map((i) => JSON.stringify(i)).join(",\n");
+    this.output.write(`${this.first ? "" : "\n"}],\n"inputs":[${inputs ? `\n${inputs}\n` : ""}],\n"summary":${JSON.stringify(summary)},\n"ok":${report.exitCode === 0},\n"exitCode":${report.exitCode}}\n`);
+  }
+}
+
+const MAX_TESTCASES = 1000;
+
+/** Escapes XML text and attributes, dropping characters XML 1.0 cannot hold. */
+function xml(text: string): string {
+  return (
+    text
+      // Characters XML 1.0 forbids even as references: a report must stay well-formed.
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "�")
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;")
+  );
+}
+
+/**
+ * JUnit XML for CI test reports: a testsuite per input, a failing testcase per error (an `error`
+ * element when the input could not be read), one passing testcase for a valid input; warnings go
+ * to the suite's system-out.
+ */
+class JunitReporter implements Reporter {
+  private suites: string[] = [];
+  private cases: string[] = [];
+  private warnings: string[] = [];
+  private moreErrors = 0;
+  private moreWarnings = 0;
+  private tests = 0;
+  private failures = 0;
+  private errors = 0;
+
+  constructor(private readonly output: Output) {}
+
+  issue(issue: ReportedIssue): void {
+    const where = `${issue.file}${issue.line !== undefined ? `:${issue.line}` : ""}`;
+    const text = `${where}  ${issue.pointer !== undefined ? `${issue.pointer || "/"}  ` : ""}${issue.severity === "warning" ? "warning: " : ""}${issue.message}  (${issue.rule})${
+      issue.fragment ? `\n    | ${issue.fragment.text}\n    | ${" ".repeat(issue.fragment.mark)}${"^".repeat(issue.fragment.length)}` : ""
+    }`;
+    if (issue.severity === "warning") {
+      if (this.warnings.length < MAX_TESTCASES) this.warnings.push(text);
+      else this.moreWarnings++;
+      return;
+    }
+    if (this.cases.length >= MAX_TESTCASES) {
+      this.moreErrors++;
+      return;
+    }
+    const name = `${issue.line !== undefined ? `line ${issue.line} ` : ""}${issue.pointer !== undefined ? `${issue.pointer || "/"} ` : ""}(${issue.rule})`;
+    const element = issue.fatal ? "error" : "failure";
+    this.cases.push(
+      `    <testcase classname="${xml(issue.file)}" name="${xml(name)}" file="${xml(issue.file)}"${issue.line !== undefined ? ` line="${issue.line}"` : ""}>\n` +
+        `      <${element} type="${xml(issue.rule)}" message="${xml(`${issue.pointer !== undefined ? `${issue.pointer || "/"}: ` : ""}${issue.message}`)}">${xml(text)}</${element}>\n` +
+        `    </testcase>`,
+    );
+  }
+
+  inputDone(input: InputReport): void {
+    if (this.moreErrors > 0) {
+      this.cases.push(
+        `    <testcase classname="${xml(input.file)}" name="${this.moreErrors} more errors">\n      <failure type="truncated" message="${this.moreErrors} more errors, not listed"/>\n    </testcase>`,
+      );
+    }
+    if (this.cases.length === 0) {
+      this.cases.push(`    <testcase classname="${xml(input.file)}" name="${xml(`valid (${plural(input.events, "event")})`)}"/>`);
+    }
+    const failures = this.cases.filter((c) => c.includes("<failure")).length;
+    const errors = this.cases.filter((c) => c.includes("<error")).length;
+    this.tests += this.cases.length;
+    this.failures += failures;
+    this.errors += errors;
+    if (this.moreWarnings > 0) this.warnings.push(`… ${this.moreWarnings} more warnings`);
+    const systemOut = this.warnings.length ? `\n    <system-out>${xml(this.warnings.join("\n"))}</system-out>` : "";
+    const properties =
+      `    <properties>\n      <property name="format" value="${xml(input.format ?? "unknown")}"/>\n      <property name="events" value="${input.events}"/>\n` +
+      `      <property name="warnings" value="${input.warnings}"/>\n    </properties>\n`;
+    this.suites.push(
+      `  <testsuite name="${xml(input.file)}" tests="${this.cases.length}" failures="${failures}" errors="${errors}" skipped="0">\n${properties}${this.cases.join("\n")}${systemOut}\n  </testsuite>`,
+    );
+    this.cases = [];
+    this.warnings = [];
+    this.moreErrors = 0;
+    this.moreWarnings = 0;
+  }
+
+  finish(): void {
+    this.output.write(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="acs-validate" tests="${this.tests}" failures="${this.failures}" errors="${this.errors}">\n${this.suites.join("\n")}${this.suites.length ? "\n" : ""}</testsuites>\n`,
+    );
+  }
+}
+
+/** Workflow commands: `::error file=…,line=…,col=…,title=…::message`, shown on the file and line. */
+class GithubReporter implements Reporter {
+  constructor(
+    private readonly output: Output,
+    private readonly stepSummary: string | undefined,
+  ) {}
+
+  issue(issue: ReportedIssue): void {
+    const properties: string[] = [];
+    if (issue.file !== "<stdin>") properties.push(`file=${property(issue.file)}`);
+    if (issue.line !== undefined) properties.push(`line=${issue.line}`);
+    if (issue.column !== undefined) properties.push(`col=${issue.column}`);
+    properties.push(`title=${property(`acs-validate ${issue.rule}`)}`);
+    const message = `${issue.pointer !== undefined ? `${issue.pointer || "/"}: ` : ""}${issue.message}`;
+    this.output.write(`::${issue.severity} ${properties.join(",")}::${data(message)}\n`);
+  }
+
+  inputDone(): void {}
+
+  finish(report: RunReport): void {
+    const lines = summaryLines(report);
+    lines.push(`${report.exitCode === 0 ? "✔ valid" : `✖ ${verdict(report)}`} (exit code ${report.exitCode})`);
+    this.output.write(`${lines.join("\n")}\n`);
+    if (this.stepSummary) {
+      try {
+        appendFileSync(this.stepSummary, markdownSummary(report));
+      } catch {
+        // The job summary is a nicety: failing to write it must not change the verdict.
+      }
+    }
+  }
+}
+
+/** Escaping of workflow command data and properties (as @actions/core does). */
+const data = (text: string) => text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+const property = (text: string) => data(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
+
+const cell = (text: string) => sanitize(text).replace(/\|/g, "\\|");
+
+function markdownSummary(report: RunReport): string {
+  const rows = report.inputs.slice(0, 50).map((i) =>
+    `| ${cell(i.file)} | ${i.unreadable ? cell(i.unreadable.message) : (i.format ?? "")} | ${i.events.toLocaleString("en-US")} | ${i.errors.toLocaleString("en-US")} | ${i.warnings.toLocaleString("en-US")} |`,
+  );
+  const more = report.inputs.length > 50 ? `\n\n… and ${report.inputs.length - 50} more inputs` : "";
+  const line = (label: string, record: Record<string, number>) => (Object.keys(record).length ? `\n**${label}:** ${cell(counts(record))}` : "");
+  return (
+    `### acs-validate: ${report.exitCode === 0 ? "✔ valid" : `✖ ${verdict(report)}`}\n\n` +
+    `| input | format | events | errors | warnings |\n| --- | --- | ---: | ---: | ---: |\n${rows.join("\n")}${more}\n` +
+    `${line("Events by kind", report.kinds)}${line("Errors by rule", report.errorsByRule)}${line("Warnings by rule", report.warningsByRule)}\n\n`
+  );
+}

@@ -1,0 +1,273 @@
+/**
+ * Rules over an ordered trajectory, which no single event can break on its own: ids are unique,
+ * every observation answers an earlier action, no tool call is answered twice, a condensation
+ * forgets only events that exist, time never goes backwards, the system prompt comes first.
+ *
+ * {@link TrajectoryChecker} checks one event at a time and keeps only what later events can refer
+ * to (every id, the tool calls still unanswered, a hash of the answered ones, in compact tables), so
+ * a recording of any length streams through it.
+ */
+import { HashedStrings, IdIndex, LargeStringMap } from "./id-index.js";
+import { describeValue, type ValidationIssue } from "./issues.js";
+
+/** The sequence rules, each with its code, its severity and what it asks. */
+export const SEQUENCE_RULES = [
+  { rule: "sequence/duplicate-id", severity: "error", summary: "every event id is unique in the trajectory" },
+  {
+    rule: "sequence/orphan-observation",
+    severity: "error",
+    summary: "every ObservationEvent, UserRejectObservation and AgentErrorEvent answers an earlier ActionEvent (action_id and tool_call_id)",
+  },
+  { rule: "sequence/tool-call-answered-twice", severity: "error", summary: "no tool call is answered by more than one observation, rejection or agent error" },
+  { rule: "sequence/unknown-forgotten-id", severity: "error", summary: "every id in a Condensation's forgotten_event_ids names an earlier event" },
+  { rule: "sequence/timestamp-backwards", severity: "error", summary: "timestamps never go backwards (compared as instants; no offset means UTC)" },
+  { rule: "sequence/system-prompt-not-first", severity: "warning", summary: "a SystemPromptEvent is the first event, and the only one" },
+] as const;
+
+/** The code of a sequence rule (`sequence/duplicate-id`, …). */
+export type SequenceRule = (typeof SEQUENCE_RULES)[number]["rule"];
+
+/** What {@link TrajectoryChecker.check} found on one event. */
+export interface SequenceResult {
+  errors: ValidationIssue[];
+  warnings: ValidationIssue[];
+}
+
+/** The result of an event that breaks no rule (shared: nothing is allocated for it). */
+export const NOTHING: SequenceResult = Object.freeze({ errors: Object.freeze([]) as unknown as ValidationIssue[], warnings: Object.freeze([]) as unknown as ValidationIssue[] });
+
+/**
+ * Checks the sequence rules ({@link SEQUENCE_RULES}) over the events of one trajectory, given in
+ * order, one {@link TrajectoryChecker.check | check} call per event. It does not validate each
+ * event against the schema (see `validateEvent`): it reads the fields it needs where they have the
+ * right type and skips them otherwise.
+ *
+ * Memory: every id (a UUID or ULID takes about 27 bytes, off the JavaScript heap; other ids a Map
+ * entry), the tool call id of each ActionEvent until it is answered, and a 12-byte hash of each
+ * answered one; nothing else of an event is kept.
+ *
+ * @example
+ * const checker = new TrajectoryChecker();
+ * for (const [i, line] of lines.entries()) {
+ *   const { errors } = checker.check(JSON.parse(line), i + 1);
+ *   for (const e of errors) console.error(`line ${i + 1}: ${e.pointer} ${e.message} (${e.rule})`);
+ * }
+ */
+export class TrajectoryChecker {
+  private index = 0;
+  /** Event id → where it is (see `position`). */
+  private readonly ids = new IdIndex();
+  /** tool_call_id of each ActionEvent not answered yet → where the action is. */
+  private readonly pending = new LargeStringMap();
+  /**
+   * Answered tool calls → where the answer is, as 64-bit hashes (a few bytes each, off the heap):
+   * only consulted for a call that is not pending, to tell a call answered twice from one never made.
+   */
+  private readonly answered = new HashedStrings();
+  /** The instant (seconds, nanos) of the last event with a readable timestamp, its text and where. */
+  private previousSeconds = -Infinity;
+  private previousNanos = 0;
+  private previousText = "";
+  private previousAt = 0;
+  /** Written by parseInstant. */
+  private seconds = 0;
+  private nanos = 0;
+
+  /** Issues of the event being checked; undefined while it has none. */
+  private result: SequenceResult | undefined;
+  /** The date (YYYY-MM-DD) of the last timestamp read, and its midnight in seconds since the epoch. */
+  private day = "";
+  private daySeconds = 0;
+
+  /** Number of events checked so far. */
+  get count(): number {
+    return this.index;
+  }
+
+  /**
+   * Checks the next event of the trajectory. `line` (1-based, for text input) is only used to name
+   * earlier events in messages ("the event at line 12"); without it they are named by index.
+   * Anything can be passed (a line that was not JSON as `undefined`): it takes its place in the
+   * order and breaks no rule.
+   */
+  check(event: unknown, line?: number): SequenceResult {
+    const index = this.index++;
+    if (typeof event !== "object" || event === null || Array.isArray(event)) return NOTHING;
+    const at = line !== undefined && Number.isInteger(line) && line > 0 ? line * 2 + 1 : index * 2;
+    this.result = undefined;
+    try {
+      const e = event as Record<string, unknown>;
+      const kind = e.kind;
+
+      if (index === 0 && kind !== "SystemPromptEvent") {
+        this.warning(
+          "/kind",
+          `the trajectory starts with ${typeof kind === "string" ? `a ${describeKind(kind)}` : "an event without a kind"}: a SystemPromptEvent should come first`,
+        );
+      } else if (index > 0 && kind === "SystemPromptEvent") {
+        this.warning("/kind", `a SystemPromptEvent should be the first event of the trajectory; this one comes after ${index} other${index === 1 ? "" : "s"}`);
+      }
+
+      const id = e.id;
+      if (typeof id === "string") {
+        const first = this.ids.add(id, at);
+        if (first !== undefined) this.error("sequence/duplicate-id", "/id", `${describeValue(id)} is already the id of the event at ${position(first)}`);
+      }
+
+      if (kind === "ActionEvent") {
+        if (typeof e.tool_call_id === "string") this.pending.set(e.tool_call_id, at);
+      } else if (kind === "ObservationEvent" || kind === "UserRejectObservation") {
+        this.checkAnswer(kind, e.tool_call_id, e.action_id, at);
+      } else if (kind === "AgentErrorEvent") {
+        this.checkAnswer(kind, e.tool_call_id, undefined, at);
+      } else if (kind === "Condensation" && Array.isArray(e.forgotten_event_ids)) {
+        const forgotten = e.forgotten_event_ids as unknown[];
+        for (let i = 0; i < forgotten.length; i++) {
+          const forgottenId = forgotten[i];
+          if (typeof forgottenId === "string" && (forgottenId === id || this.ids.get(forgottenId) === undefined)) {
+            this.error("sequence/unknown-forgotten-id", `/forgotten_event_ids/${i}`, `${describeValue(forgottenId)} names no earlier event of the trajectory`);
+          }
+        }
+      }
+
+      const timestamp = e.timestamp;
+      if (typeof timestamp === "string" && this.parseInstant(timestamp)) {
+        if (this.seconds < this.previousSeconds || (this.seconds === this.previousSeconds && this.nanos < this.previousNanos)) {
+          this.error(
+            "sequence/timestamp-backwards",
+            "/timestamp",
+            `${describeValue(timestamp)} is earlier than ${describeValue(this.previousText)}, the timestamp of the event before it (at ${position(this.previousAt)})`,
+          );
+        }
+        // Each event is compared with the one before it: one misplaced event is one error, not a flood.
+        this.previousSeconds = this.seconds;
+        this.previousNanos = this.nanos;
+        this.previousText = timestamp;
+        this.previousAt = at;
+      }
+    } catch {
+      // A value whose getters throw (never JSON): validateEvent reports it; no sequence rule applies.
+    }
+    return this.result ?? NOTHING;
+  }
+
+  private error(rule: SequenceRule, pointer: string, message: string): void {
+    this.result ??= { errors: [], warnings: [] };
+    this.result.errors.push({ pointer, rule, message });
+  }
+
+  private warning(pointer: string, message: string): void {
+    this.result ??= { errors: [], warnings: [] };
+    this.result.warnings.push({ pointer, rule: "sequence/system-prompt-not-first", message });
+  }
+
+  /** An observation, a rejection (`actionId` given) or an agent error (`actionId` undefined). */
+  private checkAnswer(kind: string, toolCallId: unknown, actionId: unknown, at: number): void {
+    if (typeof toolCallId !== "string") return;
+    const byAction = kind !== "AgentErrorEvent";
+    const call = this.pending.get(toolCallId);
+    const named = byAction && typeof actionId === "string" ? this.ids.get(actionId) : undefined;
+    if (call === undefined) {
+      const answer = this.answered.get(toolCallId);
+      if (answer !== undefined) {
+        this.error("sequence/tool-call-answered-twice", "/tool_call_id", `tool call ${describeValue(toolCallId)} was already answered, by the event at ${position(answer)}`);
+      } else if (byAction && typeof actionId === "string" && named === undefined) {
+        this.error("sequence/orphan-observation", "/action_id", `${describeValue(actionId)} names no earlier event: a ${kind} answers an earlier ActionEvent`);
+      } else {
+        this.error("sequence/orphan-observation", "/tool_call_id", `${describeValue(toolCallId)} is the tool call of no earlier ActionEvent: a ${kind} answers one`);
+      }
+      return;
+    }
+    if (byAction && typeof actionId === "string" && named !== call) {
+      this.error(
+        "sequence/orphan-observation",
+        "/action_id",
+        `${named === undefined ? `${describeValue(actionId)} names no earlier event` : `names the event at ${position(named)}`}: it should name the ActionEvent at ${position(call)}, which made tool call ${describeValue(toolCallId)}`,
+      );
+    }
+    this.pending.delete(toolCallId);
+    this.answered.add(toolCallId, at);
+  }
+
+  /**
+   * Reads an ISO-8601 timestamp (`YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]`, as the schema's
+   * pattern has it; no offset means UTC) into seconds and nanos; false when it is not one.
+   */
+  private parseInstant(text: string): boolean {
+    if (text.length < 19 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return false;
+    const t = text.charCodeAt(10);
+    if (t !== 84 && t !== 116 && t !== 32) return false;
+    const hour = digits(text, 11, 2);
+    const minute = digits(text, 14, 2);
+    const second = digits(text, 17, 2);
+    if ((hour | minute | second) < 0) return false;
+    // Consecutive events mostly share their date: Date.UTC runs once a day of events, not per event.
+    if (!sameStart(text, this.day, 10)) {
+      const year = digits(text, 0, 4);
+      const month = digits(text, 5, 2);
+      const day = digits(text, 8, 2);
+      if ((year | month | day) < 0) return false;
+      this.day = text.slice(0, 10);
+      this.daySeconds = Date.UTC(year, month - 1, day) / 1000;
+    }
+    let i = 19;
+    let nanos = 0;
+    if (text.charCodeAt(i) === 46) {
+      i++;
+      let scale = 100_000_000;
+      const start = i;
+      for (; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c < 48 || c > 57) break;
+        if (scale >= 1) nanos += (c - 48) * scale; // digits past the ninth (nanoseconds) are ignored
+        scale /= 10;
+      }
+      if (i === start) return false;
+    }
+    let offsetSeconds = 0;
+    if (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 90 || c === 122) i++;
+      else if (c === 43 || c === 45) {
+        const hours = digits(text, i + 1, 2);
+        const colon = text.charCodeAt(i + 3) === 58 ? 1 : 0;
+        const minutes = digits(text, i + 3 + colon, 2);
+        if (hours < 0 || minutes < 0) return false;
+        offsetSeconds = (c === 43 ? 1 : -1) * (hours * 3600 + minutes * 60);
+        i += 5 + colon;
+      } else return false;
+    }
+    if (i !== text.length) return false;
+    this.seconds = this.daySeconds + hour * 3600 + minute * 60 + second - offsetSeconds;
+    this.nanos = nanos;
+    return Number.isFinite(this.seconds);
+  }
+}
+
+/** True when `a` and `b` have the same first `length` characters. */
+function sameStart(a: string, b: string, length: number): boolean {
+  if (b.length < length) return false;
+  for (let i = 0; i < length; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
+  return true;
+}
+
+/** `length` decimal digits of `text` from `start` as a number, or -1. */
+function digits(text: string, start: number, length: number): number {
+  let value = 0;
+  for (let i = start; i < start + length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+    value = value * 10 + (c - 48);
+  }
+  return value;
+}
+
+/** Where an earlier event is, from the number the checker stored: "line 12" or "index 11". */
+function position(at: number): string {
+  return at % 2 === 1 ? `line ${(at - 1) / 2}` : `index ${at / 2}`;
+}
+
+function describeKind(kind: string): string {
+  return kind.length <= 60 ? kind : `${kind.slice(0, 60)}…`;
+}
+

@@ -1,0 +1,121 @@
+/**
+ * The GitHub Action (.github/actions/validate-events/action.yml): its step's script run by bash as
+ * the runner runs it (inputs as environment variables), against the built acs-validate.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { actionInputs, jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
+
+const actionYaml = readFileSync(path.join(repoDir, ".github/actions/validate-events/action.yml"), "utf8");
+
+/** The `run: |` block of the step, dedented. */
+const script = (() => {
+  const lines = actionYaml.split("\n");
+  const start = lines.findIndex((l) => /^ {6}run: \|$/.test(l));
+  const body: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.trim() !== "" && !line.startsWith("        ")) break;
+    body.push(line.slice(8));
+  }
+  return body.join("\n");
+})();
+
+/** The step's env: environment variable → input name. */
+const stepEnv = Object.fromEntries([...actionYaml.matchAll(/^ {8}(ACS_[A-Z_]+): \$\{\{ inputs\.([\w-]+) \}\}$/gm)].map((m) => [m[1]!, m[2]!]));
+
+/** Defaults of the inputs, as the runner fills them in. */
+function defaults(): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of actionInputs(actionYaml)) {
+    const block = new RegExp(`^ {2}${name}:\\n((?: {4}.*\\n|\\n)+)`, "m").exec(actionYaml)?.[1] ?? "";
+    values[name] = (/^ {4}default: "?([^"\n]*)"?$/m.exec(block)?.[1] ?? "").trim();
+  }
+  return values;
+}
+
+function runAction(inputs: Record<string, string>, cwd: string) {
+  const values: Record<string, string> = { ...defaults(), command: `node ${path.join(packageDir, "dist/cli.js")}`, ...inputs };
+  const output = path.join(tempDir(), "github-output");
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", GITHUB_OUTPUT: output };
+  for (const [variable, input] of Object.entries(stepEnv)) env[variable] = values[input] ?? "";
+  const result = spawnSync("bash", ["-e", "-c", script], { cwd, env, encoding: "utf8" });
+  let outputs = "";
+  try {
+    outputs = readFileSync(output, "utf8");
+  } catch {
+    // no output file written
+  }
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr, outputs };
+}
+
+function recordings() {
+  const directory = tempDir();
+  const bad = trajectory();
+  bad[2]!.action.kind = "TerminalActon";
+  writeFiles(directory, {
+    "recordings/2026/02/good.jsonl": jsonl(trajectory()),
+    "recordings/2026/02/bad one.jsonl": jsonl(bad),
+    "conversations/c1/events/event-00000-00000000-0000-4000-8000-000000000001.json": JSON.stringify(trajectory()[0]),
+  });
+  return directory;
+}
+
+describe("action.yml", () => {
+  it("declares its inputs, and passes each to the script through the environment only", () => {
+    expect(actionInputs(actionYaml)).toEqual(["path", "sequence", "unknown-kinds", "unknown-properties", "max-errors", "version", "command"]);
+    expect(Object.values(stepEnv).sort()).toEqual(actionInputs(actionYaml).sort());
+    expect(script).not.toContain("${{");
+    expect(actionYaml).toMatch(/^ {2}using: composite$/m);
+  });
+
+  it("annotates each problem on its file and line and fails the step (exit code 1)", () => {
+    const result = runAction({ path: "recordings/**/*.jsonl\n  conversations/\n" }, recordings());
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('::error file=recordings/2026/02/bad one.jsonl,line=3,col=');
+    expect(result.stdout).toContain("title=acs-validate unknownKind::/action/kind: unknown Action kind");
+    expect(result.stdout).toContain("  inputs    3 (1 invalid or unreadable)");
+    expect(result.outputs).toBe("exit-code=1\n");
+  });
+
+  it("passes valid recordings (exit code 0); globs reach acs-validate unexpanded", () => {
+    const directory = recordings();
+    const result = runAction({ path: "recordings/**/good.jsonl" }, directory);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("✔ valid (exit code 0)");
+    expect(result.outputs).toBe("exit-code=0\n");
+  });
+
+  it("sequence: false, unknown-kinds: warn and max-errors reach the command", () => {
+    const directory = recordings();
+    const lenient = runAction({ path: "recordings", "unknown-kinds": "warn" }, directory);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toContain("::warning file=recordings/2026/02/bad one.jsonl,line=3");
+    const unordered = tempDir();
+    writeFiles(unordered, { "t.jsonl": jsonl(trajectory().reverse()) });
+    expect(runAction({ path: "t.jsonl" }, unordered).code).toBe(1);
+    expect(runAction({ path: "t.jsonl", sequence: "false" }, unordered).code).toBe(0);
+    const limited = runAction({ path: "t.jsonl", "max-errors": "1" }, unordered);
+    expect(limited.stdout.split("\n").filter((l) => l.startsWith("::error"))).toHaveLength(1);
+  });
+
+  it("an empty path, a bad sequence value, or a missing file: exit code 2 with a clear annotation", () => {
+    const directory = recordings();
+    expect(runAction({ path: " \n \n" }, directory)).toMatchObject({
+      code: 2,
+      stdout: "::error title=acs-validate::the path input is empty: give files, directories or globs, one per line\n",
+      outputs: "exit-code=2\n",
+    });
+    expect(runAction({ path: "recordings", sequence: "yes" }, directory)).toMatchObject({ code: 2, stdout: '::error title=acs-validate::the sequence input must be true or false, got "yes"\n' });
+    const missing = runAction({ path: "nothing.jsonl" }, directory);
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toContain("::error file=nothing.jsonl,title=acs-validate input/not-found::no such file or directory");
+  });
+
+  it("a path beginning with a dash is a path, not an option", () => {
+    const directory = tempDir();
+    writeFiles(directory, { "-odd.jsonl": jsonl(trajectory()) });
+    expect(runAction({ path: "-odd.jsonl" }, directory).code).toBe(0);
+  });
+});

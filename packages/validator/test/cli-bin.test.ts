@@ -1,0 +1,98 @@
+/** The built binary (dist/cli.js) as a user's shell or CI runs it: a real child process. */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
+
+const cli = path.join(packageDir, "dist/cli.js");
+
+function exec(args: string[], options: { cwd?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? repoDir, env: { PATH: process.env.PATH ?? "", ...options.env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+describe("the acs-validate binary", () => {
+  it("is the package's bin: an executable ESM file with a node shebang", () => {
+    const pkg = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { bin: Record<string, string>; files: string[] };
+    expect(pkg.bin).toEqual({ "acs-validate": "./dist/cli.js" });
+    expect(existsSync(cli)).toBe(true);
+    expect(readFileSync(cli, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+    expect(statSync(cli).mode & 0o111).not.toBe(0);
+  });
+
+  it("is self-contained: it imports nothing but Node's own modules", () => {
+    const code = readFileSync(cli, "utf8");
+    const imports = [...code.matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((m) => m[1]);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((name) => !builtinModules.includes(name!.replace(/^node:/, "")))).toEqual([]);
+    expect(code).not.toMatch(/\brequire\(/);
+  });
+
+  it("stays out of the library entry, which imports no Node module (browsers)", () => {
+    for (const file of ["dist/index.js", "dist/index.cjs"]) {
+      const code = readFileSync(path.join(packageDir, file), "utf8");
+      expect(code).not.toMatch(/["']node:/);
+      expect(code).not.toContain("acs-validate");
+    }
+  });
+
+  it("exit codes: 0 for the recorded corpus, 1 for an invalid recording, 2 for a missing one", async () => {
+    expect((await exec(["fixtures/openhands-recorded"])).code).toBe(0);
+    const directory = tempDir();
+    const events = trajectory();
+    events[2]!.action.kind = "TerminalActon";
+    writeFiles(directory, { "bad.jsonl": jsonl(events) });
+    const invalid = await exec(["bad.jsonl"], { cwd: directory });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stdout).toContain('bad.jsonl:3  /action/kind  unknown Action kind "TerminalActon"; did you mean "TerminalAction"?  (unknownKind)');
+    const missing = await exec(["missing.jsonl"], { cwd: directory });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("");
+  });
+
+  it("reads standard input with -", async () => {
+    const result = await exec(["-", "--format", "json"], { stdin: jsonl(trajectory()) });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, summary: { events: 7 } });
+  });
+
+  it("a usage error: exit code 2, the message on standard error", async () => {
+    const result = await exec(["--format", "yaml", "x"]);
+    expect(result).toEqual({ code: 2, stdout: "", stderr: 'acs-validate: --format must be one of human, json, junit, github, got "yaml"\nRun "acs-validate --help" for the options.\n' });
+  });
+
+  it("a reader that stops early (| head) ends the run quietly", async () => {
+    const events = trajectory();
+    events[2]!.action.kind = "TerminalActon";
+    const many = Array.from({ length: 3000 }, () => events).flat();
+    const directory = tempDir();
+    writeFiles(directory, { "many.jsonl": jsonl(many) });
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [cli, "many.jsonl", "--no-sequence"], { cwd: directory });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+      child.stdout.once("data", () => child.stdout.destroy());
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(1);
+  });
+
+  it("ACS_VALIDATE_STATS (for the benchmark) receives the peak memory of the run", async () => {
+    const stats = path.join(tempDir(), "stats.json");
+    await exec(["fixtures/openhands-recorded/conversation-2026-02-05.jsonl"], { env: { ACS_VALIDATE_STATS: stats } });
+    const figures = JSON.parse(readFileSync(stats, "utf8")) as Record<string, number>;
+    expect(figures).toMatchObject({ events: 8, bytes: 20447 });
+    expect(figures.maxRssBytes).toBeGreaterThan(10_000_000);
+  });
+});
