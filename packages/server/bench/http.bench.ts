@@ -1,6 +1,7 @@
 /**
  * Requests per second under a load generator (autocannon) on loopback: event search pages of 100
  * from a conversation of 10,000 events, filtered and not, and /health as the floor of the stack.
+ * With ACS_BENCH_RESULTS set, every figure is appended to that file as a JSON line (suite "server").
  *
  *   pnpm exec tsx bench/http.bench.ts [--smoke]
  */
@@ -13,6 +14,7 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { parseConfig } from "../src/config.js";
 import { createLogger } from "../src/log.js";
 import { startServer } from "../src/server.js";
+import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
 
 export interface HttpBenchRow {
   name: string;
@@ -24,6 +26,21 @@ export interface HttpBenchRow {
 
 const KEY = "bench-key";
 
+/** Per case: requests per second, latency p50 and p99, and errors (target: none). */
+export function httpBenchFigures(rows: readonly HttpBenchRow[], conversationEvents: number): BenchFigure[] {
+  const suite = "server";
+  const of = `conversation of ${conversationEvents.toLocaleString("en")} events`;
+  return rows.flatMap((r): BenchFigure[] => [
+    { suite, name: `HTTP ${r.name} (${of}): throughput`, value: r.requestsPerSecond, unit: "req/s" },
+    { suite, name: `HTTP ${r.name} (${of}): latency p50`, value: r.p50Ms, unit: "ms" },
+    { suite, name: `HTTP ${r.name} (${of}): latency p99`, value: r.p99Ms, unit: "ms" },
+    { suite, name: `HTTP ${r.name} (${of}): errors`, value: r.errors, unit: "responses", target: "none", met: r.errors === 0 },
+  ]);
+}
+
+/** The conversation size benchHttp searches. */
+export const httpBenchEvents = (smoke: boolean) => (smoke ? 1_000 : 10_000);
+
 export async function benchHttp({ smoke = false } = {}): Promise<HttpBenchRow[]> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "acs-http-bench-"));
   const server = await startServer(parseConfig(["--port", "0", "--data-dir", dataDir], {}), {
@@ -31,7 +48,7 @@ export async function benchHttp({ smoke = false } = {}): Promise<HttpBenchRow[]>
     log: createLogger("silent"),
   });
   try {
-    const size = smoke ? 1_000 : 10_000;
+    const size = httpBenchEvents(smoke);
     const batches = Math.ceil(size / 55);
     const events = Array.from({ length: batches }, (_, seed) => exampleEvents({ seed: seed + 1, start: new Date(Date.UTC(2026, 0, 1) + seed * 60_000) }))
       .flat()
@@ -75,7 +92,9 @@ export async function benchHttp({ smoke = false } = {}): Promise<HttpBenchRow[]>
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const rows = await benchHttp({ smoke: process.argv.includes("--smoke") });
+  const smoke = process.argv.includes("--smoke");
+  const rows = await benchHttp({ smoke });
+  appendBenchFigures(httpBenchFigures(rows, httpBenchEvents(smoke)));
   console.log("HTTP under load (autocannon, 10 connections, loopback):");
   console.log("  case                       req/s     p50 ms   p99 ms   errors");
   for (const r of rows) {

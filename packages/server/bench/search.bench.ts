@@ -4,10 +4,11 @@
  * appendEvents, and p50/p99 latency of a page of 100 for each query type, with the ratio between
  * the largest and the smallest size (the page cost must not grow with the conversation).
  * Targets: ingest ≥ 50,000 events/s; at 1M, p50 ≤ 5 ms without body, ≤ 20 ms with body; ratio ≤ 2.
+ * With ACS_BENCH_RESULTS set, every figure is appended to that file as a JSON line (suite "server").
  *
  *   pnpm exec tsx bench/search.bench.ts [--smoke]      (from packages/server)
  */
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,6 +61,7 @@ const REPLAY_BATCH = 10_000;
 /** Live appends after the build: small commits on a big conversation. */
 const LIVE_BATCH = 100;
 const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
+const INGEST_TARGET = 50_000;
 const RARE = "quasar";
 const FREQUENT = "repository";
 const ONE_PERCENT = "kestrel";
@@ -290,10 +292,79 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
   return { sizes: figures, ratio };
 }
 
+/** One figure of BENCHMARKS.md (see tools/src/bench-report.ts). */
+export interface BenchFigure {
+  suite: "server";
+  name: string;
+  value: number;
+  unit: string;
+  peer?: { name: string; value: number; unit: string };
+  ratio?: number;
+  target?: string;
+  met?: boolean;
+}
+
+/** Appends `figures` to the file named by ACS_BENCH_RESULTS, one JSON line each; no-op when unset. */
+export function appendBenchFigures(figures: readonly BenchFigure[]): void {
+  const file = process.env.ACS_BENCH_RESULTS;
+  if (file && figures.length > 0) appendFileSync(file, figures.map((f) => JSON.stringify(f)).join("\n") + "\n");
+}
+
+const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+const isBodyQuery = (t: QueryType) => t.startsWith("body");
+
+/**
+ * Every figure of a run: replay ingest (target ≥ 50,000 events/s), live appends and database size
+ * per size; per query type, p50 (target ≤ 5 ms, ≤ 20 ms with a body filter) and p99 per size, and
+ * the p50 at the largest size against the smallest (target ≤ 2×).
+ */
+export function searchBenchFigures(result: SearchBenchResult): BenchFigure[] {
+  const figures: BenchFigure[] = [];
+  const suite = "server";
+  for (const s of result.sizes) {
+    const at = `${sizeLabel(s.events)} events`;
+    figures.push(
+      {
+        suite,
+        name: `replay ingest (createConversation/appendEvents of ${REPLAY_BATCH.toLocaleString("en")}), ${at}`,
+        value: s.ingestPerSecond,
+        unit: "events/s",
+        target: `≥ ${INGEST_TARGET.toLocaleString("en")} events/s`,
+        met: s.ingestPerSecond >= INGEST_TARGET,
+      },
+      { suite, name: `live appends (appendEvents of ${LIVE_BATCH}) onto ${at}`, value: s.liveAppendPerSecond, unit: "events/s" },
+      { suite, name: `database size, ${at}`, value: s.dbMegabytes, unit: "MB" },
+    );
+    for (const t of QUERY_TYPES) {
+      const q = s.queries[t];
+      const bound = isBodyQuery(t) ? 20 : 5;
+      figures.push(
+        { suite, name: `search "${t}" p50, ${at}`, value: q.p50, unit: "ms", target: `p50 ≤ ${bound} ms`, met: q.p50 <= bound },
+        { suite, name: `search "${t}" p99, ${at}`, value: q.p99, unit: "ms" },
+      );
+    }
+  }
+  const first = result.sizes[0]!;
+  const last = result.sizes[result.sizes.length - 1]!;
+  for (const t of QUERY_TYPES) {
+    figures.push({
+      suite,
+      name: `search "${t}" p50, ${sizeLabel(last.events)} vs ${sizeLabel(first.events)} events`,
+      value: last.queries[t].p50,
+      unit: "ms",
+      peer: { name: `${sizeLabel(first.events)} events`, value: first.queries[t].p50, unit: "ms" },
+      ratio: result.ratio[t],
+      target: "≤ 2×",
+      met: result.ratio[t] <= 2,
+    });
+  }
+  return figures;
+}
+
 export function formatSearchBench(result: SearchBenchResult): string {
   const lines: string[] = [];
   const sizes = result.sizes;
-  const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+  const label = sizeLabel;
   lines.push(
     `ingest, events/s (random UUID v4 ids; target ≥ 50,000): replay = createConversation/appendEvents of ` +
       `${REPLAY_BATCH.toLocaleString("en")} events per call; live = appendEvents of ${LIVE_BATCH} onto the built conversation`,
@@ -324,4 +395,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const result = benchSearch({ smoke, log: (line) => console.log(line) });
   console.log("");
   console.log(formatSearchBench(result));
+  appendBenchFigures(searchBenchFigures(result));
 }

@@ -4,15 +4,21 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_EVENT_SOURCE, type Event, type MessageEvent } from "@acs-toolkit/schema";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
 import {
   LATEST_SCHEMA_VERSION,
   MIGRATIONS,
   SchemaTooNewError,
+  applyStep,
   migrate,
   schemaVersion,
   type Migration,
 } from "../../src/store/migrations.js";
-import { openSqliteStore } from "../../src/store/sqlite.js";
+import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
+import { eventTimeMicros } from "../../src/store/time.js";
+import { DuplicateEventIdError, type EventToStore, type SearchQuery } from "../../src/store/types.js";
+import { collidingIdPairs } from "./colliding-ids.js";
 
 let dir: string;
 let file: string;
@@ -38,6 +44,9 @@ const tables = (db: Database.Database) =>
     (r) => r.name,
   );
 
+/** Every schema object with its SQL, for "nothing changed" comparisons. */
+const schema = (db: Database.Database) => db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").all();
+
 describe("migrations", () => {
   it("numbers the migrations 1, 2, 3, ... and knows the latest", () => {
     expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
@@ -53,18 +62,21 @@ describe("migrations", () => {
       expect.arrayContaining([
         "conversations",
         "documents",
+        "event_ids",
         "events",
-        "events_by_event_id",
         "events_by_kind",
         "events_by_kind_source",
         "events_by_source",
         "events_by_time",
         "message_fts",
         "message_texts",
-        "message_texts_to_fts",
+        "names",
         "schema_migrations",
       ]),
     );
+    // Version 2 replaced these (see migrations.ts).
+    expect(tables(db)).not.toContain("events_by_event_id");
+    expect(tables(db)).not.toContain("message_texts_to_fts");
     db.close();
   });
 
@@ -105,8 +117,8 @@ describe("migrations", () => {
   it("applies pending steps in order, each in its own transaction, and only once", () => {
     const db = new Database(file);
     const steps: Migration[] = [
-      { version: 1, name: "a", sql: "CREATE TABLE IF NOT EXISTS a (x INTEGER)" },
-      { version: 2, name: "b", sql: "CREATE TABLE IF NOT EXISTS b (y INTEGER); INSERT INTO a VALUES (2)" },
+      { version: 1, name: "a", up: "CREATE TABLE IF NOT EXISTS a (x INTEGER)" },
+      { version: 2, name: "b", up: "CREATE TABLE IF NOT EXISTS b (y INTEGER); INSERT INTO a VALUES (2)" },
     ];
     expect(migrate(db, steps.slice(0, 1))).toEqual({ from: 0, to: 1 });
     expect(migrate(db, steps)).toEqual({ from: 1, to: 2 });
@@ -117,7 +129,7 @@ describe("migrations", () => {
     // A failing step rolls back entirely and is not recorded; the steps before it stay applied.
     const failing: Migration[] = [
       ...steps,
-      { version: 3, name: "c", sql: "CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1)" },
+      { version: 3, name: "c", up: "CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1)" },
     ];
     expect(() => migrate(db, failing)).toThrow(/nowhere/);
     expect(schemaVersion(db)).toBe(2);
@@ -125,17 +137,194 @@ describe("migrations", () => {
     db.close();
   });
 
-  it("re-applying the SQL of a step is harmless (idempotent steps)", () => {
+  it("re-applying a step over a database it already brought up is harmless (idempotent steps)", () => {
+    for (const step of MIGRATIONS) {
+      const db = new Database(path.join(dir, `step-${step.version}.db`));
+      migrate(db, MIGRATIONS.slice(0, step.version));
+      db.prepare("INSERT INTO conversations (id, status, created_at, updated_at) VALUES ('c', 'RUNNING', 'now', 'now')").run();
+      const before = { schema: schema(db), conversations: db.prepare("SELECT * FROM conversations").all() };
+      db.transaction(() => applyStep(db, step))();
+      expect({ schema: schema(db), conversations: db.prepare("SELECT * FROM conversations").all() }, step.name).toEqual(before);
+      expect(schemaVersion(db)).toBe(step.version);
+      db.close();
+    }
+  });
+
+  it("does not enforce foreign keys while steps run, and fails a step that leaves a dangling reference", () => {
     const db = new Database(file);
-    migrate(db);
-    for (const m of MIGRATIONS) db.exec(m.sql);
-    expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    const steps: Migration[] = [
+      { version: 1, name: "parent and child", up: "CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE k (p INTEGER REFERENCES p (id))" },
+      // A rebuild: the parent is dropped while the child has rows, then recreated with the row.
+      {
+        version: 2,
+        name: "rebuild",
+        up: (d) => d.exec("INSERT INTO p VALUES (1); INSERT INTO k VALUES (1); DROP TABLE p; CREATE TABLE p (id INTEGER PRIMARY KEY); INSERT INTO p VALUES (1)"),
+      },
+      { version: 3, name: "dangling", up: "INSERT INTO k VALUES (7)" },
+    ];
+    expect(migrate(db, steps.slice(0, 2))).toEqual({ from: 0, to: 2 });
+    expect(() => migrate(db, steps)).toThrow(/dangling leaves 1 row\(s\) of k without their p/);
+    expect(schemaVersion(db)).toBe(2);
+    expect(db.prepare("SELECT p FROM k").all()).toEqual([{ p: 1 }]);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1); // enforced again afterwards
     db.close();
   });
 
   it("rejects a migration list with gaps", () => {
     const db = new Database(":memory:");
-    expect(() => migrate(db, [{ version: 2, name: "x", sql: "" }])).toThrow(/expected 1/);
+    expect(() => migrate(db, [{ version: 2, name: "x", up: "" }])).toThrow(/expected 1/);
     db.close();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Version 1 -> 2 on a database with data, written the way the version-1 store wrote it.
+// ---------------------------------------------------------------------------------------------
+
+const CONV = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
+const OTHER = "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a";
+
+/** Version 1's 48-bit id hash (sqlite.ts at version 1): its high 32 bits are version 2's hash. */
+function v1IdHash(id: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x5bd1e995;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  a ^= a >>> 16;
+  return (a >>> 0) * 0x10000 + (b >>> 16);
+}
+
+/** What version 1's createConversation wrote: the rows, with the trigger feeding message_fts. */
+function writeV1(db: Database.Database, pk: number, id: string, events: readonly EventToStore[]): void {
+  db.prepare("INSERT INTO conversations (pk, id, status, created_at, updated_at, event_count, next_seq) VALUES (?, ?, 'RUNNING', 'then', 'then', ?, ?)").run(
+    pk,
+    id,
+    events.length,
+    events.length + 1,
+  );
+  const insertEvent = db.prepare(`INSERT INTO events (key, conversation, seq, ts, event_id, id_hash, kind, source, json)
+    VALUES ((:conv << 32) | :seq, :conv, :seq, :ts, :id, :idHash, :kind, :source, :json)`);
+  const insertText = db.prepare(`INSERT INTO message_texts (key, seq, ts, source, text)
+    VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`);
+  events.forEach(({ event, json }, i) => {
+    const row = {
+      conv: pk,
+      seq: i + 1,
+      ts: eventTimeMicros(event.timestamp)!,
+      id: event.id,
+      idHash: v1IdHash(event.id),
+      kind: event.kind,
+      source: event.source ?? DEFAULT_EVENT_SOURCE[event.kind]!,
+      json,
+    };
+    insertEvent.run(row);
+    if (event.kind === "MessageEvent") insertText.run({ ...row, text: messageSearchText(event).toLowerCase() });
+  });
+}
+
+/** A conversation's events with fresh ids and timestamps (a few out of order), messages with distinct words. */
+function conversationEvents(seed: number, count: number): EventToStore[] {
+  const templates = exampleEvents({ seed });
+  return Array.from({ length: count }, (_, i) => {
+    const base = templates[i % templates.length]!;
+    let event = { ...base, id: `${seed}-${i}`, timestamp: new Date(Date.UTC(2026, 1, 5, 11) + ((i * 7) % count) * 1000).toISOString().replace("Z", "") } as Event;
+    if (event.kind === "MessageEvent") {
+      const m = event as MessageEvent;
+      event = { ...m, llm_message: { ...m.llm_message, content: [{ type: "text", text: `Word${i % 5} Quokka${seed} number ${i}` }] } } as Event;
+    }
+    return { event, json: JSON.stringify(event) };
+  });
+}
+
+/** Everything a store answers about a conversation, paging through each query. */
+function answers(store: SqliteEventStore, id: string, events: readonly EventToStore[]) {
+  const queries: Omit<SearchQuery, "limit">[] = [
+    { order: "asc" },
+    { order: "desc" },
+    { order: "asc", kind: "ActionEvent" },
+    { order: "desc", source: "user" },
+    { order: "asc", kind: "MessageEvent", source: "agent" },
+    { order: "asc", body: "quokka" },
+    { order: "desc", body: "word3" },
+    { order: "asc", body: "r 1" },
+    { order: "asc", kind: "PauseEvent", body: "quokka" },
+  ];
+  const pages = queries.map((q) => {
+    const ids: string[] = [];
+    let after;
+    for (;;) {
+      const page = store.search(id, { ...q, limit: 7, after });
+      ids.push(...page.items.map((e) => `${e.seq}:${e.id}:${e.json.length}`));
+      if (!page.hasMore) return ids;
+      after = page.items[page.items.length - 1];
+    }
+  });
+  return {
+    record: store.getConversation(id),
+    pages,
+    counts: queries.map(({ order: _, ...filters }) => store.count(id, filters)),
+    positions: events.map((e) => store.positionOf(id, e.event.id)),
+    appendOrder: store.readAfter(id, 0, 1000),
+  };
+}
+
+describe("version 1 -> 2 (compact events)", () => {
+  it("keeps every answer of a version-1 database, which then takes appends like a new one", () => {
+    // Two of the ids collide in version 2's hash: the second becomes a recorded collision.
+    const [[x, y]] = collidingIdPairs(1) as [[string, string]];
+    const a = conversationEvents(1, 130).map((e, i) => (i === 3 || i === 50 ? { ...e, event: { ...e.event, id: i === 3 ? x : y } } : e));
+    const b = conversationEvents(2, 60);
+    // The same conversations written by the current store (the reference answers)...
+    const fresh = openSqliteStore({ file: path.join(dir, "fresh.db") });
+    fresh.createConversation({ id: CONV, status: "RUNNING" }, a);
+    fresh.createConversation({ id: OTHER, status: "RUNNING" }, b);
+    // ... and as version 1 wrote them.
+    const v1 = new Database(file);
+    migrate(v1, MIGRATIONS.slice(0, 1));
+    writeV1(v1, 1, CONV, a);
+    writeV1(v1, 2, OTHER, b);
+    v1.close();
+
+    const upgraded = openSqliteStore({ file });
+    try {
+      for (const [id, events] of [[CONV, a], [OTHER, b]] as const) {
+        const got = answers(upgraded, id, events);
+        const want = answers(fresh, id, events);
+        expect({ ...got, record: undefined }).toEqual({ ...want, record: undefined });
+        expect(got.record).toMatchObject({ id, eventCount: events.length });
+        expect(got.pages[5]!.length).toBeGreaterThan(0); // the body search found messages through FTS
+      }
+      // Duplicates are still found, appends continue the sequence, new kinds and sources get codes.
+      expect(() => upgraded.appendEvents(CONV, [a[17]!])).toThrow(DuplicateEventIdError);
+      expect(() => upgraded.appendEvents(CONV, [a[50]!])).toThrow(expect.objectContaining({ eventId: y }));
+      const more = conversationEvents(3, 56);
+      expect(upgraded.appendEvents(CONV, more)[0]!.seq).toBe(131);
+      expect(upgraded.search(CONV, { order: "asc", limit: 100, body: "quokka3" }).items).toHaveLength(
+        more.filter((e) => e.event.kind === "MessageEvent").length,
+      );
+    } finally {
+      upgraded.close();
+      fresh.close();
+    }
+
+    const db = new Database(file, { readonly: true });
+    expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(db.pragma("foreign_key_check")).toEqual([]);
+    expect(db.prepare("SELECT conversation, event_id, seq FROM event_id_collisions").all()).toEqual([{ conversation: 1, event_id: y, seq: 51 }]);
+    // The same schema as a database created at version 2.
+    const created = new Database(path.join(dir, "fresh.db"), { readonly: true });
+    expect(schema(db)).toEqual(schema(created));
+    created.close();
+    db.close();
+    // FTS5's own check: the index matches the message texts it was built from.
+    const rw = new Database(file);
+    expect(() => rw.exec("INSERT INTO message_fts (message_fts) VALUES ('integrity-check')")).not.toThrow();
+    rw.close();
   });
 });

@@ -2,16 +2,21 @@
  * The SQLite EventStore on real database files (a fresh temporary directory per test): creation,
  * appends, transactionality, persistence across reopen, documents and lifecycle.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
+import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
 import { ConversationNotFoundError } from "../../src/store/types.js";
 import { ConversationExistsError, DuplicateEventIdError, type EventToStore } from "../../src/store/types.js";
+import { collidingIdPairs } from "./colliding-ids.js";
+import { CRASH_BATCH, CRASH_CONVERSATIONS, crashBatch } from "./crash-writer.js";
 
 const CONV = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
 const OTHER = "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a";
@@ -260,6 +265,38 @@ describe("transactions", () => {
     expect(rawCounts(file)).toEqual(stored);
   });
 
+  it("a rolled-back write forgets the kind and source codes it assigned (two connections)", () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    const other = open(file);
+    store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const pause = (id: string): EventToStore => {
+      const event = { kind: "PauseEvent", id, timestamp: "2026-02-05T11:00:00", source: "user" } as Event;
+      return { event, json: JSON.stringify(event) };
+    };
+    // The first PauseEvent and the first "user" event come in a batch that fails...
+    expect(() => store.appendEvents(CONV, [pause("p1"), pause("p1")])).toThrow(DuplicateEventIdError);
+    // ... so the codes they took are free again, and the other connection's first names take them.
+    const agentEvent = exampleEvents().find((e) => e.kind !== "PauseEvent" && e.source === "agent")!;
+    other.appendEvents(CONV, [{ event: { ...agentEvent, id: "a1" }, json: JSON.stringify({ ...agentEvent, id: "a1" }) }]);
+    store.appendEvents(CONV, [pause("p2")]);
+    for (const s of [store, other]) {
+      expect(s.search(CONV, { order: "asc", limit: 10, kind: "PauseEvent" }).items.map((e) => e.id)).toEqual(["p2"]);
+      expect(s.search(CONV, { order: "asc", limit: 10, source: "user" }).items.map((e) => e.id)).toEqual(["p2"]);
+      expect(s.search(CONV, { order: "asc", limit: 10, kind: agentEvent.kind }).items.map((e) => e.id)).toEqual(["a1"]);
+      expect(s.count(CONV, { source: "agent" })).toBe(1);
+    }
+  });
+
+  it("a kind or source never stored matches nothing", () => {
+    const store = open();
+    store.createConversation({ id: CONV, status: "RUNNING" }, events(3).filter((e) => e.event.kind !== "MessageEvent"));
+    expect(store.search(CONV, { order: "asc", limit: 10, kind: "CondensationSummaryEvent" })).toEqual({ items: [], hasMore: false });
+    expect(store.count(CONV, { kind: "CondensationSummaryEvent" })).toBe(0);
+    expect(store.search(CONV, { order: "asc", limit: 10, body: "anything" })).toEqual({ items: [], hasMore: false });
+    expect(store.count(CONV, { body: "x" })).toBe(0);
+  });
+
   it("createConversation of an existing id throws ConversationExistsError and changes nothing", () => {
     const file = path.join(dir, "events.db");
     const store = open(file);
@@ -271,6 +308,117 @@ describe("transactions", () => {
     expect(store.getConversation(CONV)).toEqual(record);
     expect(rawCounts(file)).toEqual(stored);
   });
+});
+
+describe("event ids whose hashes collide (see migrations.ts, version 2)", () => {
+  const [[x, y], [u, v]] = collidingIdPairs(2) as [[string, string], [string, string]];
+  /** events(count) with some ids replaced. */
+  const withIds = (ids: Record<number, string>, count: number, seed = 1) =>
+    events(count, { seed }).map((e, i) => (ids[i] === undefined ? e : { ...e, event: { ...e.event, id: ids[i] } }));
+  const collisions = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare("SELECT event_id AS id, seq FROM event_id_collisions ORDER BY seq").all();
+    } finally {
+      db.close();
+    }
+  };
+
+  it("are both stored, found and searchable, in one batch or across batches", () => {
+    expect(idHash(x)).toBe(idHash(y));
+    expect(x).not.toBe(y);
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    store.createConversation({ id: CONV, status: "RUNNING" }, withIds({ 2: x, 5: y }, 8));
+    store.appendEvents(CONV, withIds({ 0: v }, 3, 2)); // u comes later: v holds the hash
+    store.appendEvents(CONV, withIds({ 1: u }, 3, 3));
+    expect(collisions(file)).toEqual([
+      { id: y, seq: 6 },
+      { id: u, seq: 13 },
+    ]);
+    expect([x, y, v, u].map((id) => store.positionOf(CONV, id)?.seq)).toEqual([3, 6, 9, 13]);
+    expect(all(store)).toContain(y);
+    expect(store.count(CONV, {})).toBe(14);
+    // Another conversation has its own ids: no collision there.
+    store.createConversation({ id: OTHER, status: "RUNNING" }, withIds({ 0: y }, 1));
+    expect(store.positionOf(OTHER, y)?.seq).toBe(1);
+    expect(store.positionOf(OTHER, x)).toBeUndefined();
+    expect(collisions(file)).toHaveLength(2);
+    // And after reopening.
+    store.close();
+    const again = open(file);
+    expect([x, y, v, u].map((id) => again.positionOf(CONV, id)?.seq)).toEqual([3, 6, 9, 13]);
+  });
+
+  it("a duplicate is found whichever of the two ids holds the hash, and nothing is left behind", () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    store.createConversation({ id: CONV, status: "RUNNING" }, withIds({ 1: x, 3: y }, 5));
+    for (const id of [x, y]) {
+      expect(() => store.appendEvents(CONV, withIds({ 2: id }, 4, 2))).toThrow(expect.objectContaining({ eventId: id, index: 2 }));
+    }
+    // In the same batch: u holds the hash, v collides with it, then v again.
+    expect(() => store.appendEvents(CONV, withIds({ 0: u, 1: v, 3: v }, 4, 3))).toThrow(expect.objectContaining({ eventId: v, index: 3 }));
+    // A collision recorded by a batch that then fails is rolled back with it.
+    expect(() => store.appendEvents(CONV, withIds({ 0: u, 1: v, 2: "1-0" }, 3, 4))).toThrow(expect.objectContaining({ eventId: "1-0", index: 2 }));
+    expect(collisions(file)).toEqual([{ id: y, seq: 4 }]);
+    expect(store.getConversation(CONV)!.eventCount).toBe(5);
+    expect(store.positionOf(CONV, v)).toBeUndefined();
+    expect(store.appendEvents(CONV, withIds({ 0: v, 1: u }, 2, 5)).map((e) => e.seq)).toEqual([6, 7]);
+    expect(collisions(file)).toEqual([
+      { id: y, seq: 4 },
+      { id: u, seq: 7 },
+    ]);
+  });
+});
+
+describe("crash safety (a process killed inside a write transaction)", () => {
+  const writer = fileURLToPath(new URL("./crash-writer.ts", import.meta.url));
+  const packageDir = fileURLToPath(new URL("../..", import.meta.url));
+  const messagesPerBatch = crashBatch(0).filter((e) => e.event.kind === "MessageEvent").length;
+
+  for (const mode of ["replay", "append"] as const) {
+    it(`SIGKILL inside ${mode === "replay" ? "createConversation: the conversation is absent" : "appendEvents: the conversation keeps its committed events"}, the rest is whole`, async () => {
+      const file = path.join(dir, "events.db");
+      const child = spawn(process.execPath, ["--import", "tsx", writer, file, mode], { cwd: packageDir, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+      expect({ code, signal, out, err }).toEqual({ code: null, signal: "SIGKILL", out: "committed\ndying\n", err: "" });
+
+      const [first, second, third] = CRASH_CONVERSATIONS;
+      const store = open(file);
+      expect(store.getConversation(first)!.eventCount).toBe(2 * CRASH_BATCH);
+      expect(store.getConversation(second)!.eventCount).toBe(CRASH_BATCH);
+      expect(store.getConversation(third)).toBeUndefined();
+      // Rows, id hashes, message texts and the full-text index hold the committed batches only.
+      expect(store.count(first, {})).toBe(2 * CRASH_BATCH);
+      expect(store.count(second, {})).toBe(CRASH_BATCH);
+      expect(store.readAfter(second, 0, 2 * CRASH_BATCH).map((e) => e.id)).toEqual(crashBatch(3).map((e) => e.event.id));
+      expect(store.count(first, { body: "crashword" })).toBe(2 * messagesPerBatch);
+      expect(store.count(second, { body: "crashword" })).toBe(messagesPerBatch);
+      expect(store.count(second, { body: "crashword 4" })).toBe(0);
+      const raw = new Database(file);
+      const one = (sql: string) => (raw.prepare(sql).get() as { n: number }).n;
+      expect({
+        events: one("SELECT count(*) AS n FROM events"),
+        ids: one("SELECT count(*) AS n FROM event_ids"),
+        texts: one("SELECT count(*) AS n FROM message_texts"),
+        fts: one(`SELECT count(*) AS n FROM message_fts WHERE message_fts MATCH '"crashword"'`),
+      }).toEqual({ events: 3 * CRASH_BATCH, ids: 3 * CRASH_BATCH, texts: 3 * messagesPerBatch, fts: 3 * messagesPerBatch });
+      expect(raw.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect(raw.pragma("foreign_key_check")).toEqual([]);
+      raw.exec("INSERT INTO message_fts (message_fts) VALUES ('integrity-check')");
+      raw.close();
+
+      // The store carries on: the batch that was being written goes in now.
+      if (mode === "replay") expect(store.createConversation({ id: third, status: "RUNNING" }, crashBatch(4)).eventCount).toBe(CRASH_BATCH);
+      else expect(store.appendEvents(second, crashBatch(4))[0]!.seq).toBe(CRASH_BATCH + 1);
+      expect(store.count(mode === "replay" ? third : second, { body: "crashword 4" })).toBe(messagesPerBatch);
+    });
+  }
 });
 
 describe("persistence", () => {
