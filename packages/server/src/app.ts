@@ -60,6 +60,9 @@ export function createApp(deps: AppDeps): App {
 
   const app = express();
   app.disable("x-powered-by");
+  // No ETag: hashing every body (a page of 100 events is tens of kB) costs more than it saves, and
+  // clients of a live record of events do not revalidate pages.
+  app.set("etag", false);
   app.set("query parser", "simple"); // repeated parameters arrive as arrays and are refused, no nested objects
   app.use(requestLog(log));
   app.use(cors(config.corsOrigins));
