@@ -9,25 +9,16 @@
  */
 import type { IPrismDiagnostic } from "@stoplight/prism-core";
 import type { ValidationError } from "@acs-toolkit/schema";
+import { ERROR_TYPES as SERVER_ERROR_TYPES } from "@acs-toolkit/server";
 
-/** FastAPI/pydantic-style error types by JSON Schema keyword (the server's names for them). */
+/**
+ * FastAPI/pydantic-style error types by JSON Schema keyword: the server's table (by validator rule),
+ * plus the keywords Prism names that the server's rules call otherwise.
+ */
 const ERROR_TYPES: Record<string, string> = {
-  required: "missing",
-  additionalProperties: "extra_forbidden",
-  unevaluatedProperties: "extra_forbidden",
-  type: "type_error",
-  enum: "enum",
-  const: "literal_error",
-  minimum: "greater_than_equal",
-  exclusiveMinimum: "greater_than",
-  maximum: "less_than_equal",
-  exclusiveMaximum: "less_than",
-  minLength: "string_too_short",
-  maxLength: "string_too_long",
-  pattern: "string_pattern_mismatch",
-  format: "value_error",
-  minItems: "too_short",
-  maxItems: "too_long",
+  ...SERVER_ERROR_TYPES,
+  additionalProperties: SERVER_ERROR_TYPES.unknownProperty!,
+  unevaluatedProperties: SERVER_ERROR_TYPES.unknownProperty!,
   uniqueItems: "value_error",
   multipleOf: "value_error",
 };

@@ -20,6 +20,6 @@ export * from "./store/types.js";
 export { eventTimeMicros, recordedTimestamp } from "./store/time.js";
 export { createLogger, type Logger } from "./log.js";
 export { attachLiveEvents, LIVE_CLOSE, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
-export { RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
+export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";

@@ -13,7 +13,7 @@ type Json = Record<string, unknown>;
 export type Location = "path" | "query" | "header" | "body";
 
 /** FastAPI/pydantic-style error types, by validator rule. */
-const ERROR_TYPES: Record<string, string> = {
+export const ERROR_TYPES: Readonly<Record<string, string>> = {
   required: "missing",
   unknownProperty: "extra_forbidden",
   type: "type_error",
