@@ -147,8 +147,9 @@ export class ConversationService {
   sendMessage(conversationId: string, message: UserMessage): MessageEvent {
     const event = userMessageEvent(message as MessageEvent["llm_message"]);
     this.record(conversationId, [event]);
-    const record = requireConversation(this.store, conversationId);
-    this.runtime.onUserMessage?.(record, event, this.contextFor(conversationId));
+    if (this.runtime.onUserMessage) {
+      this.runtime.onUserMessage(requireConversation(this.store, conversationId), event, this.contextFor(conversationId));
+    }
     return event;
   }
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { badInputRows } from "../support/bad-input.js";
 import { expect422, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
@@ -193,41 +194,7 @@ describe("auth: X-Session-API-Key on every /api route", () => {
 
 describe("bad input: 422 with the culprit's loc, never a 500", () => {
   const search = () => `/api/conversations/${conversationId}/events/search`;
-  const rows: Array<[name: string, operationId: string, method: string, route: () => string, options: Parameters<TestServer["call"]>[2], loc: Array<string | number>]> = [
-    ["limit 0", "searchEvents", "GET", search, { query: { limit: 0 } }, ["query", "limit"]],
-    ["limit 101", "searchEvents", "GET", search, { query: { limit: 101 } }, ["query", "limit"]],
-    ["limit abc", "searchEvents", "GET", search, { query: { limit: "abc" } }, ["query", "limit"]],
-    ["limit 1.5", "searchEvents", "GET", search, { query: { limit: "1.5" } }, ["query", "limit"]],
-    ["limit twice", "searchEvents", "GET", search, { query: { limit: ["1", "2"] } }, ["query", "limit"]],
-    ["sort_order ASC", "searchEvents", "GET", search, { query: { sort_order: "ASC" } }, ["query", "sort_order"]],
-    ["unknown kind", "searchEvents", "GET", search, { query: { kind: "FooEvent" } }, ["query", "kind"]],
-    ["unknown source", "searchEvents", "GET", search, { query: { source: "robot" } }, ["query", "source"]],
-    ["timestamp__gte not a date-time", "searchEvents", "GET", search, { query: { timestamp__gte: "yesterday" } }, ["query", "timestamp__gte"]],
-    ["timestamp__lt with month 13", "searchEvents", "GET", search, { query: { timestamp__lt: "2026-13-01T00:00:00" } }, ["query", "timestamp__lt"]],
-    ["page_id that is no cursor", "searchEvents", "GET", search, { query: { page_id: "974caa29-4f4b-4c30-b4e1-5169f41e6d3d" } }, ["query", "page_id"]],
-    ["non-UUID conversation id (search)", "searchEvents", "GET", () => "/api/conversations/not-a-uuid/events/search", {}, ["path", "conversation_id"]],
-    ["non-UUID conversation id (count)", "countEvents", "GET", () => "/api/conversations/12345/events/count", {}, ["path", "conversation_id"]],
-    ["non-UUID conversation id (get)", "getConversation", "GET", () => "/api/conversations/xyz", {}, ["path", "conversation_id"]],
-    ["non-UUID conversation id (upload)", "uploadFiles", "POST", () => "/api/conversations/xyz/upload-files", {}, ["path", "conversation_id"]],
-    ["malformed JSON", "createConversation", "POST", () => "/api/conversations", { body: '{"initial_user_msg": ', headers: { "Content-Type": "application/json" } }, ["body", 21]],
-    ["a JSON array body", "createConversation", "POST", () => "/api/conversations", { json: [] }, ["body"]],
-    ["a null body", "createConversation", "POST", () => "/api/conversations", { json: null }, ["body"]],
-    ["no body at all", "createConversation", "POST", () => "/api/conversations", {}, ["body"]],
-    ["a text/plain body", "createConversation", "POST", () => "/api/conversations", { body: "hello", headers: { "Content-Type": "text/plain" } }, ["body"]],
-    ["unknown field", "createConversation", "POST", () => "/api/conversations", { json: { title: "x" } }, ["body", "title"]],
-    ["wrong type", "createConversation", "POST", () => "/api/conversations", { json: { initial_user_msg: 42 } }, ["body", "initial_user_msg"]],
-    ["git_provider outside the enum", "createConversation", "POST", () => "/api/conversations", { json: { git_provider: "sourcehut" } }, ["body", "git_provider"]],
-    ["bad conversation_id", "createConversation", "POST", () => "/api/conversations", { json: { conversation_id: "abc" } }, ["body", "conversation_id"]],
-    ["suggested_task without repo", "createConversation", "POST", () => "/api/conversations", { json: { suggested_task: { issue_number: 1, title: "x" } } }, ["body", "suggested_task", "repo"]],
-    ["replay_json that is not JSON", "createConversation", "POST", () => "/api/conversations", { json: { replay_json: "hello\nworld" } }, ["body", "replay_json", 0]],
-    ["replay_json with a bad action kind", "createConversation", "POST", () => "/api/conversations", { json: { replay_json: replayWithBadKind() } }, ["body", "replay_json", 3, "action", "kind"]],
-    ["replay_json with a duplicate id", "createConversation", "POST", () => "/api/conversations", { json: { replay_json: replayWithDuplicateId() } }, ["body", "replay_json", 2, "id"]],
-    ["settings with a wrong type", "storeSettings", "POST", () => "/api/settings", { json: { max_iterations: "many" } }, ["body", "max_iterations"]],
-    ["settings with a bad mcp server", "storeSettings", "POST", () => "/api/settings", { json: { mcp_config: { stdio_servers: [{ name: "x" }] } } }, ["body", "mcp_config", "stdio_servers", 0, "command"]],
-    ["unknown git provider", "addGitProviders", "POST", () => "/api/add-git-providers", { json: { provider_tokens: { sourcehut: { token: "x" } } } }, ["body", "provider_tokens", "sourcehut"]],
-    ["upload without files", "uploadFiles", "POST", () => `/api/conversations/${conversationId}/upload-files`, { body: formWithout() }, ["body", "files"]],
-    ["upload that is not multipart", "uploadFiles", "POST", () => `/api/conversations/${conversationId}/upload-files`, { json: { files: [] } }, ["body"]],
-  ];
+  const rows = badInputRows(() => conversationId, recording);
 
   it.each(rows)("%s", async (_name, operationId, method, route, options, loc) => {
     expect422(operationId, await t.call(method, route(), options), loc);
@@ -257,22 +224,3 @@ describe("bad input: 422 with the culprit's loc, never a 500", () => {
     expect(t.logs.filter((line) => line.includes('"status":500'))).toEqual([]);
   });
 });
-
-function replayWithBadKind(): string {
-  const events = recording.trim().split("\n").map((line) => JSON.parse(line));
-  events[3] = events[2];
-  events[3] = { ...events[2], id: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b", action: { ...events[2].action, kind: "TerminalActon" } };
-  return events.map((e) => JSON.stringify(e)).join("\n");
-}
-
-function replayWithDuplicateId(): string {
-  const events = recording.trim().split("\n").map((line) => JSON.parse(line));
-  events[2] = { ...events[2], id: events[1].id };
-  return JSON.stringify(events);
-}
-
-function formWithout(): FormData {
-  const form = new FormData();
-  form.append("other", new Blob(["x"]), "x.txt");
-  return form;
-}

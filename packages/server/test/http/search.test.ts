@@ -12,41 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventTimeMicros } from "../../src/store/time.js";
 import { expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 import { seededRandom } from "../support/random.js";
+import { randomTrajectory, sourceOf, textOf, WORDS } from "../support/trajectory.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
 
-const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];
-
-/** Events of every kind with timestamps full of ties, some with offsets, and varied message texts. */
-function randomTrajectory(rand: () => number, size: number): Event[] {
-  const pool = exampleEvents({ seed: 99 });
-  const base = Date.UTC(2026, 1, 5, 11, 0, 0);
-  return Array.from({ length: size }, (_, i) => {
-    const event = structuredClone(pool[Math.floor(rand() * pool.length)]!) as Event & Record<string, any>;
-    event.id = `00000099-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
-    const millis = base + Math.floor(rand() * 40) * 1000; // 40 distinct seconds for `size` events: many ties
-    const iso = new Date(millis).toISOString();
-    const form = rand();
-    event.timestamp = form < 0.6 ? iso.replace("Z", "") : form < 0.8 ? iso : new Date(millis).toISOString().replace("Z", "+00:00");
-    if (event.kind === "CondensationSummaryEvent") event.id += "-summary";
-    if (event.kind === "MessageEvent") {
-      event.source = rand() < 0.5 ? "user" : "agent";
-      event.llm_message.content = [{ type: "text", text: `${WORDS[Math.floor(rand() * WORDS.length)]} ${WORDS[Math.floor(rand() * WORDS.length)]}` }];
-    }
-    return event;
-  });
-}
-
-const textOf = (event: any): string =>
-  event.kind !== "MessageEvent"
-    ? ""
-    : [
-        ...(event.llm_message.content ?? []).filter((c: any) => c.type === "text").map((c: any) => c.text),
-        ...(event.extended_content ?? []).map((c: any) => c.text),
-        event.llm_message.reasoning_content ?? "",
-      ].join("\n");
-
-const sourceOf = (event: any): string => event.source ?? ({ MessageEvent: "", ActionEvent: "agent", AgentErrorEvent: "agent", SystemPromptEvent: "agent", PauseEvent: "user" } as Record<string, string>)[event.kind] ?? "environment";
 
 let t: TestServer;
 beforeAll(async () => void (t = await startTestServer()));
