@@ -42,6 +42,8 @@ export interface App {
 /** Logs each request once it is answered: method, path without query, status, time. Never headers or bodies. */
 function requestLog(log: Logger): RequestHandler {
   return (req, res, next) => {
+    // Below info (silent, warn, …) a request costs no timer and no listener.
+    if (!log.isLevelEnabled("info")) return next();
     const start = process.hrtime.bigint();
     res.on("finish", () => {
       log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - start) / 1e6 }, "request");

@@ -70,6 +70,23 @@ export interface SearchPage {
   hasMore: boolean;
 }
 
+/**
+ * A page as the search endpoint sends it: the same events, in the same order, as {@link SearchPage}
+ * for the same query, but as one UTF-8 buffer of their stored JSON texts joined by `,` (what goes
+ * between the brackets of `items`), so that a page never becomes a JavaScript string on its way
+ * out of the store.
+ */
+export interface JsonPage {
+  /** The page's events, their stored JSON texts joined by `,`, UTF-8; empty for no events. */
+  json: Uint8Array;
+  /** How many events the page holds. */
+  count: number;
+  /** Where the page's last event stands (the position a next-page cursor resumes after). */
+  last: Position | undefined;
+  /** True when at least one more event matches after the last item. */
+  hasMore: boolean;
+}
+
 export class ConversationExistsError extends Error {
   constructor(readonly conversationId: string) {
     super(`Conversation already exists: ${conversationId}`);
@@ -120,6 +137,8 @@ export interface EventStore {
   setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord;
   /** One page in the total order (ts, seq), or its exact reverse; cost proportional to the page. */
   search(conversationId: string, query: SearchQuery): SearchPage;
+  /** {@link search} as the bytes of the events' JSON texts: the same page, in one buffer. */
+  searchJson(conversationId: string, query: SearchQuery): JsonPage;
   count(conversationId: string, filters: SearchFilters): number;
   /** The stored position of an event id in a conversation (for cursors and resume). */
   positionOf(conversationId: string, eventId: string): Position | undefined;

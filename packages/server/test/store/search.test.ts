@@ -10,7 +10,7 @@ import { DEFAULT_EVENT_SOURCE, EVENT_KINDS, type Event, type EventKind, type Eve
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
 import { eventTimeMicros } from "../../src/store/time.js";
-import type { EventToStore, Position, SearchFilters, SearchQuery } from "../../src/store/types.js";
+import type { EventToStore, JsonPage, Position, SearchFilters, SearchPage, SearchQuery } from "../../src/store/types.js";
 
 const CONV = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
 const OTHER = "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a";
@@ -68,12 +68,24 @@ function pages(store: SqliteEventStore, query: Omit<SearchQuery, "after"> & { af
   let after = query.after;
   for (let guard = 0; guard < 10_000; guard++) {
     const page = store.search(id, { ...query, after });
+    expectSameJsonPage(store.searchJson(id, { ...query, after }), page);
     out.push(...page.items.map((e) => e.id));
     if (!page.hasMore) return out;
     expect(page.items).toHaveLength(query.limit);
     after = page.items[page.items.length - 1]!;
   }
   throw new Error("runaway paging");
+}
+
+/** searchJson's page is search's page: the same JSON texts in the same order, count, last, hasMore. */
+function expectSameJsonPage(json: JsonPage, page: SearchPage): void {
+  const last = page.items.at(-1);
+  expect({ ...json, json: Buffer.from(json.json).toString("utf8") }).toEqual({
+    json: page.items.map((e) => e.json).join(","),
+    count: page.items.length,
+    last: last && { ts: last.ts, seq: last.seq },
+    hasMore: page.hasMore,
+  });
 }
 
 interface Row {
@@ -276,6 +288,34 @@ describe("filters and order", () => {
   });
 });
 
+describe("searchJson", () => {
+  it("gives search's pages as bytes at extreme instants (before 1970, past 2^53 µs), with ties, in both orders, on both read paths", () => {
+    // 2^53 µs is in the year 2255; past it, timestamps are integers that numbers hold only in part.
+    const instants = ["1900-01-01T00:00:00.000001", "1969-12-31T23:59:59.999999", "1970-01-01T00:00:00", "2026-02-05T11:00:00.5", "2255-06-05T23:47:34.740992", "2255-06-05T23:47:34.740993", "9999-12-31T23:59:59.999999"];
+    const events = Array.from({ length: 60 }, (_, i) => ({ ...template("PauseEvent"), id: `p${i}`, timestamp: instants[(i * 5) % instants.length]! }) as Event);
+    for (const sortedJsonPages of [false, true]) {
+      const store = open({ sortedJsonPages });
+      const rows = fill(store, events, 7);
+      for (const order of ["asc", "desc"] as const) {
+        for (const limit of [1, 3, 7, 59, 60, 100]) expect(pages(store, { order, limit })).toEqual(naive(rows, { order }));
+        const gte = eventTimeMicros(instants[2]!)!;
+        expect(pages(store, { order, limit: 4, timestampGte: gte })).toEqual(naive(rows, { order, timestampGte: gte }));
+      }
+      expect(store.unsortedPages).toBe(0);
+    }
+  });
+
+  it("an empty page, a page of an unknown conversation and a page of a kind never stored are empty", () => {
+    const store = open();
+    fill(store, Array.from({ length: 5 }, (_, i) => ({ ...template("PauseEvent"), id: `p${i}`, timestamp: iso(T0 + i) }) as Event));
+    const empty = { count: 0, last: undefined, hasMore: false };
+    expect({ ...store.searchJson(OTHER, { order: "asc", limit: 5 }), json: undefined }).toEqual({ ...empty, json: undefined });
+    expect(store.searchJson(CONV, { order: "asc", limit: 5, kind: "MessageEvent" }).json).toHaveLength(0);
+    expect(store.searchJson(CONV, { order: "desc", limit: 5, timestampLt: T0 }).count).toBe(0);
+    expect(() => store.searchJson(CONV, { order: "asc", limit: 101 })).toThrow(RangeError);
+  });
+});
+
 describe("body filter", () => {
   function bodyStore(options: Partial<SqliteStoreOptions> = {}) {
     const store = open(options);
@@ -421,6 +461,12 @@ describe("query plans (EXPLAIN QUERY PLAN)", () => {
             expect(plans).toHaveLength(1);
             expect(plans[0], JSON.stringify(query)).toEqual([
               `SEARCH events USING INDEX ${index} (conversation=?${kind ? " AND kind=?" : ""}${source ? " AND source=?" : ""} AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))`,
+            ]);
+            // searchJson: the same range scan, in a co-routine the aggregates read in its order.
+            const range = `${index} (conversation=?${kind ? " AND kind=?" : ""}${source ? " AND source=?" : ""} AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))`;
+            expect(store.explain(CONV, query, "searchJson"), JSON.stringify(query)).toEqual([
+              ["CO-ROUTINE (subquery-1)", `SEARCH events USING INDEX ${range}`, "SCAN (subquery-1)"],
+              [`SEARCH events USING COVERING INDEX ${range}`],
             ]);
             const counted = flat(store.explain(CONV, query, "count"));
             expect(counted).toBe(
