@@ -14,6 +14,12 @@
  * (table `names`, class Names): a filter binds the code of its name, and a name never stored
  * matches nothing without a query.
  *
+ * The search endpoint reads the same page through searchJson: one row whose aggregates hold the
+ * page's size, positions and JSON texts (joined by `,`, as one BLOB), so that 100 events become one
+ * buffer instead of 100 strings decoded from UTF-8 and encoded back (a page of 100 from the mock's
+ * 5,000-event conversation: 60–90 µs, against 200–240 µs for `search`, the join and the encoding).
+ * The positions prove the order the aggregates saw.
+ *
  * ## Body search
  * Only MessageEvents match. Their searchable text (text content + extended_content + reasoning
  * content, joined by a space as the reference joins them) is stored lower-cased (String#toLowerCase,
@@ -108,8 +114,8 @@ export interface SqliteStoreOptions {
 export interface SqliteEventStore extends EventStore {
   readonly kind: "sqlite";
   /**
-   * The EXPLAIN QUERY PLAN lines of every statement `search` (or `count`) would run for this
-   * query, in order; for tests and diagnostics.
+   * The EXPLAIN QUERY PLAN lines of every statement `search` (or `count`, or `searchJson` without
+   * a body filter) would run for this query, in order; for tests and diagnostics.
    */
   explain(conversationId: string, query: SearchQuery, what?: "search" | "count" | "searchJson"): string[][];
   /** How many searchJson pages came back out of order and were read again sorted (expected: 0). */
