@@ -4,13 +4,14 @@
  * (which operations need the key, which are extensions, each event kind's default source).
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { eventsJsonSchema, openapiDocument } from "@acs-toolkit/schema/documents";
+import { eventsJsonSchema, openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 import { formatIssue, toIssues, type AjvErrorObject } from "@acs-toolkit/validator";
 
 type Json = Record<string, unknown>;
 
 /** The schema that holds the document's components; every `#/components/...` ref is rebased onto it. */
 const COMPONENTS = "urn:acs-conformance:components";
+const rebaseComponents = (schema: unknown) => rebaseOpenapiRefs(schema, COMPONENTS);
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** RFC 3339 date-time (JSON Schema's `date-time`): the zone offset is required. */
@@ -26,25 +27,6 @@ export interface SpecOperation {
   requiresKey: boolean;
   /** Marked `x-acs-extension: true`: a documented extension of the reference server, not the interface. */
   extension: boolean;
-}
-
-/**
- * Points every `#/components/...` reference at the schema that holds the components, and drops
- * OpenAPI's discriminator `mapping`, which AJV rejects (the variants' `kind` consts say the same).
- */
-function rebase(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(rebase);
-  if (typeof schema !== "object" || schema === null) return schema;
-  return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [
-      key,
-      key === "$ref" && typeof value === "string" && value.startsWith("#/")
-        ? `${COMPONENTS}${value}`
-        : key === "discriminator"
-          ? { propertyName: (value as Json).propertyName }
-          : rebase(value),
-    ]),
-  );
 }
 
 function resolveRef<T>(node: unknown): T {
@@ -87,14 +69,14 @@ export class SpecResponses {
     this.ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true, allowUnionTypes: true });
     this.ajv.addFormat("uuid", UUID);
     this.ajv.addFormat("date-time", DATE_TIME);
-    this.ajv.addSchema({ $id: COMPONENTS, components: rebase(openapiDocument.components) });
+    this.ajv.addSchema({ $id: COMPONENTS, components: rebaseComponents(openapiDocument.components) });
     for (const item of Object.values(openapiDocument.paths as Record<string, Json>)) {
       for (const op of Object.values(item)) {
         const operation = op as { operationId?: string; responses?: Json };
         if (!operation.operationId) continue;
         for (const [status, response] of Object.entries(operation.responses ?? {})) {
           const schema = resolveRef<{ content?: Record<string, { schema?: Json }> }>(response).content?.["application/json"]?.schema;
-          if (schema) this.schemas.set(`${operation.operationId} ${status}`, rebase(schema) as Json);
+          if (schema) this.schemas.set(`${operation.operationId} ${status}`, rebaseComponents(schema) as Json);
         }
       }
     }

@@ -1,16 +1,5 @@
 /** Seeded randomness: the same `--seed` gives the same ids, texts and timings, run after run. */
-
-/** A seeded PRNG (mulberry32) returning numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from "@acs-toolkit/schema/examples";
 
 /** A 32-bit seed derived from a seed and a label (FNV-1a), so that streams of randomness are independent. */
 export function deriveSeed(seed: number, label: string): number {

@@ -9,11 +9,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
-import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { eventTimeMicros } from "@acs-toolkit/server";
+import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seededRandom } from "../../server/test/support/random.js";
-import { randomTrajectory, sourceOf, textOf, WORDS } from "../../server/test/support/trajectory.js";
+import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "../../server/test/support/trajectory.js";
 import { startTestMock, type TestMock } from "./support.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
@@ -52,25 +50,11 @@ describe("paging property (the server's, against the mock)", () => {
     const statusEvent = (await t.call("GET", `/api/conversations/${id}/events/search`, { query: { kind: "ConversationStateUpdateEvent", sort_order: "TIMESTAMP_DESC", limit: 1 } })).body.items[0];
     const all: Event[] = [...events, statusEvent];
     const route = `/api/conversations/${id}/events/search`;
-    const ordered = all.map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq })).sort((a, b) => a.ts - b.ts || a.seq - b.seq);
     const kinds = [...new Set(all.map((e) => e.kind))];
 
     for (let round = 0; round < 40; round++) {
-      const query: Record<string, string | number> = {};
-      const limit = 1 + Math.floor(rand() * (rand() < 0.5 ? 10 : 100));
-      const desc = rand() < 0.5;
-      if (rand() < 0.3) query.kind = kinds[Math.floor(rand() * kinds.length)]!;
-      if (rand() < 0.3) query.source = ["agent", "user", "environment"][Math.floor(rand() * 3)]!;
-      if (rand() < 0.25) query.body = WORDS[Math.floor(rand() * WORDS.length)]!.toUpperCase();
-      if (rand() < 0.3) query.timestamp__gte = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString();
-      if (rand() < 0.3) query.timestamp__lt = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString().replace("Z", "");
-      const gte = query.timestamp__gte ? eventTimeMicros(String(query.timestamp__gte))! : -Infinity;
-      const lt = query.timestamp__lt ? eventTimeMicros(String(query.timestamp__lt))! : Infinity;
-      const expected = ordered
-        .filter(({ event, ts }) => (!query.kind || event.kind === query.kind) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
-        .filter(({ event }) => query.body === undefined || textOf(event).toLowerCase().includes(String(query.body).toLowerCase()))
-        .map(({ event }) => event.id);
-      if (desc) expected.reverse();
+      const { query, limit, desc } = randomSearchQuery(rand, kinds);
+      const expected = expectedSearchIds(all, query, desc);
       const { ids } = await pageAll(route, { ...query, limit, ...(desc && { sort_order: "TIMESTAMP_DESC" }) });
       expect(ids, `round ${round}: ${JSON.stringify({ ...query, limit, desc })}`).toEqual(expected);
     }

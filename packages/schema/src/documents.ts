@@ -12,3 +12,25 @@ export const openapiDocument: Record<string, unknown> = openapi;
 export const asyncapiDocument: Record<string, unknown> = asyncapi;
 /** JSON Schema 2020-12 of one Event (root) with `$defs` for every kind and `$defs/EventPage`. */
 export const eventsJsonSchema: Record<string, unknown> = eventsSchema;
+
+/**
+ * A schema of the OpenAPI document made usable by a JSON Schema validator outside the document:
+ * every local reference (`#/components/...`) is pointed at `base`, the `$id` under which the caller
+ * adds the document's components (`ajv.addSchema({ $id: base, components })`), and OpenAPI's
+ * discriminator `mapping`, which AJV rejects, is dropped (the variants' `kind` consts say the same).
+ * Returns a copy; the input is not changed.
+ */
+export function rebaseOpenapiRefs(schema: unknown, base: string): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => rebaseOpenapiRefs(item, base));
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === "$ref" && typeof value === "string" && value.startsWith("#/")
+        ? `${base}${value}`
+        : key === "discriminator"
+          ? { propertyName: (value as { propertyName?: unknown }).propertyName }
+          : rebaseOpenapiRefs(value, base),
+    ]),
+  );
+}

@@ -17,6 +17,22 @@ function firstExample<T>(name: string): T {
   return structuredClone(example) as T;
 }
 
+/**
+ * A seeded pseudo-random generator (mulberry32) of numbers in [0, 1): the same seed gives the same
+ * sequence on every run and machine, so that generated data, property tests and benchmarks replay
+ * exactly. Not for anything secret.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** A deterministic UUID v4-shaped id, unique per (seed, n). */
 function idFor(seed: number, n: number): string {
   return `${(seed >>> 0).toString(16).padStart(8, "0")}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;

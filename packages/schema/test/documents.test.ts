@@ -8,8 +8,26 @@ const load = (name: string): unknown => JSON.parse(readFileSync(generated(name),
 const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
 describe("@acs-toolkit/schema/documents", () => {
-  it("exports the three bundled documents and nothing else", () => {
-    expect(Object.keys(documents).sort()).toEqual(["asyncapiDocument", "eventsJsonSchema", "openapiDocument"]);
+  it("exports the three bundled documents, the reference rebaser, and nothing else", () => {
+    expect(Object.keys(documents).sort()).toEqual(["asyncapiDocument", "eventsJsonSchema", "openapiDocument", "rebaseOpenapiRefs"]);
+  });
+
+  it("rebaseOpenapiRefs points every local reference at the base and drops discriminator mappings, on a copy", () => {
+    const schema = {
+      oneOf: [{ $ref: "#/components/schemas/A" }, { $ref: "https://example.com/x.json" }],
+      discriminator: { propertyName: "kind", mapping: { A: "#/components/schemas/A" } },
+      properties: { $ref: { type: "string" } },
+    };
+    const before = structuredClone(schema);
+    expect(documents.rebaseOpenapiRefs(schema, "urn:test")).toEqual({
+      oneOf: [{ $ref: "urn:test#/components/schemas/A" }, { $ref: "https://example.com/x.json" }],
+      discriminator: { propertyName: "kind" },
+      properties: { $ref: { type: "string" } },
+    });
+    expect(schema).toEqual(before);
+    const rebased = JSON.stringify(documents.rebaseOpenapiRefs(documents.openapiDocument.components, "urn:test"));
+    expect(rebased).not.toMatch(/"\$ref":"#\//);
+    expect(rebased).not.toContain('"mapping"');
   });
 
   it.each([

@@ -14,10 +14,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, EventKind, EventSource, MessageEvent } from "@acs-toolkit/schema";
-import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { openSqliteStore } from "../src/store/sqlite.js";
 import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
-import { seededRandom } from "../test/support/random.js";
 
 export interface LatencyFigures {
   p50: number;

@@ -11,23 +11,11 @@ import { once } from "node:events";
 import { createWriteStream, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 
 const corpusDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
 
 type Json = Record<string, any>;
-
-/** mulberry32: a small deterministic PRNG, so that every run writes the same file. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "the of and to in is it that for on with as was at by this be from or are an not have error file test line " +
@@ -42,7 +30,7 @@ export interface GeneratedTrajectory {
 
 /** Writes about `targetBytes` of JSONL to `file` (it stops at the first event past the target). */
 export async function writeRealisticTrajectory(file: string, targetBytes: number, seed = 7): Promise<GeneratedTrajectory> {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const hex = (n: number) => {
     let out = "";

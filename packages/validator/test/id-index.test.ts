@@ -1,20 +1,10 @@
 /** The compact tables behind the sequence rules, checked against a plain Map as the model. */
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "@acs-toolkit/schema/examples";
 import { HashedStrings, IdIndex, LargeStringMap, WordTable } from "../src/id-index.js";
 
-/** A deterministic PRNG (mulberry32) for the ids. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function ids(count: number, seed: number): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const hex = (n: number) => Array.from({ length: n }, () => "0123456789abcdef"[Math.floor(next() * 16)]).join("");
   const ulid = () => `${Math.floor(next() * 8)}${Array.from({ length: 25 }, () => "0123456789ABCDEFGHJKMNPQRSTVWXYZ"[Math.floor(next() * 32)]).join("")}`;
   return Array.from({ length: count }, (_, i) => {
@@ -74,7 +64,7 @@ describe("IdIndex", () => {
 describe("WordTable", () => {
   it("keys of two words: every key found again with its value", () => {
     const table = new WordTable(2);
-    const next = random(3);
+    const next = seededRandom(3);
     const keys = Array.from({ length: 50_000 }, () => [Math.floor(next() * 2 ** 32), Math.floor(next() * 4)] as const);
     const model = new Map<string, number>();
     keys.forEach(([a, b], i) => {

@@ -6,6 +6,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
 import type { ValidationError } from "@acs-toolkit/schema";
+import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 
 type Json = Record<string, unknown>;
 
@@ -78,6 +79,7 @@ interface OperationValidators {
 
 /** The schema that holds the document's components; every `#/components/...` ref is rebased onto it. */
 const COMPONENTS = "urn:acs:components";
+const rebaseComponents = (schema: unknown) => rebaseOpenapiRefs(schema, COMPONENTS);
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -102,7 +104,7 @@ export class RequestValidators {
   constructor(document: Json) {
     // Path and query values arrive as text and are coerced ("10" → 10); bodies and responses are
     // JSON and never are (42 is not a string).
-    const components = rebase(document.components) as Json;
+    const components = rebaseComponents(document.components) as Json;
     const [params, json] = [true, false].map((coerceTypes) => {
       const ajv = new Ajv2020({
         strict: false, // OpenAPI annotations (x-*, example, contentMediaType) are not validation keywords
@@ -129,7 +131,7 @@ export class RequestValidators {
           return lazy(params, {
             $id: `urn:acs:operation:${operation.operationId}:${where}`,
             type: "object",
-            properties: Object.fromEntries(list.map((p) => [p.name, rebase(p.schema ?? {})])),
+            properties: Object.fromEntries(list.map((p) => [p.name, rebaseComponents(p.schema ?? {})])),
             required: list.filter((p) => p.required).map((p) => p.name),
           });
         };
@@ -138,13 +140,13 @@ export class RequestValidators {
         const responses = new Map<string, Json | ValidateFunction>();
         for (const [status, response] of Object.entries((op as { responses?: Json }).responses ?? {})) {
           const schema = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, response as Json).content?.["application/json"]?.schema;
-          if (schema) responses.set(status, { $id: `urn:acs:operation:${operation.operationId}:response:${status}`, ...(rebase(schema) as Json) });
+          if (schema) responses.set(status, { $id: `urn:acs:operation:${operation.operationId}:response:${status}`, ...(rebaseComponents(schema) as Json) });
         }
         this.byOperation.set(operation.operationId, {
           responses,
           path: group("path"),
           query: group("query"),
-          body: jsonSchema ? lazy(json, { $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebase(jsonSchema) as Json) }) : undefined,
+          body: jsonSchema ? lazy(json, { $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebaseComponents(jsonSchema) as Json) }) : undefined,
           queryNames: new Set(parameters.filter((p) => p.in === "query").map((p) => p.name)),
         });
       }
@@ -206,21 +208,6 @@ export class RequestValidators {
     }
     if (!validate(body)) throw new RequestValidationError(issuesOf(validate.errors).map((i) => toValidationError("body", [], i)));
   }
-}
-
-/**
- * Points every `#/components/...` reference at the schema that holds the components, and
- * drops OpenAPI's discriminator `mapping`, which AJV rejects (the variants' `kind` consts say the same).
- */
-function rebase(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(rebase);
-  if (typeof schema !== "object" || schema === null) return schema;
-  return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [
-      key,
-      key === "$ref" && typeof value === "string" && value.startsWith("#/") ? `${COMPONENTS}${value}` : key === "discriminator" ? { propertyName: (value as Json).propertyName } : rebase(value),
-    ]),
-  );
 }
 
 /**

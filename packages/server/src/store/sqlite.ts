@@ -357,7 +357,7 @@ interface JsonPageRow {
   json: Buffer | null;
 }
 
-const EMPTY_JSON = new Uint8Array(0);
+const EMPTY_PAGE: JsonPage = Object.freeze({ json: new Uint8Array(0), count: 0, last: undefined, hasMore: false });
 
 /** The limit and order of a query, checked (RangeError). */
 function checkedPaging(query: SearchQuery): { limit: number; order: Order } {
@@ -795,20 +795,21 @@ class SqliteStore implements SqliteEventStore {
     const conv = this.pkOf(conversationId);
     const bounds = boundsOf(query, order, query.after);
     const codes = this.codesOf(query);
-    if (conv === undefined || isEmpty(bounds) || !codes) return { json: EMPTY_JSON, count: 0, last: undefined, hasMore: false };
+    if (conv === undefined || isEmpty(bounds) || !codes) return EMPTY_PAGE;
     const kind = query.kind !== undefined;
     const source = query.source !== undefined;
     const params = { conv, ...codes, ...bounds, n: limit };
-    const fast = this.statement(`pageJson:${kind}:${source}:${order}`, () => SEARCH_SQL.pageJson(kind, source, order));
-    let row = (this.sortedJsonPages ? undefined : fast.get(params)) as JsonPageRow | undefined;
-    let last = row && row.n > 0 ? lastInOrder(row, order) : undefined;
-    if (!row || (row.n > 0 && !last)) {
-      if (row) this.unsortedPages++;
-      row = this.statement(`pageJsonSorted:${kind}:${source}:${order}`, () => SEARCH_SQL.pageJsonSorted(kind, source, order)).get(params) as JsonPageRow;
-      last = row.n > 0 ? lastInOrder(row, order) : undefined;
-      if (row.n > 0 && !last) throw new Error("pageJsonSorted gave a page out of order");
+    const read = (sorted: boolean) =>
+      this.statement(`pageJson:${sorted}:${kind}:${source}:${order}`, () => (sorted ? SEARCH_SQL.pageJsonSorted : SEARCH_SQL.pageJson)(kind, source, order)).get(params) as JsonPageRow;
+    let row = read(this.sortedJsonPages);
+    if (row.n === 0) return EMPTY_PAGE;
+    let last = lastInOrder(row, order);
+    if (!last && !this.sortedJsonPages) {
+      this.unsortedPages++;
+      row = read(true);
+      last = lastInOrder(row, order);
     }
-    if (!last) return { json: EMPTY_JSON, count: 0, last: undefined, hasMore: false };
+    if (!last) throw new Error("pageJsonSorted gave a page out of order");
     let hasMore = false;
     if (row.n === limit) {
       narrowAfter(bounds, order, last);

@@ -7,12 +7,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
-import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventTimeMicros } from "../../src/store/time.js";
 import { expectConforms, startTestServer, type TestServer } from "../support/harness.js";
-import { seededRandom } from "../support/random.js";
-import { randomTrajectory, sourceOf, textOf, WORDS } from "../support/trajectory.js";
+import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "../support/trajectory.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
 
@@ -28,25 +26,11 @@ describe("paging property", () => {
     const created = await t.call("POST", "/api/conversations", { json: { replay_json: events.map((e) => JSON.stringify(e)).join("\n") } });
     expectConforms("createConversation", created, 200);
     const route = `/api/conversations/${created.body.conversation_id}/events/search`;
-    const ordered = events.map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq })).sort((a, b) => a.ts - b.ts || a.seq - b.seq);
     const kinds = [...new Set(events.map((e) => e.kind))];
 
     for (let round = 0; round < 40; round++) {
-      const query: Record<string, string | number> = {};
-      const limit = 1 + Math.floor(rand() * (rand() < 0.5 ? 10 : 100));
-      const desc = rand() < 0.5;
-      if (rand() < 0.3) query.kind = kinds[Math.floor(rand() * kinds.length)]!;
-      if (rand() < 0.3) query.source = ["agent", "user", "environment"][Math.floor(rand() * 3)]!;
-      if (rand() < 0.25) query.body = WORDS[Math.floor(rand() * WORDS.length)]!.toUpperCase();
-      if (rand() < 0.3) query.timestamp__gte = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString();
-      if (rand() < 0.3) query.timestamp__lt = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString().replace("Z", "");
-      const gte = query.timestamp__gte ? eventTimeMicros(String(query.timestamp__gte))! : -Infinity;
-      const lt = query.timestamp__lt ? eventTimeMicros(String(query.timestamp__lt))! : Infinity;
-      const expected = ordered
-        .filter(({ event, ts }) => (!query.kind || event.kind === query.kind) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
-        .filter(({ event }) => query.body === undefined || textOf(event).toLowerCase().includes(String(query.body).toLowerCase()))
-        .map(({ event }) => event.id);
-      if (desc) expected.reverse();
+      const { query, limit, desc } = randomSearchQuery(rand, kinds);
+      const expected = expectedSearchIds(events, query, desc);
 
       const received: string[] = [];
       let pageId: string | null | undefined;

@@ -8,9 +8,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_EVENT_SOURCE, EVENT_KINDS, type Event, type EventKind, type EventSource, type MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { jsonPageFor, readable } from "../support/json-page.js";
+import { messageBodyText } from "../support/trajectory.js";
 import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
 import { eventTimeMicros } from "../../src/store/time.js";
-import type { EventToStore, JsonPage, Position, SearchFilters, SearchPage, SearchQuery } from "../../src/store/types.js";
+import type { EventToStore, Position, SearchFilters, SearchQuery } from "../../src/store/types.js";
 
 const CONV = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
 const OTHER = "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a";
@@ -68,24 +70,13 @@ function pages(store: SqliteEventStore, query: Omit<SearchQuery, "after"> & { af
   let after = query.after;
   for (let guard = 0; guard < 10_000; guard++) {
     const page = store.search(id, { ...query, after });
-    expectSameJsonPage(store.searchJson(id, { ...query, after }), page);
+    expect(readable(store.searchJson(id, { ...query, after }))).toEqual(jsonPageFor(page)); // the page as bytes is the same page
     out.push(...page.items.map((e) => e.id));
     if (!page.hasMore) return out;
     expect(page.items).toHaveLength(query.limit);
     after = page.items[page.items.length - 1]!;
   }
   throw new Error("runaway paging");
-}
-
-/** searchJson's page is search's page: the same JSON texts in the same order, count, last, hasMore. */
-function expectSameJsonPage(json: JsonPage, page: SearchPage): void {
-  const last = page.items.at(-1);
-  expect({ ...json, json: Buffer.from(json.json).toString("utf8") }).toEqual({
-    json: page.items.map((e) => e.json).join(","),
-    count: page.items.length,
-    last: last && { ts: last.ts, seq: last.seq },
-    hasMore: page.hasMore,
-  });
 }
 
 interface Row {
@@ -105,18 +96,11 @@ function naive(rows: Row[], f: SearchFilters & { order?: "asc" | "desc" }): stri
         (f.source === undefined || r.source === f.source) &&
         (f.timestampGte === undefined || r.ts >= f.timestampGte) &&
         (f.timestampLt === undefined || r.ts < f.timestampLt) &&
-        (f.body === undefined || (r.kind === "MessageEvent" && bodyText(r.event as MessageEvent).includes(f.body.toLowerCase()))),
+        (f.body === undefined || (r.kind === "MessageEvent" && messageBodyText(r.event as MessageEvent).includes(f.body.toLowerCase()))),
     )
     .sort((a, b) => a.ts - b.ts || a.seq - b.seq)
     .map((r) => r.id);
   return f.order === "desc" ? out.reverse() : out;
-}
-
-function bodyText(e: MessageEvent): string {
-  const parts = (e.llm_message.content ?? []).filter((c) => c.type === "text").map((c) => (c as { text: string }).text);
-  parts.push(...(e.extended_content ?? []).map((c) => c.text));
-  if (e.llm_message.reasoning_content) parts.push(e.llm_message.reasoning_content);
-  return parts.join(" ").toLowerCase();
 }
 
 /** Stores `events` in batches of `batch` and returns their rows as the naive model sees them. */

@@ -2,8 +2,9 @@
  * The search property tests' model, shared by the server's and the mock's: random trajectories full
  * of timestamp ties, and the naive answers (text and source of an event) the pages are held to.
  */
-import { DEFAULT_EVENT_SOURCE, type Event } from "@acs-toolkit/schema";
+import { DEFAULT_EVENT_SOURCE, type Event, type MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { eventTimeMicros } from "../../src/store/time.js";
 
 /** Message words: mixed case, accents, a 1-letter one (the body filter's edge cases). */
 export const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];
@@ -28,15 +29,47 @@ export function randomTrajectory(rand: () => number, size: number): Event[] {
   });
 }
 
-/** The text the body filter searches, written out naively (an oracle, not the store's code). */
-export const textOf = (event: any): string =>
-  event.kind !== "MessageEvent"
-    ? ""
-    : [
-        ...(event.llm_message.content ?? []).filter((c: any) => c.type === "text").map((c: any) => c.text),
-        ...(event.extended_content ?? []).map((c: any) => c.text),
-        event.llm_message.reasoning_content ?? "",
-      ].join("\n");
+/**
+ * A message's searchable text as the interface defines it: its text content, extended_content and
+ * reasoning_content, joined by a space, lower-cased. An oracle written apart from the store's code.
+ */
+export function messageBodyText(event: MessageEvent): string {
+  const parts: string[] = [];
+  for (const c of event.llm_message.content ?? []) if (c.type === "text") parts.push(c.text);
+  for (const c of event.extended_content ?? []) parts.push(c.text);
+  if (event.llm_message.reasoning_content) parts.push(event.llm_message.reasoning_content);
+  return parts.join(" ").toLowerCase();
+}
+
+/** A random query of the search endpoint: its parameters (filters over `kinds`), page size and order. */
+export function randomSearchQuery(rand: () => number, kinds: readonly string[]): { query: Record<string, string | number>; limit: number; desc: boolean } {
+  const query: Record<string, string | number> = {};
+  const limit = 1 + Math.floor(rand() * (rand() < 0.5 ? 10 : 100));
+  const desc = rand() < 0.5;
+  if (rand() < 0.3) query.kind = kinds[Math.floor(rand() * kinds.length)]!;
+  if (rand() < 0.3) query.source = ["agent", "user", "environment"][Math.floor(rand() * 3)]!;
+  if (rand() < 0.25) query.body = WORDS[Math.floor(rand() * WORDS.length)]!.toUpperCase();
+  if (rand() < 0.3) query.timestamp__gte = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString();
+  if (rand() < 0.3) query.timestamp__lt = new Date(Date.UTC(2026, 1, 5, 11, 0, Math.floor(rand() * 40))).toISOString().replace("Z", "");
+  return { query, limit, desc };
+}
+
+/**
+ * The ids the search endpoint answers for `query` over `events` (in append order), every page
+ * together: the naive oracle of the paging property.
+ */
+export function expectedSearchIds(events: readonly Event[], query: Record<string, string | number>, desc: boolean): string[] {
+  const gte = query.timestamp__gte ? eventTimeMicros(String(query.timestamp__gte))! : -Infinity;
+  const lt = query.timestamp__lt ? eventTimeMicros(String(query.timestamp__lt))! : Infinity;
+  const body = query.body === undefined ? undefined : String(query.body).toLowerCase();
+  const ids = events
+    .map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq }))
+    .sort((a, b) => a.ts - b.ts || a.seq - b.seq)
+    .filter(({ event, ts }) => (!query.kind || event.kind === query.kind) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
+    .filter(({ event }) => body === undefined || (event.kind === "MessageEvent" && messageBodyText(event).includes(body)))
+    .map(({ event }) => event.id);
+  return desc ? ids.reverse() : ids;
+}
 
 /** An event's source, or its kind's default from the spec. */
 export const sourceOf = (event: Event): string => event.source ?? DEFAULT_EVENT_SOURCE[event.kind] ?? "";

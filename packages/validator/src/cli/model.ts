@@ -91,6 +91,6 @@ export function fragmentAt(text: string, offset: number, length: number): Fragme
 /** Replaces characters that would move the cursor, change colours or reorder text. */
 export function sanitize(text: string): string {
   // Control characters are exactly what must not reach a terminal from the input.
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are what this strips from terminal output
   return text.replace(/\t/g, " ").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "·");
 }
