@@ -1,0 +1,149 @@
+/**
+ * The agent runtime: one object per server, holding every open conversation and the dependencies
+ * they share (the LLM factory, the sandbox, the clock, the id generator), all passed in.
+ */
+import type { Clock, IdGenerator } from "../events/clock.js";
+import { systemClock, uuidIds } from "../events/clock.js";
+import type { CondenserOptions } from "../history/condenser.js";
+import type { ConversationHost } from "../host.js";
+import { openAiLlmFactory } from "../llm/openai.js";
+import { DEFAULT_PRICES, type ModelPrice } from "../llm/stats.js";
+import type { LlmFactory } from "../llm/types.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
+import { detectBubblewrap, hostExecution, NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
+import { Spawner } from "../sandbox/spawner.js";
+import { AgentConversation } from "./conversation.js";
+
+export interface AgentRuntimeOptions {
+  /** Builds each conversation's LLM from its settings (default: the official `openai` client, {@link openAiLlmFactory}). */
+  llm?: LlmFactory;
+  /**
+   * Where commands run: `"auto"` (default) uses bubblewrap when it works here; a {@link Sandbox} is
+   * used as given; `"none"` runs nothing unless `allowHostExecution`.
+   */
+  sandbox?: Sandbox | "auto" | "none";
+  /**
+   * Let commands run on the host, unconfined, when no sandbox is available (default false: the
+   * terminal tool then answers with an error and stdio MCP servers are not started).
+   */
+  allowHostExecution?: boolean;
+  /** Give sandboxed commands the network (default false). Only for `sandbox: "auto"`. */
+  allowNetwork?: boolean;
+  /** More host paths visible read-only in the sandbox (tool chains). Only for `sandbox: "auto"`. */
+  readOnlyPaths?: string[];
+  /** Stream LLM tokens as StreamingDeltaEvent (default false, as OpenHands' LLM default). */
+  stream?: boolean;
+  /** The condenser's thresholds (default 120 events, the first 4 kept). */
+  condenser?: CondenserOptions;
+  /** Terminal limits (soft timeout 10 s, `timeout` capped at 3,600 s, 30,000 characters of output). */
+  terminal?: { softTimeoutSeconds?: number; maxTimeoutSeconds?: number; maxOutputChars?: number };
+  /** MCP limits (30 s to connect and list tools; 300 s per call unless the server entry says). */
+  mcp?: { connectTimeoutMs?: number; callTimeoutMs?: number };
+  /** USD per million tokens by model-name prefix, added to (and overriding) {@link DEFAULT_PRICES}. */
+  pricing?: Record<string, ModelPrice>;
+  /**
+   * What a host's validator must know: `interruptEvent` (v1.23; else a PauseEvent is recorded on
+   * interrupt) and `classification` on ConversationErrorEvent (v1.40). Both default true.
+   */
+  emit?: { interruptEvent?: boolean; classification?: boolean };
+  /** The system prompt (default OpenHands'). */
+  systemPrompt?: string;
+  clock?: Clock;
+  ids?: IdGenerator;
+  logger?: Logger;
+}
+
+/**
+ * Runs agents for a server.
+ *
+ * @example
+ * const runtime = new AgentRuntime({ allowNetwork: false });
+ * const conversation = await runtime.open(host);          // SystemPromptEvent, tools, MCP servers
+ * await conversation.sendMessage({ role: "user", content: [{ type: "text", text: "Hi" }] }, { run: true });
+ * await conversation.idle();
+ */
+export class AgentRuntime {
+  private readonly conversations = new Map<string, AgentConversation>();
+  private readonly opening = new Map<string, Promise<AgentConversation>>();
+  private sandboxChoice: Promise<Sandbox | undefined> | undefined;
+  private readonly spawner = new Spawner();
+
+  constructor(private readonly options: AgentRuntimeOptions = {}) {
+    const given = options.sandbox;
+    if (typeof given === "object" && given.name === "host" && !options.allowHostExecution) {
+      throw new Error("hostExecution() runs commands unconfined on the host: it needs allowHostExecution: true.");
+    }
+  }
+
+  /** The sandbox commands run in (bubblewrap, host) or undefined when the terminal is refused; resolved once. */
+  sandbox(): Promise<Sandbox | undefined> {
+    this.sandboxChoice ??= this.chooseSandbox();
+    return this.sandboxChoice;
+  }
+
+  private async chooseSandbox(): Promise<Sandbox | undefined> {
+    const { sandbox = "auto", allowHostExecution = false } = this.options;
+    if (typeof sandbox === "object") return sandbox;
+    const detected = sandbox === "auto" ? await detectBubblewrap({ allowNetwork: this.options.allowNetwork ?? false, readOnlyPaths: this.options.readOnlyPaths ?? [] }) : undefined;
+    if (detected) return detected;
+    if (allowHostExecution) {
+      (this.options.logger ?? silentLogger).warn({ sandbox: "host" }, "no sandbox: agent commands run unconfined on the host (allowHostExecution)");
+      return hostExecution();
+    }
+    (this.options.logger ?? silentLogger).warn({ sandbox: null }, NO_SANDBOX_MESSAGE);
+    return undefined;
+  }
+
+  /**
+   * Opens a conversation: reads its stored events and settings, starts its tools (and MCP
+   * servers), records the SystemPromptEvent when the conversation has none (open a new conversation
+   * before recording its first user message, so the prompt comes first, as in OpenHands), and
+   * applies the restart rule: a conversation stored as `running` becomes `error`, with an
+   * AgentErrorEvent for its first unanswered action. Opening an open conversation returns it.
+   */
+  open(host: ConversationHost): Promise<AgentConversation> {
+    const id = host.conversationId;
+    const open = this.conversations.get(id);
+    if (open) return Promise.resolve(open);
+    const pending = this.opening.get(id);
+    if (pending) return pending;
+    const opening = this.openNew(host).finally(() => this.opening.delete(id));
+    this.opening.set(id, opening);
+    return opening;
+  }
+
+  private async openNew(host: ConversationHost): Promise<AgentConversation> {
+    const options = this.options;
+    const conversation = await AgentConversation.open(host, {
+      llm: options.llm ?? openAiLlmFactory(),
+      sandbox: await this.sandbox(),
+      spawner: this.spawner,
+      clock: options.clock ?? systemClock,
+      ids: options.ids ?? uuidIds,
+      stream: options.stream ?? false,
+      condenser: options.condenser ?? {},
+      terminal: options.terminal ?? {},
+      mcp: options.mcp ?? {},
+      prices: { ...DEFAULT_PRICES, ...options.pricing },
+      interruptEvent: options.emit?.interruptEvent ?? true,
+      classification: options.emit?.classification ?? true,
+      systemPrompt: options.systemPrompt ?? OPENHANDS_SYSTEM_PROMPT,
+      logger: options.logger ?? silentLogger,
+      onClosed: (closed) => this.conversations.delete(closed),
+    });
+    this.conversations.set(host.conversationId, conversation);
+    return conversation;
+  }
+
+  /** The open conversation with this id. */
+  get(conversationId: string): AgentConversation | undefined {
+    return this.conversations.get(conversationId);
+  }
+
+  /** Closes every open conversation (runs are interrupted; the lifecycle becomes STOPPED). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.opening.values()]);
+    await Promise.all([...this.conversations.values()].map((conversation) => conversation.close()));
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * @packageDocumentation
+ * The agent runtime of the Agent Conversation Service toolkit: the loop the OpenHands agent runs
+ * (LLM, tools, confirmation, condensation, restart recovery), producing the events OpenHands
+ * produces, behind a small host interface ({@link ConversationHost}) that a server implements.
+ */
+export { AgentRuntime, type AgentRuntimeOptions } from "./agent/runtime.js";
+export { AgentConversation, ConversationAlreadyRunningError, ConversationClosedError } from "./agent/conversation.js";
+export { lifecycleStatusOf, type AgentSettings, type ConversationHost } from "./host.js";
+export {
+  EXECUTION_STATUSES,
+  type ClassifiedConversationErrorEvent,
+  type ErrorClassification,
+  type ExecutionStatus,
+  type FailureAction,
+  type FailureKind,
+  type InterruptEvent,
+  type RecordedEvent,
+  type StreamingDeltaEvent,
+} from "./pending-spec.js";
+export { classifyError } from "./errors/classify.js";
+export { openAiLlmFactory, toLlmError, type OpenAiLlmOptions } from "./llm/openai.js";
+export { resolveModel, PROVIDER_BASE_URLS, type ResolvedModel } from "./llm/model.js";
+export { DEFAULT_PRICES, costOf, priceOf, type ConversationStatsSnapshot, type MetricsSnapshot, type ModelPrice, type TokenUsage } from "./llm/stats.js";
+export {
+  LlmError,
+  type ChatContentPart,
+  type ChatMessage,
+  type ChatTool,
+  type ChatToolCall,
+  type Llm,
+  type LlmConfig,
+  type LlmFactory,
+  type LlmRequest,
+  type LlmResponse,
+  type LlmUsage,
+} from "./llm/types.js";
+export { bubblewrapSandbox, detectBubblewrap, hostExecution, NO_SANDBOX_MESSAGE, type BubblewrapOptions, type Sandbox, type SandboxRequest, type SandboxedCommand } from "./sandbox/sandbox.js";
+export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment } from "./secrets.js";
+export { systemClock, uuidIds, type Clock, type IdGenerator } from "./events/clock.js";
+export { silentLogger, type Logger } from "./logger.js";
+export type { CondenserOptions } from "./history/condenser.js";

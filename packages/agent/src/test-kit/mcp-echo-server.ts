@@ -1,0 +1,5 @@
+/** The test MCP server over stdio (built to `dist/test-kit/mcp-echo-server.js`). */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { createEchoServer } from "./mcp-echo.js";
+
+await createEchoServer().connect(new StdioServerTransport());

@@ -1,0 +1,202 @@
+/**
+ * `terminal`: OpenHands' terminal tool over a {@link TerminalSession}. Its observations carry the
+ * same texts as OpenHands' (`prefix`, `suffix`, the timeout notes), so a model behaves as it does
+ * against the reference:
+ *
+ * - A command returns when the prompt comes back (`exit_code` = the command's), or after
+ *   `softTimeoutSeconds` without new output when no `timeout` is given, or after `timeout` seconds:
+ *   then `exit_code` is -1, `timeout` true, and the command keeps running. The model may send `""`
+ *   (more output), text with `is_input` (standard input), `C-c`, `C-d` or `C-z` with `is_input`, or
+ *   `reset`.
+ * - A new command while one runs is not executed (the note says why).
+ * - An interrupt sends Ctrl-C to the running command and returns what it printed.
+ * - `reset` replaces the shell (environment, working directory and jobs are lost).
+ */
+import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
+import { TERMINAL_DESCRIPTION } from "../prompts/tool-descriptions.js";
+import { NO_SANDBOX_MESSAGE, SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
+import type { Spawner } from "../sandbox/spawner.js";
+import { TerminalSession, type WaitResult } from "../terminal/session.js";
+import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
+import { text, ToolUnavailableError, type AgentTool, type ToolContext } from "./tool.js";
+
+export interface TerminalToolOptions {
+  /** The sandbox commands run in; undefined when none is available and host execution is not allowed. */
+  sandbox: Sandbox | undefined;
+  /** Starts the shell (one process start per turn of the event loop). */
+  spawner: Spawner;
+  workspaceDir: string;
+  /** Environment of the shell besides PATH, HOME, TERM and LANG (the secrets). */
+  env: Record<string, string>;
+  /** Seconds without new output after which a command without `timeout` returns (default 10, as OpenHands). */
+  softTimeoutSeconds?: number;
+  /** Cap on the model's `timeout`, in seconds (default 3,600). */
+  maxTimeoutSeconds?: number;
+  /** Longest output kept in an observation, in characters (default 30,000: head and tail are kept). */
+  maxOutputChars?: number;
+}
+
+const TIMEOUT_MESSAGE_TEMPLATE =
+  "You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys to interrupt/kill the command, or use the timeout parameter in terminal for future commands.";
+const CONTINUATION_PREFIX = "[Below is the output of the previous command.]\n";
+const SPECIAL_KEYS: Readonly<Record<string, string>> = { "C-c": "\x03", "C-d": "\x04", "C-z": "\x1a" };
+
+export function terminalTool(options: TerminalToolOptions): AgentTool {
+  const soft = options.softTimeoutSeconds ?? 10;
+  const definition = toolDefinition("TerminalTool", {
+    title: "terminal",
+    description: TERMINAL_DESCRIPTION.replace("soft timeout of 10 seconds", `soft timeout of ${soft} seconds`),
+    annotations: { title: "terminal", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  });
+  const terminal = new Terminal(options, soft);
+  return {
+    name: "terminal",
+    definition,
+    parameters: llmParameters("TerminalAction", {
+      command:
+        "The bash command to execute. Can be empty string to view additional logs when previous exit code is `-1`. Can be `C-c` (Ctrl+C) to interrupt the currently running process. Note: You can only execute one bash command at a time. If you need to run multiple commands sequentially, you can use `&&` or `;` to chain them together.",
+      is_input:
+        "If True, the command is an input to the running process. If False, the command is a bash command to be executed in the terminal. Default is False.",
+      timeout: `Optional. Sets a maximum time limit (in seconds) for running the command. If the command takes longer than this limit, you'll be asked whether to continue or stop it. If you don't set a value, the command will instead pause and ask for confirmation when it produces no new output for ${soft} seconds. Use a higher value if the command is expected to take a long time (like installation or testing), or if it has a known fixed duration (like sleep).`,
+      reset:
+        "If True, reset the terminal by creating a new session. Use this only when the terminal becomes unresponsive. Note that all previously set environment variables and session state will be lost after reset. Cannot be used with is_input=True.",
+    }),
+    readOnly: false,
+    toAction: (args) => buildAction("TerminalAction", args),
+    execute: (action, context) => terminal.execute(action as TerminalAction, context),
+    close: async () => terminal.close(),
+  };
+}
+
+class Terminal {
+  private active: TerminalSession | undefined;
+
+  constructor(
+    private readonly options: TerminalToolOptions,
+    private readonly softSeconds: number,
+  ) {}
+
+  close(): void {
+    this.active?.kill();
+    this.active = undefined;
+  }
+
+  /** The conversation's shell, started on first use and again after it exited or was reset. */
+  private async shell(): Promise<TerminalSession> {
+    const { sandbox, workspaceDir } = this.options;
+    if (!sandbox) throw new ToolUnavailableError(NO_SANDBOX_MESSAGE);
+    if (this.active?.alive) return this.active;
+    const env = { ...this.options.env, PATH: SANDBOX_PATH, HOME: workspaceDir, TERM: "dumb", LANG: "C.UTF-8" };
+    this.active = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, env });
+    return this.active;
+  }
+
+  async execute(action: TerminalAction, context: ToolContext): Promise<TerminalObservation> {
+    const command = action.command;
+    const isInput = action.is_input ?? false;
+    if (action.reset) {
+      if (isInput) return this.error(command, "ERROR: Cannot use reset=True with is_input=True.");
+      this.close();
+      await this.shell();
+      if (!command.trim()) {
+        return this.observation("[RESET]", "Terminal session has been reset. All previous environment variables and session state have been lost.", 0, {
+          prefix: "",
+          suffix: "",
+        });
+      }
+    }
+    const session = await this.shell();
+    const hardMs = action.timeout != null ? Math.min(action.timeout, this.options.maxTimeoutSeconds ?? 3600) * 1000 : undefined;
+    const limits = { hardMs, noChangeMs: hardMs === undefined ? this.softSeconds * 1000 : undefined, signal: context.signal };
+
+    if (session.running) {
+      if (!isInput && command.trim() !== "") {
+        return this.observation(command, "", -1, {
+          prefix: "",
+          suffix: `\n[Your command "${command}" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting \`is_input\` to \`true\`, you can interact with the current process: ${TIMEOUT_MESSAGE_TEMPLATE}]`,
+        });
+      }
+      if (isInput) session.input(SPECIAL_KEYS[command.trim()] ?? `${command}\n`);
+      return this.finish(command, await session.wait(limits), CONTINUATION_PREFIX, action.timeout ?? undefined, session);
+    }
+    if (isInput) return this.error(command, "ERROR: No previous running command to interact with.");
+    if (command.trim() === "") return this.error(command, "ERROR: No previous running command to retrieve logs from.");
+    if (context.signal.aborted) return this.error(command, "ERROR: The command was not run: the agent was interrupted.");
+    session.send(command);
+    return this.finish(command, await session.wait(limits), "", action.timeout ?? undefined, session);
+  }
+
+  /** An observation for the end of a wait; an interrupt first sends Ctrl-C and collects what follows. */
+  private async finish(
+    command: string,
+    result: WaitResult,
+    prefix: string,
+    timeout: number | undefined,
+    session: TerminalSession,
+  ): Promise<TerminalObservation> {
+    let output = result.output;
+    let outcome = result.outcome;
+    if (outcome === "interrupted") {
+      await session.whenStarted(2_000);
+      session.input(SPECIAL_KEYS["C-c"]!);
+      const after = await session.wait({ noChangeMs: 2_000 });
+      output += after.output;
+      outcome = after.outcome === "completed" ? "completed" : "no_change_timeout";
+    }
+    const exitCode = outcome === "completed" ? session.state.exitCode : -1;
+    switch (outcome) {
+      case "completed":
+        return this.observation(command, output, exitCode, { prefix, suffix: this.completedMeta(exitCode).suffix });
+      case "exited":
+        return this.observation(command, output, -1, { prefix, suffix: "\n[The shell exited. A new one starts with the next command (environment and working directory are reset).]" });
+      case "hard_timeout":
+        return this.observation(command, output, -1, { prefix, suffix: `\n[The command timed out after ${timeout} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
+      default:
+        return this.observation(command, output, -1, { prefix, suffix: `\n[The command has no new output after ${this.softSeconds} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
+    }
+  }
+
+  private completedMeta(exitCode: number) {
+    return { prefix: "", suffix: `\n[The command completed with exit code ${exitCode}.]` };
+  }
+
+  private error(command: string, message: string): TerminalObservation {
+    return { ...this.observation(command, message, null, { prefix: "", suffix: "" }), is_error: true };
+  }
+
+  private observation(
+    command: string,
+    output: string,
+    exitCode: number | null,
+    meta: { prefix: string; suffix: string },
+    timedOut = false,
+  ): TerminalObservation {
+    const state = this.active?.state;
+    return {
+      content: [text(this.clip(output))],
+      is_error: false,
+      command,
+      exit_code: exitCode,
+      timeout: timedOut,
+      metadata: {
+        exit_code: exitCode ?? -1,
+        pid: state?.pid ?? -1,
+        username: state?.username || null,
+        hostname: state?.hostname || null,
+        working_dir: state?.workingDir ?? this.options.workspaceDir,
+        py_interpreter_path: state?.pythonPath ?? null,
+        prefix: meta.prefix,
+        suffix: meta.suffix,
+      },
+      kind: "TerminalObservation",
+    };
+  }
+
+  /** Head and tail of a long output, with a note of what was cut. */
+  private clip(output: string): string {
+    const max = this.options.maxOutputChars ?? 30_000;
+    if (output.length <= max) return output;
+    const half = Math.floor(max / 2);
+    return `${output.slice(0, half)}\n<response clipped: ${output.length - 2 * half} characters omitted>\n${output.slice(-half)}`;
+  }
+}

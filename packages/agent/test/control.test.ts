@@ -1,0 +1,314 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import type { ActionEvent } from "@acs-toolkit/schema";
+import { AgentRuntime, ConversationAlreadyRunningError, openAiLlmFactory } from "../src/index.js";
+import { MemoryHost, gate, userText } from "../src/test-kit/index.js";
+import { expectValidTrajectory, timeline, type Harness, useHarness } from "./support.js";
+
+const start = useHarness();
+let h: Harness;
+
+describe("confirmation mode", () => {
+  it("holds actions in waiting_for_confirmation until approved", async () => {
+    h = await start({ settings: { confirmation_mode: true } });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "touch approved.txt" } }] }, { toolCalls: [{ name: "finish", arguments: { message: "done" } }] });
+    await h.conversation.sendMessage(userText("Touch a file"), { run: true });
+    await h.conversation.idle();
+
+    expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
+    expect(timeline(h.host).slice(-2)).toEqual(["ActionEvent:terminal", "status:waiting_for_confirmation"]);
+    expect(existsSync(path.join(h.host.workspaceDir, "approved.txt"))).toBe(false);
+
+    await h.conversation.respondToConfirmation({ accept: true });
+    await h.conversation.idle();
+    expect(existsSync(path.join(h.host.workspaceDir, "approved.txt"))).toBe(true);
+    expect(timeline(h.host).slice(-7)).toEqual([
+      "ActionEvent:terminal",
+      "status:waiting_for_confirmation",
+      "status:running",
+      "ObservationEvent:TerminalObservation",
+      "ActionEvent:finish",
+      "ObservationEvent:FinishObservation",
+      "status:finished",
+    ]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("answers a rejection with a UserRejectObservation per pending action and status idle", async () => {
+    h = await start({ settings: { confirmation_mode: true } });
+    h.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: "rm -rf data" } }, { name: "terminal", arguments: { command: "echo second" } }] },
+      { text: "Understood, I will not delete anything." },
+    );
+    await h.conversation.sendMessage(userText("Clean up"), { run: true });
+    await h.conversation.idle();
+    await h.conversation.respondToConfirmation({ accept: false, reason: "Not this one." });
+
+    expect(h.conversation.executionStatus).toBe("idle");
+    const rejections = h.host.ofKind("UserRejectObservation");
+    const actions = h.host.ofKind("ActionEvent");
+    expect(rejections.map((event) => [event.action_id, event.rejection_reason, event.rejection_source])).toEqual(actions.map((action) => [action.id, "Not this one.", "user"]));
+
+    // The next run tells the LLM what was rejected.
+    await h.conversation.run();
+    const messages = h.llm.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+    expect(messages.filter((message) => message.role === "tool").map((message) => message.content)).toEqual(["Action rejected: Not this one.", "Action rejected: Not this one."]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("does not ask to confirm a lone finish", async () => {
+    h = await start({ settings: { confirmation_mode: true } });
+    h.llm.play({ toolCalls: [{ name: "finish", arguments: { message: "bye" } }] });
+    await h.conversation.sendMessage(userText("Bye"), { run: true });
+    await h.conversation.idle();
+    expect(h.conversation.executionStatus).toBe("finished");
+  });
+
+  it("with the LLM security analyzer, asks only for risky actions and requires security_risk", async () => {
+    h = await start({ settings: { confirmation_mode: true, security_analyzer: "llm" } });
+    h.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls" } }] }, // no security_risk: refused
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "LOW" } }] }, // low: runs
+      { toolCalls: [{ name: "terminal", arguments: { command: "curl x | sh", security_risk: "HIGH" } }] }, // high: held
+    );
+    await h.conversation.sendMessage(userText("Look around"), { run: true });
+    await h.conversation.idle();
+    expect(h.host.ofKind("AgentErrorEvent")[0]!.error).toContain("Failed to provide security_risk field in tool 'terminal'");
+    const terminalParameters = (h.llm.requests[0]!.body.tools as Array<{ function: { name: string; parameters: { required: string[] } } }>).find(
+      (tool) => tool.function.name === "terminal",
+    )!.function.parameters;
+    expect(terminalParameters.required).toContain("security_risk");
+    expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
+    expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
+    expectValidTrajectory(h.host);
+  });
+});
+
+describe("pause, interrupt and run", () => {
+  it("pauses between steps (the in-flight call finishes first) and resumes on run", async () => {
+    h = await start();
+    const slow = gate();
+    h.llm.play({ hold: slow.promise, toolCalls: [{ name: "think", arguments: { thought: "slow" } }] }, { toolCalls: [{ name: "finish", arguments: { message: "resumed" } }] });
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.llm.waitForRequests(1);
+    const paused = h.conversation.pause();
+    slow.open();
+    await paused;
+
+    expect(h.conversation.executionStatus).toBe("paused");
+    expect(timeline(h.host).slice(-4)).toEqual(["ActionEvent:think", "ObservationEvent:ThinkObservation", "status:paused", "PauseEvent"]);
+    expect(h.host.statuses.at(-1)).toBe("RUNNING");
+
+    await h.conversation.run();
+    expect(h.conversation.executionStatus).toBe("finished");
+    expect(timeline(h.host).slice(-5)).toEqual(["PauseEvent", "status:running", "ActionEvent:finish", "ObservationEvent:FinishObservation", "status:finished"]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("pauses an idle conversation at once, and does nothing to a paused one", async () => {
+    h = await start();
+    await h.conversation.pause();
+    await h.conversation.pause();
+    expect(timeline(h.host).slice(-2)).toEqual(["status:paused", "PauseEvent"]);
+    expect(h.host.ofKind("PauseEvent")).toHaveLength(1);
+  });
+
+  it("interrupts an in-flight LLM call: InterruptEvent, status paused, nothing of the cancelled response", async () => {
+    h = await start();
+    const never = gate();
+    h.llm.play({ hold: never.promise, toolCalls: [{ name: "terminal", arguments: { command: "touch never.txt" } }] }, { text: "back" });
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.llm.waitForRequests(1);
+    await h.conversation.interrupt();
+    never.open();
+
+    expect(h.conversation.executionStatus).toBe("paused");
+    expect(timeline(h.host).slice(-3)).toEqual(["status:running", "status:paused", "InterruptEvent"]);
+    expect(h.host.ofKind("ActionEvent")).toEqual([]);
+
+    await h.conversation.run();
+    expect(h.conversation.executionStatus).toBe("finished");
+    expectValidTrajectory(h.host);
+  });
+
+  it("interrupts a running terminal command with Ctrl-C and records its observation", async () => {
+    h = await start();
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "echo started; touch started.flag; sleep 600", timeout: 900 } }] });
+    await h.conversation.sendMessage(userText("Wait"), { run: true });
+    await vi.waitFor(() => expect(existsSync(path.join(h.host.workspaceDir, "started.flag"))).toBe(true));
+    await h.conversation.interrupt();
+
+    const [observation] = h.host.ofKind("ObservationEvent");
+    expect(observation!.observation).toMatchObject({ kind: "TerminalObservation", exit_code: 130, content: [{ text: "started" }] });
+    expect(timeline(h.host).slice(-3)).toEqual(["ObservationEvent:TerminalObservation", "status:paused", "InterruptEvent"]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("falls back to pause when no run is active", async () => {
+    h = await start();
+    await h.conversation.interrupt();
+    expect(timeline(h.host).slice(-2)).toEqual(["status:paused", "PauseEvent"]);
+  });
+
+  it("refuses a second run while one is active, and does nothing on a finished conversation", async () => {
+    h = await start();
+    const slow = gate();
+    h.llm.play({ hold: slow.promise, text: "hi" });
+    await h.conversation.sendMessage(userText("Hi"), { run: true });
+    expect(() => h.conversation.run()).toThrow(ConversationAlreadyRunningError);
+    expect(() => h.conversation.run()).toThrow("Conversation already running. Wait for completion or pause first.");
+    slow.open();
+    await h.conversation.idle();
+    const before = h.host.events.length;
+    await h.conversation.run();
+    expect(h.host.events.length).toBe(before);
+  });
+});
+
+describe("user messages", () => {
+  it("records a message sent while a step runs when the step ends, and handles it in the same run", async () => {
+    h = await start();
+    const slow = gate();
+    h.llm.play(
+      { hold: slow.promise, toolCalls: [{ name: "think", arguments: { thought: "working" } }] },
+      { toolCalls: [{ name: "finish", arguments: { message: "saw your note" } }] },
+    );
+    await h.conversation.sendMessage(userText("Start"), { run: true });
+    await h.llm.waitForRequests(1);
+    const sent = h.conversation.sendMessage(userText("Also: be brief"));
+    slow.open();
+    await sent;
+    await h.conversation.idle();
+
+    expect(timeline(h.host).slice(2)).toEqual([
+      "status:running",
+      "ActionEvent:think",
+      "ObservationEvent:ThinkObservation",
+      "MessageEvent:user",
+      "ActionEvent:finish",
+      "ObservationEvent:FinishObservation",
+      "status:finished",
+    ]);
+    const messages = h.llm.requests[1]!.body.messages as Array<{ role: string; content: unknown }>;
+    expect(messages.at(-1)).toEqual({ role: "user", content: "Also: be brief" });
+    expectValidTrajectory(h.host);
+  });
+
+  it("run: false only records (a finished conversation becomes idle); run: true after a finished run runs again", async () => {
+    h = await start();
+    h.llm.play({ text: "first answer" }, { text: "second answer" });
+    await h.conversation.sendMessage(userText("One"), { run: true });
+    await h.conversation.idle();
+    expect(h.conversation.executionStatus).toBe("finished");
+
+    await h.conversation.sendMessage(userText("Two"));
+    expect(h.conversation.executionStatus).toBe("idle");
+    expect(h.llm.requests).toHaveLength(1);
+
+    await h.conversation.sendMessage(userText("Three"), { run: true });
+    await h.conversation.idle();
+    expect(h.llm.requests).toHaveLength(2);
+    const texts = (h.llm.requests[1]!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "user").map((m) => m.content);
+    expect(texts).toEqual(["One", "Two", "Three"]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("queues a re-run for a message with run: true that arrives as the run finishes", async () => {
+    h = await start();
+    const slow = gate();
+    h.llm.play({ hold: slow.promise, text: "first" }, { text: "answer to the second" });
+    await h.conversation.sendMessage(userText("First"), { run: true });
+    await h.llm.waitForRequests(1);
+    const second = h.conversation.sendMessage(userText("Second"), { run: true });
+    slow.open();
+    await second;
+    await h.conversation.idle();
+    expect(timeline(h.host).slice(2)).toEqual([
+      "status:running",
+      "MessageEvent:agent",
+      "status:finished",
+      "MessageEvent:user",
+      "status:idle",
+      "status:running",
+      "MessageEvent:agent",
+      "status:finished",
+    ]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("takes a message the host recorded itself (userMessageRecorded), with the same run semantics", async () => {
+    h = await start();
+    h.llm.play({ text: "seen" });
+    const event = {
+      id: "6f1f8a52-5c1e-4c50-9a43-0d3c51e2a0a1",
+      timestamp: new Date().toISOString().replace("Z", ""),
+      source: "user" as const,
+      llm_message: userText("recorded by the host"),
+      kind: "MessageEvent" as const,
+    };
+    await h.host.record([event]);
+    await h.conversation.userMessageRecorded(event, { run: true });
+    await h.conversation.idle();
+    const messages = h.llm.requests[0]!.body.messages as Array<{ role: string; content: string }>;
+    expect(messages.at(-1)).toEqual({ role: "user", content: "recorded by the host" });
+    expect(h.host.ofKind("MessageEvent").filter((message) => message.source === "user")).toHaveLength(1);
+  });
+
+  it("refuses a message that is not the user's", async () => {
+    h = await start();
+    await expect(h.conversation.sendMessage({ role: "assistant", content: [] } as never)).rejects.toThrow("Only user messages are allowed to be sent to the agent.");
+  });
+});
+
+describe("a restart", () => {
+  it("marks a conversation stored as running as error, with an AgentErrorEvent for its first unanswered action", async () => {
+    // A first server records a run up to an action, then dies (its runtime is never closed).
+    const first = await start();
+    first.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "sleep 600", timeout: 900 } }, { name: "think", arguments: { thought: "next" } }] });
+    await first.conversation.sendMessage(userText("Long job"), { run: true });
+    await first.host.waitFor((event) => event.kind === "ActionEvent" && event.tool_name === "think");
+    const stored = structuredClone(first.host.events);
+    expect(first.host.executionStatuses.at(-1)).toBe("running");
+
+    const host = new MemoryHost({ conversationId: first.host.conversationId, workspaceDir: first.host.workspaceDir, settings: first.host.currentSettings, events: stored });
+    const runtime = new AgentRuntime({ llm: openAiLlmFactory() });
+    const conversation = await runtime.open(host);
+
+    expect(conversation.executionStatus).toBe("error");
+    expect(host.statuses).toEqual(["STARTING", "ERROR"]);
+    const added = host.events.slice(stored.length);
+    expect(added.map((event) => event.kind)).toEqual(["ConversationStateUpdateEvent", "AgentErrorEvent"]);
+    const terminalAction = stored.find((event): event is ActionEvent => event.kind === "ActionEvent" && event.tool_name === "terminal")!;
+    expect(added[1]).toMatchObject({
+      tool_name: "terminal",
+      tool_call_id: terminalAction.tool_call_id,
+      error: "A restart occurred while this tool was in progress. This may indicate a fatal memory error or system crash. The tool execution was interrupted and did not complete.",
+    });
+    expect(host.ofKind("ConversationErrorEvent")).toEqual([]);
+
+    // Run again: the other pending action runs first, then the LLM resumes from the stored history.
+    first.llm.play({ text: "recovered" });
+    await conversation.run();
+    expect(timeline(host).slice(-5)).toEqual(["AgentErrorEvent", "status:running", "ObservationEvent:ThinkObservation", "MessageEvent:agent", "status:finished"]);
+    expect(host.ofKind("ObservationEvent").map((event) => event.tool_name)).toEqual(["think"]);
+    const messages = first.llm.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+    expect(messages.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool", "tool"]);
+    expect(conversation.executionStatus).toBe("finished");
+    await runtime.close();
+    expectValidTrajectory(host);
+  });
+
+  it("closing a conversation interrupts its run, so the stored status is not running", async () => {
+    h = await start();
+    const never = gate();
+    h.llm.play({ hold: never.promise, text: "never" });
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.llm.waitForRequests(1);
+    await h.conversation.close();
+    never.open();
+    expect(h.host.executionStatuses.at(-1)).toBe("paused");
+    expect(h.host.statuses.at(-1)).toBe("STOPPED");
+    expect(h.runtime.get(h.host.conversationId)).toBeUndefined();
+  });
+});

@@ -1,0 +1,201 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
+import { AgentRuntime, NO_SANDBOX_MESSAGE, SecretMasker, bubblewrapSandbox, detectBubblewrap, hostExecution, openAiLlmFactory } from "../src/index.js";
+import { Spawner } from "../src/sandbox/spawner.js";
+import { terminalTool } from "../src/tools/terminal.js";
+import type { AgentTool } from "../src/tools/tool.js";
+import { ScriptedLlmServer, userText } from "../src/test-kit/index.js";
+import { expectValidTrajectory, type Harness, useHarness } from "./support.js";
+
+let parent: string;
+let workspaceDir: string;
+let tool: AgentTool;
+
+function terminal(action: Partial<TerminalAction> & { command: string }, masker = new SecretMasker([])): Promise<TerminalObservation> {
+  return tool.execute({ kind: "TerminalAction", ...action }, { workspaceDir, signal: new AbortController().signal, masker }) as Promise<TerminalObservation>;
+}
+const output = (observation: TerminalObservation) => observation.content?.map((part) => ("text" in part ? part.text : "")).join("") ?? "";
+
+beforeEach(() => {
+  parent = realpathSync(mkdtempSync(path.join(tmpdir(), "acs-terminal-")));
+  workspaceDir = path.join(parent, "workspace");
+  mkdirSync(workspaceDir);
+});
+afterEach(async () => {
+  await tool?.close?.();
+  rmSync(parent, { recursive: true, force: true });
+});
+
+describe("the sandbox", () => {
+  it("is found here (bubblewrap works on this machine)", async () => {
+    expect((await detectBubblewrap())?.name).toBe("bubblewrap");
+  });
+
+  it("lets a command write only inside the workspace", async () => {
+    tool = terminalTool({ sandbox: bubblewrapSandbox(), spawner: new Spawner(), workspaceDir, env: {} });
+    const marker = `escape-${randomUUID()}`;
+    const inside = await terminal({ command: "echo ok > inside.txt && cat inside.txt" });
+    expect(inside).toMatchObject({ exit_code: 0, content: [{ text: "ok" }] });
+    expect(readFileSync(path.join(workspaceDir, "inside.txt"), "utf8")).toBe("ok\n");
+
+    for (const target of [`/usr/${marker}`, `/etc/${marker}`, `/${marker}`]) {
+      const attempt = await terminal({ command: `echo pwned > ${target}` });
+      expect(attempt.exit_code, target).not.toBe(0);
+      expect(existsSync(target), target).toBe(false);
+    }
+    // The workspace's parent exists inside only as the sandbox's own mount point: nothing reaches the host.
+    for (const target of [path.join(parent, `${marker}.txt`), `${workspaceDir}/../${marker}`]) {
+      await terminal({ command: `echo pwned > ${target}` });
+      expect(existsSync(target), target).toBe(false);
+    }
+    // /tmp is the sandbox's own: a write there never reaches the host's /tmp.
+    const tmp = await terminal({ command: `echo x > /tmp/${marker} && ls /tmp` });
+    expect(tmp.exit_code).toBe(0);
+    expect(existsSync(`/tmp/${marker}`)).toBe(false);
+  });
+
+  it("hides the host beyond the system directories, and has no network", async () => {
+    tool = terminalTool({ sandbox: bubblewrapSandbox(), spawner: new Spawner(), workspaceDir, env: {} });
+    const llm = await ScriptedLlmServer.start();
+    try {
+      const hidden = await terminal({ command: `ls ${parent} /root /run /home 2>&1; ls /etc/shadow && cat /etc/shadow | wc -c` });
+      expect(output(hidden)).toContain(`ls: cannot access '/root': No such file or directory`);
+      expect(output(hidden)).toContain(`ls: cannot access '/run': No such file or directory`);
+      expect(output(hidden)).toMatch(/\n0$/); // /etc/shadow is empty inside
+      const port = new URL(llm.url).port;
+      const network = await terminal({ command: `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>&1; echo status=$?` });
+      expect(output(network)).toContain("status=1");
+      expect(llm.requests).toHaveLength(0);
+    } finally {
+      await llm.close();
+    }
+  });
+});
+
+describe("the terminal", () => {
+  beforeEach(() => {
+    tool = terminalTool({ sandbox: bubblewrapSandbox(), spawner: new Spawner(), workspaceDir, env: { GREETING: "hello" }, softTimeoutSeconds: 1 });
+  });
+
+  it("keeps one shell: working directory, variables and functions persist; exit codes and metadata are reported", async () => {
+    await terminal({ command: "mkdir -p sub && cd sub && export COLOR=blue && greet() { echo \"$GREETING $1\"; }" });
+    const next = await terminal({ command: "pwd; echo $COLOR; greet you; false" });
+    expect(output(next)).toBe(`${workspaceDir}/sub\nblue\nhello you`);
+    expect(next).toMatchObject({
+      command: "pwd; echo $COLOR; greet you; false",
+      exit_code: 1,
+      timeout: false,
+      metadata: { exit_code: 1, working_dir: `${workspaceDir}/sub`, prefix: "", suffix: "\n[The command completed with exit code 1.]" },
+    });
+    expect(next.metadata?.username).toBeTruthy();
+    expect(next.metadata?.py_interpreter_path).toMatch(/python/);
+  });
+
+  it("cuts a hanging command at its timeout; Ctrl-C stops it; the shell goes on", async () => {
+    const hung = await terminal({ command: "echo waiting; sleep 1000", timeout: 1 });
+    expect(hung).toMatchObject({ exit_code: -1, timeout: true, content: [{ text: "waiting" }] });
+    expect(hung.metadata?.suffix).toMatch(/^\n\[The command timed out after 1 seconds\. You may wait longer/);
+
+    const refused = await terminal({ command: "echo other" });
+    expect(refused.metadata?.suffix).toContain('[Your command "echo other" is NOT executed. The previous command is still running');
+
+    const stopped = await terminal({ command: "C-c", is_input: true });
+    expect(stopped).toMatchObject({ exit_code: 130, metadata: { prefix: "[Below is the output of the previous command.]\n" } });
+    expect(await terminal({ command: "echo after" })).toMatchObject({ exit_code: 0, content: [{ text: "after" }] });
+  });
+
+  it("returns after the soft timeout without output, and gives more output or input on request", async () => {
+    const quiet = await terminal({ command: "read -r line; echo got:$line" });
+    expect(quiet).toMatchObject({ exit_code: -1, timeout: true });
+    expect(quiet.metadata?.suffix).toMatch(/^\n\[The command has no new output after 1 seconds\./);
+    const answered = await terminal({ command: "yes please", is_input: true });
+    expect(answered).toMatchObject({ exit_code: 0, content: [{ text: "got:yes please" }] });
+  });
+
+  it("answers input with no running command, a bad syntax, and a reset as OpenHands does", async () => {
+    expect(await terminal({ command: "x", is_input: true })).toMatchObject({ is_error: true, content: [{ text: "ERROR: No previous running command to interact with." }] });
+    expect(await terminal({ command: "" })).toMatchObject({ is_error: true, content: [{ text: "ERROR: No previous running command to retrieve logs from." }] });
+    const bad = await terminal({ command: "echo 'unterminated" });
+    expect(bad.exit_code).toBe(2);
+    expect(output(bad)).toContain("unexpected EOF");
+    await terminal({ command: "export KEPT=1" });
+    const reset = await terminal({ command: "", reset: true });
+    expect(reset).toMatchObject({ command: "[RESET]", exit_code: 0, content: [{ text: "Terminal session has been reset. All previous environment variables and session state have been lost." }] });
+    expect(output(await terminal({ command: "echo [$KEPT]" }))).toBe("[]");
+  });
+
+  it("starts a new shell after `exit`", async () => {
+    const exited = await terminal({ command: "exit 3" });
+    expect(exited.exit_code).toBe(-1);
+    expect(exited.metadata?.suffix).toContain("The shell exited");
+    expect(await terminal({ command: "echo alive" })).toMatchObject({ exit_code: 0, content: [{ text: "alive" }] });
+  });
+
+  it("runs long commands and multi-line scripts verbatim", async () => {
+    const long = `echo ${"x".repeat(9000)} | wc -c`;
+    expect(output(await terminal({ command: long }))).toBe("9001");
+    const script = "cat <<'EOF' > script.sh\nprintf '%s\\n' \"a 'quoted' \\\\ line\"\nEOF\nbash script.sh";
+    expect(output(await terminal({ command: script }))).toBe("a 'quoted' \\ line");
+  });
+});
+
+describe("without a sandbox", () => {
+  const start = useHarness();
+  let h: Harness;
+
+  it("refuses the terminal with a clear AgentErrorEvent unless host execution is allowed", async () => {
+    h = await start({ runtime: { sandbox: "none" } });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "touch refused.txt" } }] }, { text: "I cannot run commands here." });
+    await h.conversation.sendMessage(userText("Touch"), { run: true });
+    await h.conversation.idle();
+    const [error] = h.host.ofKind("AgentErrorEvent");
+    expect(error!.error).toBe(`Error executing tool 'terminal': ${NO_SANDBOX_MESSAGE}`);
+    expect(existsSync(path.join(h.host.workspaceDir, "refused.txt"))).toBe(false);
+    expect(h.conversation.problems).toContain(NO_SANDBOX_MESSAGE);
+    const [prompt] = h.host.ofKind("SystemPromptEvent");
+    expect(prompt!.dynamic_context?.text).toContain(NO_SANDBOX_MESSAGE);
+    expectValidTrajectory(h.host);
+  });
+
+  it("runs commands on the host with allowHostExecution", async () => {
+    h = await start({ runtime: { sandbox: "none", allowHostExecution: true } });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "touch host.txt" } }] }, { text: "done" });
+    await h.conversation.sendMessage(userText("Touch"), { run: true });
+    await h.conversation.idle();
+    expect(existsSync(path.join(h.host.workspaceDir, "host.txt"))).toBe(true);
+    expect(await h.runtime.sandbox()).toMatchObject({ name: "host" });
+  });
+
+  it("refuses hostExecution() without the explicit flag", () => {
+    expect(() => new AgentRuntime({ sandbox: hostExecution(), llm: openAiLlmFactory() })).toThrow("needs allowHostExecution: true");
+  });
+});
+
+describe("secrets", () => {
+  const start = useHarness();
+  let h: Harness;
+
+  it("reach commands as environment variables, and never the LLM or a recorded event", async () => {
+    const secret = "ghp_supersecretvalue42";
+    h = await start({ settings: { secrets_store: { custom_secrets: { DEPLOY_TOKEN: { secret, description: "deploys" } }, provider_tokens: { github: { token: "gho_providertoken77" } } } } });
+    h.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: 'echo "token=$DEPLOY_TOKEN gh=$GITHUB_TOKEN"; echo -n "$DEPLOY_TOKEN" | wc -c' } }] },
+      { toolCalls: [{ name: "terminal", arguments: { command: 'echo "$DEPLOY_TOKEN" > leak.txt; cat leak.txt' } }] },
+      { text: "done" },
+    );
+    await h.conversation.sendMessage(userText("Use the token"), { run: true });
+    await h.conversation.idle();
+    const [first, second] = h.host.ofKind("ObservationEvent");
+    expect(output(first!.observation as TerminalObservation)).toBe("token=<secret-hidden> gh=<secret-hidden>\n22");
+    expect(output(second!.observation as TerminalObservation)).toBe("<secret-hidden>");
+    const sentToLlm = JSON.stringify(h.llm.requests.map((request) => request.body.messages));
+    expect(sentToLlm).not.toContain("supersecretvalue");
+    expect(sentToLlm).not.toContain("providertoken");
+    expect(JSON.stringify(h.host.events)).not.toContain("supersecretvalue");
+    expect(readFileSync(path.join(h.host.workspaceDir, "leak.txt"), "utf8")).toBe(`${secret}\n`);
+  });
+});
