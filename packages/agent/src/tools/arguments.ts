@@ -30,8 +30,16 @@ function inline(schema: unknown): unknown {
   return out;
 }
 
-/** The spec's schema of an Action kind, `kind` removed and references inlined. */
+const actionSchemas = new Map<ActionKind, Schema>();
+
+/** The spec's schema of an Action kind, `kind` removed and references inlined (computed once per kind; do not change it). */
 export function actionSchema(kind: ActionKind): Schema {
+  let cached = actionSchemas.get(kind);
+  if (!cached) actionSchemas.set(kind, (cached = inlineAction(kind)));
+  return cached;
+}
+
+function inlineAction(kind: ActionKind): Schema {
   const schema = inline(defs[kind]) as Schema;
   const properties = { ...(schema.properties as Schema) };
   delete properties.kind;
