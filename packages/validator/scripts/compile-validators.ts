@@ -40,6 +40,11 @@ function createAjv(allErrors: boolean) {
     inlineRefs: false, // one function per definition keeps the code small
     code: { source: true, esm: true, lines: false, optimize: 1 },
   });
+  // Ajv2020 always tracks which properties each branch of a union evaluated (for unevaluatedProperties),
+  // so anyOf runs every branch: a valid nullable reference still builds its null branch's error, and
+  // an SDK action is still tested against the ClientAction pattern. No schema here uses
+  // unevaluated* (prepareSchema refuses them), so the tracking is turned off before anything compiles.
+  (ajv.opts as { unevaluated: boolean }).unevaluated = false;
   ajv.addVocabulary(["x-format-name", "x-secret", "x-tags", TAG_RELEASES_KEYWORD]);
   // Pushes the instance path of a legacy field onto `this.legacy` when the caller passes a context.
   ajv.addKeyword({

@@ -141,6 +141,8 @@ function prepare(node: unknown, owner: string | undefined): unknown {
   const title = typeof node.title === "string" ? node.title : owner;
   const out: Schema = {};
   for (const [key, value] of Object.entries(node)) {
+    // The compiler does not track evaluated properties (see createAjv): these keywords would be wrong.
+    if (key === "unevaluatedProperties" || key === "unevaluatedItems") throw new Error(`${owner ?? "a schema"}: ${key} is not supported by the compiled validators`);
     if (DROPPED_ANNOTATIONS.has(key) && typeof value !== "object") continue;
     if (key === "examples" || key === "$comment" || DOCUMENTATION.has(key)) continue;
     if (key === "discriminator") {
