@@ -126,7 +126,7 @@ function unknownKindMessage(tag: string, value: unknown, parent: Record<string, 
 function releaseReason(release: number, marks: { since?: number; sinceText?: string; removedText?: string }, subject = "it", plural = false): string {
   if (release === 0) return `${subject} came with OpenHands ${marks.sinceText} and ${plural ? "are" : "is"} not in the interface 0.1.0 catalogue`;
   if (marks.since !== undefined && release < marks.since) return `${subject} came with OpenHands ${marks.sinceText}`;
-  return `OpenHands ${marks.removedText} removed ${subject === "it" ? "it" : subject}`;
+  return `OpenHands ${marks.removedText} removed ${subject}`;
 }
 
 /** The issue of a release keyword: something the validation's profile does not have. */

@@ -160,6 +160,7 @@ const rows: Row[] = [
   { name: "WorkflowObservation status outside the enum", event: withObservation("WorkflowObservation", { status: "running" }), pointer: "/observation/status", rule: "enum" },
   { name: "ClientToolObservation with a field", event: withObservation("ClientToolObservation", { result: "ok" }), pointer: "/observation/result", rule: "unknownProperty" },
   { name: "a client action kind without a tool name", event: set(example("ActionEvent", "TerminalAction"), { action: { kind: "ClientAction_" } }), pointer: "/action/kind", rule: "unknownKind" },
+  { name: "the pre-1.0 event format (action and args, no kind)", event: { id: 12, timestamp: "2025-06-01T10:00:00.000000", source: "agent", message: "Running command: ls", action: "run", args: { command: "ls" } }, pointer: "/kind", rule: "required" },
   { name: "a never released kind (SystemPromptUpdateEvent, branch fix-tools)", event: set(example("SystemPromptEvent"), { kind: "SystemPromptUpdateEvent" }), pointer: "/kind", rule: "unknownKind" },
 ];
 
