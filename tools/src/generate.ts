@@ -8,8 +8,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile } from "json-schema-to-typescript";
 import openapiTS, { astToString } from "openapi-typescript";
+import ts from "typescript";
 import { bundleSpec, type JsonObject } from "./bundle.js";
-import { renderKinds } from "./kinds.js";
+import { patternPrefix, renderKinds } from "./kinds.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const specDir = path.join(root, "spec");
@@ -22,14 +23,17 @@ const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 /**
  * Adapts a copy of the definitions to json-schema-to-typescript's dialect: a `$ref` with sibling
  * annotations (description, default) would otherwise become a duplicate named type (`TextContent1`),
- * and 2020-12 `prefixItems` is written as the draft-07 tuple form it understands.
+ * 2020-12 `prefixItems` is written as the draft-07 tuple form it understands, and a string with a
+ * prefix pattern (`^ClientAction_.+$`) is typed as a template literal, which keeps unions that mix it
+ * with literal kinds discriminated.
  */
 function forTypeScript(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(forTypeScript);
   if (typeof node !== "object" || node === null) return node;
   const entries = Object.entries(node as Record<string, unknown>);
   if ("$ref" in node) return { $ref: (node as { $ref: string }).$ref };
-  const out: Record<string, unknown> = {};
+  const prefix = patternPrefix((node as { pattern?: unknown }).pattern);
+  const out: Record<string, unknown> = prefix === undefined ? {} : { tsType: `\`${prefix}\${string}\`` };
   for (const [key, value] of entries) {
     if (key === "properties" && typeof value === "object" && value !== null) {
       // A property schema that constrains nothing is any JSON value, which json-schema-to-typescript
@@ -45,6 +49,16 @@ function forTypeScript(node: unknown): unknown {
     } else out[key] = forTypeScript(value);
   }
   return out;
+}
+
+/** openapi-typescript's side of the template literal typing in {@link forTypeScript}. */
+function prefixPatternType(schema: object): ts.TypeNode | undefined {
+  const prefix = patternPrefix((schema as { pattern?: unknown }).pattern);
+  if (prefix === undefined) return undefined;
+  const { factory } = ts;
+  return factory.createTemplateLiteralType(factory.createTemplateHead(prefix), [
+    factory.createTemplateLiteralTypeSpan(factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword), factory.createTemplateTail("")),
+  ]);
 }
 
 const CONSTRAINTS = ["type", "$ref", "oneOf", "anyOf", "allOf", "enum", "const", "properties", "items", "prefixItems", "not"];
@@ -74,7 +88,7 @@ export async function generate(): Promise<Map<string, string>> {
 
   // defaultNonNullable: false keeps a field with a default optional, as it is on the wire (recordings
   // omit it) and as json-schema-to-typescript types it: one shape in both type families.
-  const ast = await openapiTS(openapi as never, { alphabetize: false, defaultNonNullable: false });
+  const ast = await openapiTS(openapi as never, { alphabetize: false, defaultNonNullable: false, transform: prefixPatternType });
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
 
   files.set("kinds.ts", renderKinds(defs, BANNER));

@@ -42,7 +42,8 @@ describe("references in the bundles", () => {
       }
       expect(node.oneOf.map((branch: Json) => branch.$ref), at).toEqual(Object.values(discriminator.mapping));
     });
-    expect(unions.sort()).toEqual(["Action", "AnyThinkingBlock", "Content", "Event", "Observation", "ToolDefinition"]);
+    // Action is SdkAction (discriminated) or ClientAction (a kind pattern).
+    expect(unions.sort()).toEqual(["AnyThinkingBlock", "Content", "Event", "Observation", "SdkAction", "ToolDefinition"]);
   });
 
   it("the AsyncAPI schemas point inside their multi-format wrappers", () => {
@@ -175,5 +176,40 @@ describe("bundleSpec() rejects a broken spec", () => {
   it("a $ref into a schema file that is not a definition", async () => {
     const dir = await brokenSpec("openapi.yaml", replaceOnce(`settings.yaml#/$defs/Settings"`, `settings.yaml#/$defs"`));
     await expect(bundleSpec(dir)).rejects.toThrow(/must point at a definition/);
+  });
+});
+
+describe("release markings (x-acs-since, x-acs-removed, x-acs-loaded, x-acs-enum-since, x-acs-stored)", () => {
+  const RELEASE = /^1\.(\d+)\.(\d+)$/;
+  const number = (release: string) => {
+    const [, minor, patch] = RELEASE.exec(release)!;
+    return Number(minor) * 1000 + Number(patch);
+  };
+  const marked: Array<{ at: string; node: Json }> = [];
+  walk(openapi.components.schemas, (node, at) => {
+    if (["x-acs-since", "x-acs-removed", "x-acs-loaded", "x-acs-enum-since", "x-acs-stored"].some((key) => key in node)) marked.push({ at, node });
+  });
+
+  it("are releases from 1.9.0 on, a removal after its addition, a load no earlier than the addition", () => {
+    expect(marked.length).toBeGreaterThan(60);
+    for (const { at, node } of marked) {
+      for (const key of ["x-acs-since", "x-acs-removed"]) {
+        if (key in node) expect(node[key], `${at} ${key}`).toMatch(RELEASE);
+      }
+      if ("x-acs-since" in node) expect(number(node["x-acs-since"]), at).toBeGreaterThanOrEqual(number("1.9.0"));
+      if ("x-acs-removed" in node && "x-acs-since" in node) expect(number(node["x-acs-removed"]), at).toBeGreaterThan(number(node["x-acs-since"]));
+      if ("x-acs-loaded" in node) {
+        expect("x-acs-since" in node, `${at}: x-acs-loaded without x-acs-since`).toBe(true);
+        if (node["x-acs-loaded"] !== "never") expect(number(node["x-acs-loaded"]), at).toBeGreaterThan(number(node["x-acs-since"]));
+      }
+      if ("x-acs-enum-since" in node) for (const value of Object.keys(node["x-acs-enum-since"])) expect(node.enum, at).toContain(value);
+      if ("x-acs-stored" in node) expect(node["x-acs-stored"], at).toBe(false);
+    }
+  });
+
+  it("the interface 0.1.0 catalogue is what carries no x-acs-since: 14 event kinds", () => {
+    const events = Object.keys(eventsSchema.$defs.Event.discriminator.mapping);
+    expect(events.filter((kind) => !("x-acs-since" in eventsSchema.$defs[kind]))).toHaveLength(14);
+    expect(events).toHaveLength(19);
   });
 });

@@ -38,7 +38,9 @@ function expectValid(validate: ValidateFunction, value: unknown, label: string) 
   expect(valid, label).toBe(true);
 }
 
-const kindsOf = (union: string): string[] => Object.keys(eventsSchema.$defs[union].discriminator.mapping);
+// Action = SdkAction (discriminated by kind) | ClientAction (kind ClientAction_<tool name>).
+const kindsOf = (union: string): string[] =>
+  union === "Action" ? [...kindsOf("SdkAction"), "ClientAction"] : Object.keys(eventsSchema.$defs[union].discriminator.mapping);
 const examplesOf = (name: string): Json[] => eventsSchema.$defs[name]?.examples ?? [];
 const toolsInExamples: Json[] = examplesOf("SystemPromptEvent").flatMap((event) => event.tools);
 
@@ -80,7 +82,7 @@ describe("spec examples validate against the bundled events.schema.json", () => 
   });
 
   it("every other definition's examples validate too", () => {
-    const unions = new Set(["Event", "Action", "Observation", "ToolDefinition"]);
+    const unions = new Set(["Event", "Action", "SdkAction", "Observation", "ToolDefinition"]);
     const variants = new Set([...unions].flatMap(kindsOf));
     for (const [name, schema] of Object.entries<Json>(eventsSchema.$defs)) {
       if (variants.has(name) || unions.has(name) || name === "EventPage") continue;
@@ -109,6 +111,11 @@ describe("the validator is not vacuous: broken copies of examples are rejected",
     }],
     ["a CriticResult score above 1", () => ({ ...first("ActionEvent"), critic_result: { score: 1.5, message: null } })],
     ["a Condensation with a negative summary_offset", () => ({ ...first("Condensation"), summary_offset: -1 })],
+    ["a client tool's action without a tool name", () => ({ ...first("ActionEvent"), action: { kind: "ClientAction_" } })],
+    ["an event whose parent is not an event id", () => ({ ...first("PauseEvent"), parent_id: "root" })],
+    ["a classification of an unknown kind", () => ({ ...first("AgentErrorEvent"), classification: { kind: "oops", retryable: false } })],
+    ["a HookExecutionEvent of an unknown hook event type", () => ({ ...first("HookExecutionEvent"), hook_event_type: "PreCommit" })],
+    ["a never released kind (SystemPromptUpdateEvent, branch fix-tools)", () => ({ ...first("SystemPromptEvent"), kind: "SystemPromptUpdateEvent" })],
   ])("%s", (_, make) => {
     // JSON round trip: `undefined` fields disappear as they would on the wire.
     expect(root(JSON.parse(JSON.stringify(make())))).toBe(false);

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AbortError, createClient, InvalidResponseError, type SearchedEvent } from "@acs-toolkit/client";
+import { EVENT_KINDS } from "@acs-toolkit/schema";
 import { jsonl, KEY, manyEvents, startReferenceServer, type ReferenceServer } from "./support/server.js";
 
 const COUNT = 10_000;
@@ -41,7 +42,7 @@ afterAll(async () => {
 describe("iterateEvents", () => {
   it("the replay holds 10,000 distinct events of every kind", async () => {
     expect(new Set(events.map((event) => event.id)).size).toBe(COUNT);
-    expect(new Set(events.map((event) => event.kind)).size).toBe(14);
+    expect(new Set(events.map((event) => event.kind)).size).toBe(EVENT_KINDS.length);
     expect(await client.countEvents(conversationId)).toBe(COUNT);
   });
 

@@ -9,7 +9,7 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { jsonl, KEY, startReferenceServer, type ReferenceServer } from "./support/server.js";
 
 const events = exampleEvents({ seed: 11 });
-const closeTab = events.findIndex((event) => event.kind === "ActionEvent" && event.action?.kind === "BrowserCloseTabAction");
+const click = events.findIndex((event) => event.kind === "ActionEvent" && event.action?.kind === "BrowserClickAction");
 let ref: ReferenceServer;
 let conversationId: string;
 
@@ -24,8 +24,8 @@ const tampering =
     return Response.json(page);
   };
 
-const badTabId = (event: Record<string, any>) => {
-  if (event.id === events[closeTab]!.id) event.action.tab_id = "abcde";
+const badIndex = (event: Record<string, any>) => {
+  if (event.id === events[click]!.id) event.action.index = -1;
 };
 
 beforeAll(async () => {
@@ -47,37 +47,37 @@ describe("validate", () => {
   });
 
   it("reports the first invalid event: its index, id and pointer", async () => {
-    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badTabId) });
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badIndex) });
     const error = await client.searchEvents(conversationId).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidEventError);
     expect(error).toBeInstanceOf(InvalidResponseError);
     const invalid = error as InvalidEventError;
     expect(invalid.operation).toBe("searchEvents");
-    expect(invalid.index).toBe(closeTab);
-    expect(invalid.pointer).toBe("/action/tab_id");
-    expect((invalid.event as { id: string }).id).toBe(events[closeTab]!.id);
-    expect(invalid.issues.map((issue) => issue.rule)).toEqual(["maxLength"]);
+    expect(invalid.index).toBe(click);
+    expect(invalid.pointer).toBe("/action/index");
+    expect((invalid.event as { id: string }).id).toBe(events[click]!.id);
+    expect(invalid.issues.map((issue) => issue.rule)).toEqual(["minimum"]);
     expect(invalid.message).toBe(
-      `searchEvents: received event ${closeTab} (id ${events[closeTab]!.id}, ActionEvent) is invalid: /action/tab_id: must be exactly 4 characters, got "abcde"`,
+      `searchEvents: received event ${click} (id ${events[click]!.id}, ActionEvent) is invalid: /action/index: must be >= 0, got -1`,
     );
   });
 
   it("iterateEvents yields the valid pages before the invalid one, then rejects", async () => {
-    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badTabId) });
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, validate: true, fetch: tampering(badIndex) });
     const seen: string[] = [];
     const iteration = (async () => {
       for await (const event of client.iterateEvents(conversationId, { limit: 5 })) seen.push(event.id);
     })();
     const error = (await iteration.catch((e: unknown) => e)) as InvalidEventError;
     expect(error).toBeInstanceOf(InvalidEventError);
-    expect(error.index).toBe(closeTab % 5);
-    expect(seen).toEqual(events.slice(0, closeTab - (closeTab % 5)).map((event) => event.id));
+    expect(error.index).toBe(click % 5);
+    expect(seen).toEqual(events.slice(0, click - (click % 5)).map((event) => event.id));
   });
 
   it("when off (the default), events are not checked", async () => {
-    const client = createClient({ baseUrl: ref.url, apiKey: KEY, fetch: tampering(badTabId) });
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY, fetch: tampering(badIndex) });
     const page = await client.searchEvents(conversationId);
-    expect(page.items[closeTab]).toMatchObject({ action: { tab_id: "abcde" } });
+    expect(page.items[click]).toMatchObject({ action: { index: -1 } });
   });
 
   it("takes the validator's options: unknown kinds from a newer version can be accepted", async () => {

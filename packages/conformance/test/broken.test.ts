@@ -12,7 +12,7 @@ beforeAll(async () => void (reference = await startReference()));
 afterAll(() => reference.close());
 
 const cases: Array<[broken: keyof typeof BROKEN, check: string, evidence: RegExp]> = [
-  ["ignores the source filter", "search.filter.source", /^search \{"source":"agent"\}: 110 events instead of 64; unexpected /],
+  ["ignores the source filter", "search.filter.source", /^search \{"source":"agent"\}: 160 events instead of 88; unexpected /],
   ["loses an event between pages", "paging.complete", /^search \{"limit":1,"sort_order":"TIMESTAMP"\}: page 2 is empty although the previous page gave a next_page_id$/],
   ["answers 500 to limit=101", "bad-input.limit-101", /expected 422: GET \/api\/conversations\/[0-9a-f-]+\/events\/search\?limit=101 → 500/],
   ["leaks a stored secret in GET /api/settings", "secrets.settings-view", /the stored llm_api_key is in the body of GET \/api\/settings → 200/],

@@ -6,7 +6,7 @@
  */
 import eventsSchema from "./generated/events.schema.json" with { type: "json" };
 import { ACTION_KINDS, EVENT_KINDS, OBSERVATION_KINDS, TOOL_KINDS } from "./generated/kinds.js";
-import type { ActionEvent, Event, MessageEvent, ObservationEvent, SystemPromptEvent, ToolDefinition } from "./generated/types.js";
+import type { ActionEvent, ClientTool, Event, MessageEvent, ObservationEvent, SystemPromptEvent, ToolDefinition } from "./generated/types.js";
 
 type Defs = Record<string, { examples?: unknown[] }>;
 const defs = (eventsSchema as unknown as { $defs: Defs }).$defs;
@@ -45,15 +45,18 @@ export interface ExampleEventsOptions {
   start?: Date;
 }
 
-/** The action an observation kind answers (BrowserObservation answers every browser action). */
-const answeredBy = (observationKind: string) =>
-  observationKind === "BrowserObservation" ? "BrowserNavigateAction" : observationKind.replace(/Observation$/, "Action");
+/** The action an observation kind answers (BrowserObservation answers every browser action, ClientToolObservation a client tool's action). */
+function answeredBy(observationKind: string): string {
+  if (observationKind === "BrowserObservation") return "BrowserNavigateAction";
+  if (observationKind === "ClientToolObservation") return "ClientAction";
+  return observationKind.replace(/Observation$/, "Action");
+}
 
 /**
  * A coherent trajectory covering every event kind and every Action, Observation and ToolDefinition
- * variant of the spec: unique ids, increasing timestamps (without zone offset, as the reference
- * records them), every observation, rejection and agent error answering an earlier action, and a
- * condensation that forgets earlier events.
+ * variant of the spec (a client tool's action too): unique ids, increasing timestamps (without zone
+ * offset, as the reference records them), every observation, rejection and agent error answering an
+ * earlier action, and a condensation that forgets earlier events.
  */
 export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
   const seed = options.seed ?? 1;
@@ -80,10 +83,13 @@ export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
 
   const actions = new Map<string, ActionEvent>();
   const actionTemplate = firstExample<ActionEvent>("ActionEvent");
-  for (const kind of ACTION_KINDS) {
+  const clientTool = firstExample<ClientTool>("ClientTool");
+  // Keyed by definition: the client tool's action under "ClientAction".
+  for (const kind of [...ACTION_KINDS, "ClientAction"] as const) {
     const action = firstExample<NonNullable<ActionEvent["action"]>>(kind);
     const callId = `call_${seed}_${events.length}`;
-    const toolName = kind.replace(/Action$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    const toolName =
+      kind === "ClientAction" ? clientTool.client_tool_name : kind.replace(/Action$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
     const event = push<ActionEvent>({
       ...structuredClone(actionTemplate),
       action,
@@ -110,6 +116,11 @@ export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
   for (const kind of EVENT_KINDS) {
     if (["SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent"].includes(kind)) continue;
     const event = firstExample<Event>(kind);
+    if (event.kind === "HookExecutionEvent") {
+      const action = actions.get("TerminalAction")!;
+      event.tool_name = action.tool_name;
+      event.action_id = action.id;
+    }
     if (event.kind === "AgentErrorEvent" || event.kind === "UserRejectObservation") {
       const action = unanswered.shift()!;
       event.tool_name = action.tool_name;

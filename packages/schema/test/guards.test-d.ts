@@ -46,7 +46,7 @@ describe("event guards narrow the Event union", () => {
   test("isMessageEvent", () => {
     if (isMessageEvent(event)) {
       expectTypeOf(event.llm_message).toEqualTypeOf<Message>();
-      expectTypeOf(event.source).toEqualTypeOf<"agent" | "user" | "environment">();
+      expectTypeOf(event.source).toEqualTypeOf<"agent" | "user" | "environment" | "hook">();
     }
   });
 
@@ -105,6 +105,11 @@ test("a switch over kind is exhaustive", () => {
       case "SystemPromptEvent":
       case "TokenEvent":
       case "PauseEvent":
+      case "ACPToolCallEvent":
+      case "HookExecutionEvent":
+      case "ServerErrorEvent":
+      case "StreamingDeltaEvent":
+      case "InterruptEvent":
         return e.kind;
       default:
         expectTypeOf(e).toBeNever();

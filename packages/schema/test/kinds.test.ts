@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import * as schema from "@acs-toolkit/schema";
 import {
   ACTION_KINDS,
+  CLIENT_ACTION_KIND_PREFIX,
   CONVERSATION_STATUSES,
   DEFAULT_EVENT_SOURCE,
   EVENT_KINDS,
@@ -10,8 +11,11 @@ import {
   OBSERVATION_KINDS,
   PROVIDER_TYPES,
   SECURITY_RISKS,
+  KIND_RELEASES,
+  LIVE_ONLY_EVENT_KINDS,
   TOOL_KINDS,
   isActionKind,
+  isClientAction,
   isEventKind,
   isObservationKind,
   isToolKind,
@@ -43,6 +47,29 @@ const INTERFACE_EVENTS = `SystemPromptEvent MessageEvent ActionEvent Observation
   Condensation CondensationRequest CondensationSummaryEvent TokenEvent`;
 const words = (text: string) => text.split(/\s+/).filter(Boolean).sort();
 
+// Kinds later releases added (openhands-versions §1.2, §1.4–1.6): since, [removed,] [loaded by the server].
+const LATER_KINDS: Record<string, { since: string; removed?: string; loaded?: string }> = {
+  ACPToolCallEvent: { since: "1.12.0" },
+  HookExecutionEvent: { since: "1.13.0" },
+  ServerErrorEvent: { since: "1.16.0" },
+  StreamingDeltaEvent: { since: "1.18.1" },
+  InterruptEvent: { since: "1.23.0" },
+  ...Object.fromEntries(["TaskAction", "TaskObservation", "TaskTool", "TaskToolSet"].map((k) => [k, { since: "1.12.0", loaded: "1.16.0" }])),
+  ...Object.fromEntries(["InvokeSkillAction", "InvokeSkillObservation", "InvokeSkillTool"].map((k) => [k, { since: "1.18.0" }])),
+  ...Object.fromEntries(["SwitchLLMAction", "SwitchLLMObservation", "SwitchLLMTool"].map((k) => [k, { since: "1.22.0" }])),
+  ...Object.fromEntries(["WorkflowAction", "WorkflowObservation", "WorkflowTool", "WorkflowToolSet"].map((k) => [k, { since: "1.27.0" }])),
+  ...Object.fromEntries(["VisionInspectAction", "VisionInspectObservation", "VisionInspectTool"].map((k) => [k, { since: "1.31.0" }])),
+  ...Object.fromEntries(["ClientToolObservation", "ClientTool", "ClientAction_<name>"].map((k) => [k, { since: "1.28.0" }])),
+  DelegateAction: { since: "1.9.0", loaded: "1.11.5" },
+  DelegateObservation: { since: "1.9.0", loaded: "1.11.5" },
+  DelegateTool: { since: "1.9.0", removed: "1.23.0", loaded: "1.11.5" },
+  ...Object.fromEntries(
+    ["ApplyPatchAction", "ApplyPatchObservation", "ApplyPatchTool", "ConsultTomAction", "ConsultTomObservation", "TomConsultTool", "SleeptimeComputeAction", "SleeptimeComputeObservation", "SleeptimeComputeTool"].map(
+      (k) => [k, { since: "1.9.0", loaded: "never" }],
+    ),
+  ),
+};
+
 const UNIONS = [
   { union: "Event", kinds: EVENT_KINDS, isKind: isEventKind, nullable: false, documented: INTERFACE_EVENTS },
   { union: "Action", kinds: ACTION_KINDS, isKind: isActionKind, nullable: true, documented: INTERFACE_ACTIONS },
@@ -53,20 +80,29 @@ const UNIONS = [
 const ALL_KINDS: string[] = UNIONS.flatMap(({ kinds }) => [...kinds]);
 const guardOf = (kind: string) => (schema as Record<string, unknown>)[`is${kind}`] as (value: unknown) => boolean;
 
+// Action is SdkAction (discriminated by kind) or ClientAction (kind ClientAction_<tool name>).
+const discriminated = (union: string) => (union === "Action" ? "SdkAction" : union);
+
 describe.each(UNIONS)("$union kinds", ({ union, kinds, isKind, nullable, documented }) => {
-  it("are the kinds the interface document lists", () => {
-    expect([...kinds].sort()).toEqual(words(documented));
+  it("without a release marking are the kinds the interface document lists (the core)", () => {
+    expect(kinds.filter((kind) => !(kind in KIND_RELEASES)).sort()).toEqual(words(documented));
+  });
+
+  it("with a release marking are the later kinds of the reference, with their releases", () => {
+    const later = Object.fromEntries(kinds.filter((kind) => kind in KIND_RELEASES).map((kind) => [kind, KIND_RELEASES[kind]]));
+    expect(later).toEqual(Object.fromEntries(Object.entries(LATER_KINDS).filter(([kind]) => (kinds as readonly string[]).includes(kind))));
+    for (const kind of kinds) expect(eventsSchema.$defs[kind]["x-acs-since"], kind).toBe(LATER_KINDS[kind]?.since);
   });
 
   it("equal the discriminator mapping keys of events.schema.json, in order", () => {
-    const definition = eventsSchema.$defs[union];
+    const definition = eventsSchema.$defs[discriminated(union)];
     expect(definition.discriminator.propertyName).toBe("kind");
     expect(Object.keys(definition.discriminator.mapping)).toEqual([...kinds]);
     expect(definition.oneOf.map((entry: Json) => entry.$ref)).toEqual(kinds.map((k) => `#/$defs/${k}`));
   });
 
   it("equal the discriminator mapping keys of openapi.json, in order", () => {
-    const mapping = openapiSchemas[union].discriminator.mapping;
+    const mapping = openapiSchemas[discriminated(union)].discriminator.mapping;
     expect(mapping).toEqual(Object.fromEntries(kinds.map((k) => [k, `#/components/schemas/${k}`])));
   });
 
@@ -84,9 +120,10 @@ describe.each(UNIONS)("$union kinds", ({ union, kinds, isKind, nullable, documen
 
   it(`is${union === "ToolDefinition" ? "Tool" : union}Kind accepts exactly these kinds`, () => {
     for (const kind of ALL_KINDS) expect(isKind(kind), kind).toBe((kinds as readonly string[]).includes(kind));
-    for (const value of [undefined, null, 1, {}, "", kinds[0].toLowerCase(), `openhands.sdk.${kinds[0]}`]) {
+    for (const value of [undefined, null, 1, {}, "", kinds[0].toLowerCase(), `openhands.sdk.${kinds[0]}`, "ClientAction_"]) {
       expect(isKind(value)).toBe(false);
     }
+    expect(isKind("ClientAction_lookup_ticket")).toBe(union === "Action");
   });
 
   if (nullable) {
@@ -99,8 +136,36 @@ describe.each(UNIONS)("$union kinds", ({ union, kinds, isKind, nullable, documen
   }
 });
 
+it("LIVE_ONLY_EVENT_KINDS are the kinds the agent server never stores (openhands-versions §1.2)", () => {
+  expect(LIVE_ONLY_EVENT_KINDS).toEqual(["ServerErrorEvent", "StreamingDeltaEvent"]);
+});
+
+it("the search filter `kind` takes every event kind, short and fully qualified", () => {
+  const pattern = new RegExp(openapi.components.parameters.KindFilter.schema.pattern);
+  for (const kind of EVENT_KINDS) {
+    expect(pattern.test(kind), kind).toBe(true);
+    expect(pattern.test(`openhands.sdk.event.module.${kind}`), kind).toBe(true);
+  }
+});
+
 it("kinds are unique across the four unions (one guard per name)", () => {
   expect(new Set(ALL_KINDS).size).toBe(ALL_KINDS.length);
+});
+
+describe("ClientAction: the kinds of client tools' actions (ClientAction_<tool name>)", () => {
+  it("is the pattern variant of Action, and no named kind matches its pattern", () => {
+    expect(eventsSchema.$defs.Action.oneOf).toEqual([{ $ref: "#/$defs/SdkAction" }, { $ref: "#/$defs/ClientAction" }]);
+    const pattern = new RegExp(eventsSchema.$defs.ClientAction.properties.kind.pattern);
+    expect(pattern.source).toBe(`^${CLIENT_ACTION_KIND_PREFIX}.+$`);
+    expect(ALL_KINDS.filter((kind) => pattern.test(kind))).toEqual([]);
+  });
+
+  it("isClientAction narrows exactly the prefixed kinds", () => {
+    expect(isClientAction({ kind: "ClientAction_lookup_ticket" })).toBe(true);
+    for (const kind of ["ClientAction_", "ClientAction", "clientaction_x", "TerminalAction"]) expect(isClientAction({ kind } as never), kind).toBe(false);
+    expect(isClientAction(null)).toBe(false);
+    expect(isClientAction(undefined)).toBe(false);
+  });
 });
 
 it("the runtime exports are the constants and exactly one guard per kind", () => {
@@ -114,6 +179,10 @@ it("the runtime exports are the constants and exactly one guard per kind", () =>
     "PROVIDER_TYPES",
     "SECURITY_RISKS",
     "TOOL_KINDS",
+    "CLIENT_ACTION_KIND_PREFIX",
+    "KIND_RELEASES",
+    "LIVE_ONLY_EVENT_KINDS",
+    "isClientAction",
     "isActionKind",
     "isEventKind",
     "isObservationKind",
@@ -143,8 +212,9 @@ describe("enum constants", () => {
     expect(openapiSchemas[name].enum).toEqual([...values]);
   });
 
-  it("have the values of the interface", () => {
-    expect(EVENT_SOURCES).toEqual(["agent", "user", "environment"]);
+  it("have the values of the interface, and the hook source of release 1.13.0", () => {
+    expect(EVENT_SOURCES).toEqual(["agent", "user", "environment", "hook"]);
+    expect(eventsSchema.$defs.EventSource["x-acs-enum-since"]).toEqual({ hook: "1.13.0" });
     expect(SECURITY_RISKS).toEqual(["UNKNOWN", "LOW", "MEDIUM", "HIGH"]);
     expect(CONVERSATION_STATUSES).toEqual(["STARTING", "RUNNING", "STOPPED"]);
     expect(PROVIDER_TYPES).toEqual(["github", "gitlab", "bitbucket", "enterprise_sso"]);
@@ -168,9 +238,15 @@ describe("DEFAULT_EVENT_SOURCE", () => {
     SystemPromptEvent: "agent",
     TokenEvent: null,
     PauseEvent: "user",
+    // openhands-versions §1.2
+    ACPToolCallEvent: "agent",
+    HookExecutionEvent: "hook",
+    ServerErrorEvent: null,
+    StreamingDeltaEvent: "agent",
+    InterruptEvent: "user",
   };
 
-  it("matches the ground truth", () => {
+  it("matches the ground truth and the reference", () => {
     expect(DEFAULT_EVENT_SOURCE).toEqual(GROUND_TRUTH);
     expect(Object.keys(DEFAULT_EVENT_SOURCE)).toEqual([...EVENT_KINDS]);
   });

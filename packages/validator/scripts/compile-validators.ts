@@ -5,14 +5,19 @@
  *
  * Two variants are emitted: `fast` (stops at the first error; the hot path for valid events) and
  * `full` (every error, with the failing schema attached for readable messages), run only on failure.
+ * One pair serves every profile: the release keywords compare the profile's release, passed in the
+ * validation context (`this.release`), and do nothing without one (the default profile).
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Name, _, str, type KeywordCxt } from "ajv";
+import { or, type Code } from "ajv/dist/compile/codegen/index.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import standalone from "ajv/dist/standalone/index.js";
+import { LEGACY_KEYWORD, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KEYWORD, type ReleaseMark, type ValueReleases } from "../src/release-keywords.js";
+import { prepareSchema } from "./prepare-schema.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(here, "../src/generated");
@@ -20,38 +25,7 @@ const require = createRequire(import.meta.url);
 // ajv/dist/standalone is CommonJS with `exports.default`; NodeNext types see the namespace.
 const standaloneCode = (standalone as unknown as { default: typeof standalone.default }).default;
 
-/** The keyword that records where a legacy (deprecated) field was met; see `legacyKeyword`. */
-export const LEGACY_KEYWORD = "x-legacy";
-
 type Schema = unknown;
-
-// Kept: `title`, `x-format-name` and `x-tags`, which readable messages quote.
-const DROPPED_ANNOTATIONS = new Set(["description", "default", "writeOnly", "readOnly"]);
-
-/**
- * AJV reads `discriminator` but rejects OpenAPI's `mapping` (our mappings only restate each
- * variant's `kind` const, so nothing is lost), and every `deprecated: true` property also gets
- * the legacy keyword. Annotations that validation never reads are dropped: the standalone code
- * embeds the schema, and they would make up most of its size.
- */
-export function prepareSchema(node: Schema): Schema {
-  if (Array.isArray(node)) return node.map(prepareSchema);
-  if (typeof node !== "object" || node === null) return node;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (DROPPED_ANNOTATIONS.has(key) && typeof value !== "object") continue;
-    if (key === "examples" || key === "$comment") continue;
-    if (key === "discriminator") {
-      const { propertyName, mapping } = value as { propertyName: string; mapping?: Record<string, string> };
-      out[key] = { propertyName };
-      // Kept for messages ("expected one of text, image"), under a name AJV accepts.
-      if (mapping) out["x-tags"] = Object.keys(mapping);
-    }
-    else out[key] = prepareSchema(value);
-  }
-  if (out.deprecated === true) out[LEGACY_KEYWORD] = true;
-  return out;
-}
 
 function createAjv(allErrors: boolean) {
   const ajv = new Ajv2020({
@@ -66,7 +40,12 @@ function createAjv(allErrors: boolean) {
     inlineRefs: false, // one function per definition keeps the code small
     code: { source: true, esm: true, lines: false, optimize: 1 },
   });
-  ajv.addVocabulary(["x-format-name", "x-secret", "x-tags"]);
+  // Ajv2020 always tracks which properties each branch of a union evaluated (for unevaluatedProperties),
+  // so anyOf runs every branch: a valid nullable reference still builds its null branch's error, and
+  // an SDK action is still tested against the ClientAction pattern. No schema here uses
+  // unevaluated* (prepareSchema refuses them), so the tracking is turned off before anything compiles.
+  (ajv.opts as { unevaluated: boolean }).unevaluated = false;
+  ajv.addVocabulary(["x-format-name", "x-secret", "x-tags", TAG_RELEASES_KEYWORD]);
   // Pushes the instance path of a legacy field onto `this.legacy` when the caller passes a context.
   ajv.addKeyword({
     keyword: LEGACY_KEYWORD,
@@ -76,6 +55,27 @@ function createAjv(allErrors: boolean) {
       gen.if(_`this && this.legacy`, () =>
         gen.code(_`this.legacy.push(${str`${new Name("instancePath")}${it.errorPath}`})`),
       );
+    },
+  });
+  // Under a profile (`this.release` set), rejects a variant or property the profile's release lacks.
+  ajv.addKeyword({
+    keyword: RELEASE_KEYWORD,
+    schemaType: "object",
+    code(cxt: KeywordCxt) {
+      const { since, removed } = cxt.schema as ReleaseMark;
+      const outside: Code[] = [];
+      if (since !== undefined) outside.push(_`this.release < ${since}`);
+      if (removed !== undefined) outside.push(_`this.release >= ${removed}`);
+      cxt.fail(_`this && this.release !== undefined && (${or(...outside)})`);
+    },
+  });
+  // The same for single enum values (the `hook` source).
+  ajv.addKeyword({
+    keyword: VALUE_RELEASE_KEYWORD,
+    schemaType: "object",
+    code(cxt: KeywordCxt) {
+      const values = Object.entries(cxt.schema as ValueReleases).map(([value, { since }]) => _`(${cxt.data} === ${value} && this.release < ${since})`);
+      cxt.fail(_`this && this.release !== undefined && (${or(...values)})`);
     },
   });
   return ajv;
@@ -99,11 +99,10 @@ const UCS2_FN = `function ucs2length(s) {
 `;
 
 export async function compileValidators(eventsSchema: Schema) {
-  const schema = prepareSchema(eventsSchema);
   const outputs: Record<string, string> = {};
   for (const variant of ["fast", "full"] as const) {
     const ajv = createAjv(variant === "full");
-    ajv.addSchema(schema as object, "events");
+    ajv.addSchema(prepareSchema(eventsSchema, variant), "events");
     let code = standaloneCode(ajv, {
       validateEvent: "events",
       validateEventPage: "events#/$defs/EventPage",

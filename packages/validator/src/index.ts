@@ -1,7 +1,9 @@
 /**
  * @packageDocumentation
  * Validation of Agent Conversation Service events: one event, a page of event search, or a whole
- * recorded trajectory, with errors that name the JSON pointer, the rule and a readable sentence.
+ * recorded trajectory, with errors that name the JSON pointer, the rule and a readable sentence. By
+ * default everything a shipped OpenHands release writes is accepted; the `profile` option narrows
+ * that to the interface 0.1.0 catalogue or to one release.
  *
  * The validators are AJV standalone code compiled from the spec at build time: importing this
  * module compiles nothing, has no dependencies and runs in browsers under a strict CSP.
@@ -27,6 +29,7 @@ export {
   type TrajectoryResult,
 } from "./trajectory.js";
 export { TrajectoryChecker, SEQUENCE_RULES, type SequenceResult, type SequenceRule } from "./sequence.js";
+export { DEFAULT_PROFILE, FIRST_RELEASE, isProfile, type Profile } from "./profile.js";
 export { locatePointer, type TextLocation } from "./locate.js";
 export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIssue } from "./issues.js";
 export type { AjvErrorObject } from "./standalone.js";

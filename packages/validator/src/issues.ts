@@ -7,6 +7,8 @@
  */
 import type { AjvErrorObject } from "./standalone.js";
 import { joinPointer } from "./pointer.js";
+import { profileLabel, profileRelease, type Profile } from "./profile.js";
+import { inRelease, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KEYWORD, type ReleaseMark, type TagReleases, type ValueReleases } from "./release-keywords.js";
 
 /**
  * The rule an issue breaks: a JSON Schema keyword (`required`, `type`, `enum`, `const`, `minimum`,
@@ -26,9 +28,9 @@ export type IssueRule =
   | "pattern"
   | "minItems"
   | "maxItems"
-  /** A property the spec does not allow on that object (strict objects only). */
+  /** A property the spec (or the profile) does not allow on that object (strict objects only). */
   | "unknownProperty"
-  /** A `kind` (or content `type`) that names no variant of the union. */
+  /** A `kind` (or content `type`) that names no variant of the union (or none of the profile). */
   | "unknownKind"
   /** A legacy field (SDK 1.9) that current readers accept and drop: always a warning. */
   | "legacyField"
@@ -82,9 +84,11 @@ const quoteList = (values: unknown[]) => orList(values.map((v) => JSON.stringify
 const titleOf = (schema: Record<string, unknown> | undefined) =>
   typeof schema?.title === "string" ? schema.title : undefined;
 
-/** Tag values a discriminated union accepts (`x-tags`, kept from the spec's discriminator mapping). */
-function unionKinds(schema: Record<string, unknown> | undefined): string[] {
-  return Array.isArray(schema?.["x-tags"]) ? (schema["x-tags"] as string[]) : [];
+/** Tag values a discriminated union accepts (`x-tags`, kept from the spec's discriminator mapping) in a release. */
+function unionKinds(schema: Record<string, unknown> | undefined, release: number | undefined): string[] {
+  const tags = Array.isArray(schema?.["x-tags"]) ? (schema["x-tags"] as string[]) : [];
+  const releases = (schema?.[TAG_RELEASES_KEYWORD] ?? {}) as TagReleases;
+  return tags.filter((tag) => inRelease(release, ...(releases[tag] ?? [])));
 }
 
 /** Levenshtein distance, bounded to short strings (kind names). */
@@ -101,8 +105,8 @@ function distance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-function unknownKindMessage(tag: string, value: unknown, parent: Record<string, unknown> | undefined): string {
-  const kinds = unionKinds(parent);
+function unknownKindMessage(tag: string, value: unknown, parent: Record<string, unknown> | undefined, release: number | undefined): string {
+  const kinds = unionKinds(parent, release);
   const union = titleOf(parent) ?? "union";
   const got = describeValue(value);
   if (typeof value === "string") {
@@ -115,9 +119,40 @@ function unknownKindMessage(tag: string, value: unknown, parent: Record<string, 
   return `unknown ${union} ${tag} ${got}; expected one of ${kinds.join(", ")}`;
 }
 
-function messageFor(error: AjvErrorObject): { pointer: string; rule: IssueRule; message: string } {
+/**
+ * Why a profile's release lacks something marked [since, removed): `subject` came with a later
+ * release, or an earlier one removed it. Release 0 is the interface profile.
+ */
+function releaseReason(release: number, marks: { since?: number; sinceText?: string; removedText?: string }, subject = "it", plural = false): string {
+  if (release === 0) return `${subject} came with OpenHands ${marks.sinceText} and ${plural ? "are" : "is"} not in the interface 0.1.0 catalogue`;
+  if (marks.since !== undefined && release < marks.since) return `${subject} came with OpenHands ${marks.sinceText}`;
+  return `OpenHands ${marks.removedText} removed ${subject}`;
+}
+
+/** The issue of a release keyword: something the validation's profile does not have. */
+function releaseIssue(error: AjvErrorObject, profile: Profile): { pointer: string; rule: IssueRule; message: string } {
+  const release = profileRelease(profile) ?? 0;
+  const label = profileLabel(profile);
+  if (error.keyword === VALUE_RELEASE_KEYWORD) {
+    const values = (error.schema ?? {}) as ValueReleases;
+    const marks = typeof error.data === "string" ? values[error.data] : undefined;
+    const allowed = ((error.parentSchema?.enum ?? []) as unknown[]).filter((value) => typeof value !== "string" || inRelease(release, values[value]?.since));
+    return { pointer: error.instancePath, rule: "enum", message: `must be one of ${quoteList(allowed)} in ${label}, got ${describeValue(error.data)}: ${releaseReason(release, marks ?? {})}` };
+  }
+  const mark = (error.schema ?? {}) as ReleaseMark;
+  if (mark.subject === "kind") {
+    const kind = typeof error.data === "object" && error.data !== null ? (error.data as { kind?: unknown }).kind : undefined;
+    // A pattern variant (ClientAction) is one kind per name: the reason speaks of all of them.
+    const reason = kind === mark.name ? releaseReason(release, mark) : releaseReason(release, mark, `${mark.name} kinds`, true);
+    return { pointer: joinPointer(error.instancePath, "kind"), rule: "unknownKind", message: `unknown ${mark.union ?? "union"} kind ${describeValue(kind)} in ${label}: ${reason}` };
+  }
+  return { pointer: error.instancePath, rule: "unknownProperty", message: `is not a property of ${mark.owner ?? "this object"} in ${label}: ${releaseReason(release, mark)}` };
+}
+
+function messageFor(error: AjvErrorObject, profile: Profile | undefined): { pointer: string; rule: IssueRule; message: string } {
   const { keyword, params, parentSchema, instancePath } = error;
   const data = error.data;
+  if ((keyword === RELEASE_KEYWORD || keyword === VALUE_RELEASE_KEYWORD) && profile !== undefined && profile !== "releases") return releaseIssue(error, profile);
   switch (keyword) {
     case "required": {
       const property = String(params.missingProperty);
@@ -138,7 +173,7 @@ function messageFor(error: AjvErrorObject): { pointer: string; rule: IssueRule; 
       const tag = String(params.tag);
       const tagValue = params.tagValue;
       const pointer = joinPointer(instancePath, tag);
-      if (params.error === "mapping") return { pointer, rule: "unknownKind", message: unknownKindMessage(tag, tagValue, parentSchema) };
+      if (params.error === "mapping") return { pointer, rule: "unknownKind", message: unknownKindMessage(tag, tagValue, parentSchema, profileRelease(profile)) };
       if (tagValue === undefined) {
         return { pointer, rule: "required", message: `is required: it names the ${titleOf(parentSchema) ?? "variant"}` };
       }
@@ -211,12 +246,14 @@ const SHADOWED = new Map<string, string[]>([
 /**
  * Converts AJV error objects (from a validator compiled with `allErrors` and `verbose`) into
  * readable issues, without union noise. Exported for servers that validate requests with AJV.
+ * `profile`: the profile the errors were found under, which messages of the release keywords and
+ * the kinds an unknown kind is told to pick from depend on (default: every release).
  */
-export function toIssues(errors: readonly AjvErrorObject[]): ValidationIssue[] {
-  // Union errors (anyOf/oneOf) are dropped when a branch says what is wrong. The `null` branch of a
-  // nullable reference is dropped too, unless the value merely has the wrong type ("must be object
+export function toIssues(errors: readonly AjvErrorObject[], profile?: Profile): ValidationIssue[] {
+  // Union errors (anyOf/oneOf/if) are dropped when a branch says what is wrong. The `null` branch of
+  // a nullable reference is dropped too, unless the value merely has the wrong type ("must be object
   // or null" reads better than two sentences).
-  const isUnion = (e: AjvErrorObject) => e.keyword === "anyOf" || e.keyword === "oneOf";
+  const isUnion = (e: AjvErrorObject) => e.keyword === "anyOf" || e.keyword === "oneOf" || e.keyword === "if";
   const unionPaths = new Set(errors.filter(isUnion).map((e) => e.instancePath));
   const branchErrors = (path: string) => errors.filter((o) => !isUnion(o) && isWithin(o.instancePath, path));
   const kept = errors.filter((e) => {
@@ -236,7 +273,7 @@ export function toIssues(errors: readonly AjvErrorObject[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const typeAt = new Map<string, ValidationIssue & { expected: string[] }>();
   for (const error of located) {
-    const issue = messageFor(error);
+    const issue = messageFor(error, profile);
     if ("keyPrefix" in error) issue.message = `is not an allowed key: ${issue.message}`;
     if (error.keyword === "type") {
       // Several type errors at one place (a nullable reference, a string-or-object) read as one.

@@ -1,7 +1,12 @@
 /**
  * Rules over an ordered trajectory, which no single event can break on its own: ids are unique,
  * every observation answers an earlier action, no tool call is answered twice, a condensation
- * forgets only events that exist, time never goes backwards, the system prompt comes first.
+ * forgets only events that exist, a parent is an earlier event, time never goes backwards, the
+ * system prompt comes first.
+ *
+ * A trajectory whose first event is not a SystemPromptEvent is a fragment of a longer conversation
+ * (a page export, a test fixture): a reference to an event it does not hold may name one recorded
+ * before it, so it is a warning of its own (`sequence/reference-outside-fragment`), not an error.
  *
  * {@link TrajectoryChecker} checks one event at a time and keeps only what later events can refer
  * to (every id, the tool calls still unanswered, a hash of the answered ones, in compact tables), so
@@ -19,9 +24,20 @@ export const SEQUENCE_RULES = [
     summary: "every ObservationEvent, UserRejectObservation and AgentErrorEvent answers an earlier ActionEvent (action_id and tool_call_id)",
   },
   { rule: "sequence/tool-call-answered-twice", severity: "error", summary: "no tool call is answered by more than one observation, rejection or agent error" },
-  { rule: "sequence/unknown-forgotten-id", severity: "error", summary: "every id in a Condensation's forgotten_event_ids names an earlier event" },
+  {
+    rule: "sequence/unknown-forgotten-id",
+    severity: "error",
+    summary: "every id in a Condensation's forgotten_event_ids names an earlier event, or is `<id>-summary` for an earlier event (a condensation's summary)",
+  },
+  { rule: "sequence/unknown-parent", severity: "error", summary: "every parent_id names an earlier event, or is `__root__`" },
   { rule: "sequence/timestamp-backwards", severity: "error", summary: "timestamps never go backwards (compared as instants; no offset means UTC)" },
   { rule: "sequence/system-prompt-not-first", severity: "warning", summary: "a SystemPromptEvent is the first event, and the only one" },
+  {
+    rule: "sequence/reference-outside-fragment",
+    severity: "warning",
+    summary:
+      "in a fragment (a trajectory that does not start with a SystemPromptEvent), a reference that names no event of the fragment (an answered action or tool call, a forgotten id, a parent_id): it may name an event recorded before the fragment",
+  },
 ] as const;
 
 /** The code of a sequence rule (`sequence/duplicate-id`, …). */
@@ -79,9 +95,20 @@ export class TrajectoryChecker {
   private day = "";
   private daySeconds = 0;
 
+  /** True once the first event is known not to be a SystemPromptEvent: the trajectory is a fragment. */
+  private fragment = false;
+
   /** Number of events checked so far. */
   get count(): number {
     return this.index;
+  }
+
+  /**
+   * True when the trajectory is a fragment of a longer conversation: its first event is not a
+   * SystemPromptEvent. References to events it does not hold are then warnings, not errors.
+   */
+  get isFragment(): boolean {
+    return this.fragment;
   }
 
   /**
@@ -92,6 +119,7 @@ export class TrajectoryChecker {
    */
   check(event: unknown, line?: number): SequenceResult {
     const index = this.index++;
+    if (index === 0) this.fragment = !isSystemPrompt(event);
     if (typeof event !== "object" || event === null || Array.isArray(event)) return NOTHING;
     const at = line !== undefined && Number.isInteger(line) && line > 0 ? line * 2 + 1 : index * 2;
     this.result = undefined;
@@ -101,11 +129,12 @@ export class TrajectoryChecker {
 
       if (index === 0 && kind !== "SystemPromptEvent") {
         this.warning(
+          "sequence/system-prompt-not-first",
           "/kind",
-          `the trajectory starts with ${typeof kind === "string" ? `a ${describeKind(kind)}` : "an event without a kind"}: a SystemPromptEvent should come first`,
+          `the trajectory starts with ${typeof kind === "string" ? `${/^[AEIOU]/.test(kind) ? "an" : "a"} ${describeKind(kind)}` : "an event without a kind"}, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings`,
         );
       } else if (index > 0 && kind === "SystemPromptEvent") {
-        this.warning("/kind", `a SystemPromptEvent should be the first event of the trajectory; this one comes after ${index} other${index === 1 ? "" : "s"}`);
+        this.warning("sequence/system-prompt-not-first", "/kind", `a SystemPromptEvent should be the first event of the trajectory; this one comes after ${index} other${index === 1 ? "" : "s"}`);
       }
 
       const id = e.id;
@@ -124,10 +153,16 @@ export class TrajectoryChecker {
         const forgotten = e.forgotten_event_ids as unknown[];
         for (let i = 0; i < forgotten.length; i++) {
           const forgottenId = forgotten[i];
-          if (typeof forgottenId === "string" && (forgottenId === id || this.ids.get(forgottenId) === undefined)) {
-            this.error("sequence/unknown-forgotten-id", `/forgotten_event_ids/${i}`, `${describeValue(forgottenId)} names no earlier event of the trajectory`);
-          }
+          if (typeof forgottenId !== "string") continue;
+          if (forgottenId === id) this.error("sequence/unknown-forgotten-id", `/forgotten_event_ids/${i}`, `${describeValue(forgottenId)} is this condensation's own id`);
+          else if (!this.knownForgotten(forgottenId)) this.unresolved("sequence/unknown-forgotten-id", `/forgotten_event_ids/${i}`, forgottenId);
         }
+      }
+
+      const parent = e.parent_id;
+      if (typeof parent === "string" && parent !== ROOT_PARENT_ID && (parent === id || this.ids.get(parent) === undefined)) {
+        if (parent === id) this.error("sequence/unknown-parent", "/parent_id", `${describeValue(parent)} is the event's own id`);
+        else this.unresolved("sequence/unknown-parent", "/parent_id", parent);
       }
 
       const timestamp = e.timestamp;
@@ -156,9 +191,27 @@ export class TrajectoryChecker {
     this.result.errors.push({ pointer, rule, message });
   }
 
-  private warning(pointer: string, message: string): void {
+  private warning(rule: SequenceRule, pointer: string, message: string): void {
     this.result ??= { errors: [], warnings: [] };
-    this.result.warnings.push({ pointer, rule: "sequence/system-prompt-not-first", message });
+    this.result.warnings.push({ pointer, rule, message });
+  }
+
+  /**
+   * A reference (`id`) to no earlier event: an error of `rule` in a whole trajectory, a warning in a
+   * fragment, whose missing events may have been recorded before it.
+   */
+  private unresolved(rule: SequenceRule, pointer: string, id: string): void {
+    if (this.fragment) this.warning("sequence/reference-outside-fragment", pointer, `${describeValue(id)} names no event of this fragment: it may name one recorded before it`);
+    else this.error(rule, pointer, `${describeValue(id)} names no earlier event of the trajectory`);
+  }
+
+  /**
+   * A forgotten id that names an earlier event, or `<id>-summary` for one: the summary of an earlier
+   * condensation, which is in the view (and so can be forgotten) but never stored as an event.
+   */
+  private knownForgotten(forgottenId: string): boolean {
+    if (this.ids.get(forgottenId) !== undefined) return true;
+    return forgottenId.endsWith(SUMMARY_SUFFIX) && this.ids.get(forgottenId.slice(0, -SUMMARY_SUFFIX.length)) !== undefined;
   }
 
   /** An observation, a rejection (`actionId` given) or an agent error (`actionId` undefined). */
@@ -172,7 +225,10 @@ export class TrajectoryChecker {
       if (answer !== undefined) {
         this.error("sequence/tool-call-answered-twice", "/tool_call_id", `tool call ${describeValue(toolCallId)} was already answered, by the event at ${position(answer)}`);
       } else if (byAction && typeof actionId === "string" && named === undefined) {
-        this.error("sequence/orphan-observation", "/action_id", `${describeValue(actionId)} names no earlier event: a ${kind} answers an earlier ActionEvent`);
+        if (this.fragment) this.warning("sequence/reference-outside-fragment", "/action_id", `${describeValue(actionId)} names no event of this fragment: the ActionEvent this ${kind} answers may come before it`);
+        else this.error("sequence/orphan-observation", "/action_id", `${describeValue(actionId)} names no earlier event: a ${kind} answers an earlier ActionEvent`);
+      } else if (this.fragment && named === undefined) {
+        this.warning("sequence/reference-outside-fragment", "/tool_call_id", `tool call ${describeValue(toolCallId)} was made by no ActionEvent of this fragment: it may be one recorded before it`);
       } else {
         this.error("sequence/orphan-observation", "/tool_call_id", `${describeValue(toolCallId)} is the tool call of no earlier ActionEvent: a ${kind} answers one`);
       }
@@ -241,6 +297,20 @@ export class TrajectoryChecker {
     this.seconds = this.daySeconds + hour * 3600 + minute * 60 + second - offsetSeconds;
     this.nanos = nanos;
     return Number.isFinite(this.seconds);
+  }
+}
+
+/** The reserved parent of a new root (release 1.31.0): no event has this id. */
+const ROOT_PARENT_ID = "__root__";
+
+/** The suffix of a CondensationSummaryEvent's id after its condensation's id. */
+const SUMMARY_SUFFIX = "-summary";
+
+function isSystemPrompt(event: unknown): boolean {
+  try {
+    return typeof event === "object" && event !== null && (event as { kind?: unknown }).kind === "SystemPromptEvent";
+  } catch {
+    return false; // a throwing getter: validateEvent reports it
   }
 }
 

@@ -12,9 +12,12 @@ export interface AjvErrorObject {
   data?: unknown;
 }
 
-/** Collected while validating: instance paths of legacy fields met on the way. */
+/** The validation context (`this` of the compiled functions). */
 export interface ValidationContext {
+  /** Collected while validating: instance paths of legacy fields met on the way. */
   legacy: string[];
+  /** The profile's release number (see profile.ts); undefined accepts every release. */
+  release: number | undefined;
 }
 
 export interface StandaloneValidator {

@@ -2,15 +2,24 @@ import type { Event, EventPage } from "@acs-toolkit/schema";
 import * as fast from "./generated/validators-fast.js";
 import * as full from "./generated/validators-full.js";
 import { formatIssue, toIssues, type ValidationIssue } from "./issues.js";
+import { profileRelease, type Profile } from "./profile.js";
 import type { StandaloneValidator, ValidationContext } from "./standalone.js";
 
 export interface ValidateOptions {
   /**
+   * Which catalogue to accept. `"releases"` (default): everything a shipped OpenHands release
+   * (1.9.0 on) writes. `"interface"`: exactly the interface 0.1.0 catalogue. A release
+   * (`"1.11.5"`): what that release writes. Kinds and properties outside the profile are reported
+   * as unknown kinds and unknown properties, so the two options below apply to them too.
+   */
+  profile?: Profile;
+  /**
    * A `kind` that names no known variant (an event, action, observation or tool kind from a newer
-   * version): `"error"` (default) rejects it, `"warn"` accepts it with a warning.
+   * version, or outside the profile): `"error"` (default) rejects it, `"warn"` accepts it with a
+   * warning.
    */
   unknownKinds?: "error" | "warn";
-  /** A property a strict object does not declare: `"error"` (default) or `"warn"`. */
+  /** A property a strict object (or the profile) does not declare: `"error"` (default) or `"warn"`. */
   unknownProperties?: "error" | "warn";
 }
 
@@ -30,7 +39,8 @@ function run(
   value: unknown,
   options: ValidateOptions,
 ): ValidationResult {
-  const context: ValidationContext = { legacy: [] };
+  // An unknown profile is a programming error: it throws (a TypeError naming the choices).
+  const context: ValidationContext = { legacy: [], release: profileRelease(options.profile) };
   try {
     if (fastValidate.call(context, value)) {
       return { ok: true, errors: [], warnings: context.legacy.length === 0 ? [] : context.legacy.map(legacyIssue) };
@@ -39,8 +49,12 @@ function run(
     context.legacy = [];
     fullValidate.call(context, value);
     const errors: ValidationIssue[] = [];
-    const warnings = context.legacy.map(legacyIssue);
-    for (const issue of toIssues(fullValidate.errors ?? [])) {
+    const warnings: ValidationIssue[] = [];
+    const issues = toIssues(fullValidate.errors ?? [], options.profile);
+    // A legacy field the profile does not have is reported once, as unknown.
+    const unknown = new Set(issues.filter((issue) => issue.rule === "unknownProperty").map((issue) => issue.pointer));
+    for (const pointer of context.legacy) if (!unknown.has(pointer)) warnings.push(legacyIssue(pointer));
+    for (const issue of issues) {
       const demoted =
         (issue.rule === "unknownKind" && options.unknownKinds === "warn") ||
         (issue.rule === "unknownProperty" && options.unknownProperties === "warn");
@@ -78,7 +92,7 @@ export function validateEventPage(value: unknown, options: ValidateOptions = {})
   return run(fast.validateEventPage, full.validateEventPage, value, options);
 }
 
-/** True when `value` is a valid event (with the default, strict options); narrows it to `Event`. */
+/** True when `value` is a valid event (with the default options: every release, strict); narrows it to `Event`. */
 export function isEvent(value: unknown): value is Event {
   try {
     return fast.validateEvent.call(undefined, value);

@@ -64,7 +64,7 @@ function recordings() {
 
 describe("action.yml", () => {
   it("declares its inputs, and passes each to the script through the environment only", () => {
-    expect(actionInputs(actionYaml)).toEqual(["path", "sequence", "unknown-kinds", "unknown-properties", "max-errors", "version", "command"]);
+    expect(actionInputs(actionYaml)).toEqual(["path", "sequence", "profile", "unknown-kinds", "unknown-properties", "max-errors", "version", "command"]);
     expect(Object.values(stepEnv).sort()).toEqual(actionInputs(actionYaml).sort());
     expect(script).not.toContain("${{");
     expect(actionYaml).toMatch(/^ {2}using: composite$/m);
@@ -98,6 +98,20 @@ describe("action.yml", () => {
     expect(runAction({ path: "t.jsonl", sequence: "false" }, unordered).code).toBe(0);
     const limited = runAction({ path: "t.jsonl", "max-errors": "1" }, unordered);
     expect(limited.stdout.split("\n").filter((l) => l.startsWith("::error"))).toHaveLength(1);
+  });
+
+  it("profile reaches the command: interface rejects a kind of a later release, the default accepts it", () => {
+    const directory = tempDir();
+    const events = trajectory();
+    const interrupt = { id: "00000000-0000-4000-8000-0000000000f1", timestamp: "2026-05-20T15:31:44.87012", source: "user", kind: "InterruptEvent" };
+    writeFiles(directory, { "today.jsonl": jsonl([...events, interrupt]) });
+    expect(runAction({ path: "today.jsonl" }, directory).code).toBe(0);
+    const strict = runAction({ path: "today.jsonl", profile: "interface" }, directory);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('::error file=today.jsonl,line=8,col=');
+    expect(strict.stdout).toContain('unknown Event kind "InterruptEvent" in the interface profile');
+    const bad = runAction({ path: "today.jsonl", profile: "newest" }, directory);
+    expect(bad.code).toBe(2);
   });
 
   it("an empty path, a bad sequence value, or a missing file: exit code 2 with a clear annotation", () => {

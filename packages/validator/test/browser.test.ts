@@ -29,8 +29,8 @@ let baseUrl: string;
 const violations: string[] = [];
 
 beforeAll(async () => {
-  const bad = example("ActionEvent", "BrowserCloseTabAction");
-  bad.action.tab_id = "abcde";
+  const bad = example("ActionEvent", "BrowserClickAction");
+  bad.action.index = -1;
   const script = app([example("MessageEvent"), bad]);
   server = createServer((req, res) => {
     const url = req.url ?? "/";
@@ -67,7 +67,7 @@ describe("in a browser under a strict CSP", () => {
     const results = await tab.evaluate(() => (window as unknown as { results: unknown }).results);
     expect(results).toEqual([
       { ok: true, errors: [] },
-      { ok: false, errors: ['/action/tab_id: must be exactly 4 characters, got "abcde"'] },
+      { ok: false, errors: ["/action/index: must be >= 0, got -1"] },
     ]);
     expect(await tab.evaluate(() => (window as unknown as { evalBlocked: boolean }).evalBlocked)).toBe(true);
     // The only console error allowed is the control's own refused eval.

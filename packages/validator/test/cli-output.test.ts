@@ -15,8 +15,8 @@ function fixtures(): string {
   events[2]!.action.kind = "TerminalActon";
   events[3]!.action_id = "00000000-0000-4000-8000-0000000000aa";
   events[6]!.llm_message.cache_enabled = true;
-  const tab = example("ActionEvent", "BrowserCloseTabAction");
-  tab.action.tab_id = "abcde";
+  const tab = example("ActionEvent", "BrowserClickAction");
+  tab.action.index = -1;
   tab.id = "00000000-0000-4000-8000-000000000101";
   tab.timestamp = "2026-02-05T11:25:00";
   const page = { items: trajectory().slice(0, 3).concat([tab]), next_page_id: null };
@@ -98,7 +98,7 @@ describe("the summary", () => {
       kinds: { SystemPromptEvent: 3, MessageEvent: 5, ActionEvent: 6, ObservationEvent: 2, AgentErrorEvent: 2 },
       errors: 5,
       warnings: 1,
-      errorsByRule: { unknownKind: 1, "sequence/orphan-observation": 1, required: 1, maxLength: 1, "input/not-found": 1 },
+      errorsByRule: { unknownKind: 1, "sequence/orphan-observation": 1, required: 1, minimum: 1, "input/not-found": 1 },
       warningsByRule: { legacyField: 1 },
       truncated: false,
       skippedInputs: 0,
@@ -127,7 +127,9 @@ describe("the summary", () => {
     writeFiles(directory, { "t.jsonl": jsonl(events) });
     const result = await runCli(["t.jsonl"], { cwd: directory });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("t.jsonl:1  /kind  warning: the trajectory starts with a MessageEvent: a SystemPromptEvent should come first  (sequence/system-prompt-not-first)");
+    expect(result.stdout).toContain(
+      "t.jsonl:1  /kind  warning: the trajectory starts with a MessageEvent, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings  (sequence/system-prompt-not-first)",
+    );
     expect(result.stdout).toContain("✔ valid (exit code 0)");
   });
 });
@@ -164,6 +166,24 @@ describe("options", () => {
     const lenient = await runCli(["newer.jsonl", "--format", "json", "--unknown-kinds", "warn", "--unknown-properties", "warn"], { cwd: directory });
     expect(lenient.code).toBe(0);
     expect((JSON.parse(lenient.stdout) as Record<string, any>).summary).toMatchObject({ errors: 0, warnings: 2, warningsByRule: { unknownKind: 1, unknownProperty: 1 } });
+  });
+});
+
+describe("--profile", () => {
+  it("releases (the default) accepts what a later release wrote; interface and an earlier release reject it, naming the release", async () => {
+    const events = trajectory();
+    events.push({ id: "00000000-0000-4000-8000-0000000000f1", timestamp: "2026-05-20T15:31:44.87012", source: "user", parent_id: events[6]!.id, kind: "InterruptEvent" });
+    const directory = tempDir();
+    writeFiles(directory, { "today.jsonl": jsonl(events) });
+    for (const args of [[], ["--profile", "releases"], ["--profile", "1.31.0"]]) expect((await runCli(["today.jsonl", ...args], { cwd: directory })).code, args.join(" ")).toBe(0);
+    const strict = await runCli(["today.jsonl", "--profile", "interface"], { cwd: directory });
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('today.jsonl:8  /kind  unknown Event kind "InterruptEvent" in the interface profile: it came with OpenHands 1.23.0 and is not in the interface 0.1.0 catalogue  (unknownKind)');
+    expect(strict.stdout).toContain("today.jsonl:8  /parent_id  is not a property of InterruptEvent in the interface profile");
+    const older = JSON.parse((await runCli(["today.jsonl", "--profile", "1.23.0", "--format", "json"], { cwd: directory })).stdout) as Record<string, any>;
+    expect(older.issues.map((i: Record<string, unknown>) => [i.line, i.pointer, i.message])).toEqual([[8, "/parent_id", "is not a property of InterruptEvent in profile 1.23.0: it came with OpenHands 1.31.0"]]);
+    const lenient = await runCli(["today.jsonl", "--profile", "interface", "--unknown-kinds", "warn", "--unknown-properties", "warn"], { cwd: directory });
+    expect(lenient.code).toBe(0);
   });
 });
 

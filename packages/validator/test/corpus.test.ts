@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateEvent, validateTrajectory } from "../src/index.js";
+import { EVENT_KINDS } from "@acs-toolkit/schema";
 import { allExamples, corpusFiles, readCorpus } from "./support.js";
 
 describe("the recorded corpus", () => {
@@ -11,6 +12,10 @@ describe("the recorded corpus", () => {
   it.each(corpusFiles.filter((f) => f.endsWith(".json")))("%s validates with no warnings", (file) => {
     const result = validateEvent(JSON.parse(readCorpus(file)));
     expect(result).toEqual({ ok: true, errors: [], warnings: [] });
+  });
+
+  it.each(corpusFiles)("%s is inside the interface 0.1.0 catalogue and release 1.11.0's (SDK 1.11 era)", (file) => {
+    for (const profile of ["interface", "1.11.0"] as const) expect(validateTrajectory(readCorpus(file), { profile }).errors, profile).toEqual([]);
   });
 
   it.each(corpusFiles.filter((f) => f.endsWith(".jsonl")))("%s validates as a trajectory with no warnings", (file) => {
@@ -28,6 +33,6 @@ describe("the spec's examples", () => {
     const result = validateTrajectory(events);
     expect(result.errors).toEqual([]);
     expect(result.warnings).toEqual([]);
-    expect(new Set(events.map((e) => e.kind)).size).toBe(14);
+    expect(new Set(events.map((e) => e.kind)).size).toBe(EVENT_KINDS.length);
   });
 });

@@ -46,15 +46,15 @@ describe("locatePointer", () => {
   });
 
   it("finds every issue validateEvent reports on an event with several", () => {
-    const event = example("ActionEvent", "BrowserCloseTabAction");
-    event.action.tab_id = "abcde";
+    const event = example("ActionEvent", "BrowserNavigateAction");
+    event.action.url = 42;
     delete event.tool_name;
     event.extra = 1;
     const text = JSON.stringify(event, null, 2);
     const issues = validateEvent(event).errors;
     expect(issues.length).toBe(3);
     for (const issue of issues) expect(locatePointer(text, issue.pointer)).toBeDefined();
-    expect(span(text, "/action/tab_id")).toMatchObject({ text: '"tab_id": "abcde"', found: true });
+    expect(span(text, "/action/url")).toMatchObject({ text: '"url": 42', found: true });
     expect(span(text, "/tool_name")).toMatchObject({ text: "{", line: 1, found: false });
   });
 });

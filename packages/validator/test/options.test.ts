@@ -100,18 +100,18 @@ describe("options for recordings from newer versions", () => {
 
 describe("assertEvent, isEvent, validateEventPage", () => {
   it("assertEvent throws an EventValidationError listing every error", () => {
-    const event = example("ActionEvent", "BrowserCloseTabAction");
-    event.action.tab_id = "abcde";
+    const event = example("ActionEvent", "BrowserClickAction");
+    event.action.index = -1;
     event.source = "robot";
     expect(() => assertEvent(event)).toThrow(EventValidationError);
     try {
       assertEvent(event);
     } catch (error) {
       expect((error as EventValidationError).issues.map(formatIssue)).toEqual([
-        '/source: must be one of "agent", "user" or "environment", got "robot"',
-        '/action/tab_id: must be exactly 4 characters, got "abcde"',
+        '/source: must be one of "agent", "user", "environment" or "hook", got "robot"',
+        "/action/index: must be >= 0, got -1",
       ]);
-      expect((error as Error).message).toContain('/action/tab_id: must be exactly 4 characters, got "abcde"');
+      expect((error as Error).message).toContain("/action/index: must be >= 0, got -1");
     }
   });
 

@@ -16,14 +16,18 @@ describe("README", () => {
 
   it("the example runs and prints what its comments say", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
-    const { result, trajectory } = await import("./readme-example.js");
+    const { result, trajectory, fragment } = await import("./readme-example.js");
     expect(log.mock.calls).toEqual([
       [false],
-      [['/action/tab_id: must be exactly 4 characters, got "abcde"']],
+      [["/action/index: must be >= 0, got -1"]],
+      [true],
+      [['/kind: unknown Event kind "InterruptEvent" in the interface profile: it came with OpenHands 1.23.0 and is not in the interface 0.1.0 catalogue']],
       ['line 2: /id: must be a UUID or ULID, got "not-an-id"'],
+      [true, ["sequence/system-prompt-not-first", "sequence/reference-outside-fragment"]],
     ]);
     expect(result.ok).toBe(false);
     expect(trajectory.count).toBe(2);
+    expect(fragment.errors).toEqual([]);
     log.mockRestore();
   });
 });

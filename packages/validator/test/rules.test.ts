@@ -1,10 +1,11 @@
 /**
- * One invalid event per rule of ground-truth §1–5, each rejected with the expected pointer and
- * rule; and the permissive objects accepting what they must accept.
+ * One invalid event per rule of ground-truth §1–5 and of the later releases (openhands-versions §1),
+ * each rejected with the expected pointer and rule; the permissive objects accepting what they must
+ * accept; and the corrections of openhands-versions §2 accepted.
  */
 import { describe, expect, it } from "vitest";
 import { eventsJsonSchema } from "@acs-toolkit/schema/documents";
-import { EVENT_KINDS } from "@acs-toolkit/schema";
+import { EVENT_KINDS, TOOL_KINDS } from "@acs-toolkit/schema";
 import { formatIssue, validateEvent } from "../src/index.js";
 import { example } from "./support.js";
 
@@ -49,7 +50,7 @@ const rows: Row[] = [
   { name: "timestamp not ISO-8601", event: set(example("PauseEvent"), { timestamp: "05/02/2026 11:24" }), pointer: "/timestamp", rule: "pattern" },
   { name: "timestamp with month 13", event: set(example("PauseEvent"), { timestamp: "2026-13-05T11:24:47" }), pointer: "/timestamp", rule: "pattern" },
   { name: "timestamp as a number", event: set(example("PauseEvent"), { timestamp: 1770290687 }), pointer: "/timestamp", rule: "type" },
-  { name: "source outside the enum", event: set(example("PauseEvent"), { source: "system" }), pointer: "/source", rule: "enum", says: 'must be one of "agent", "user" or "environment", got "system"' },
+  { name: "source outside the enum", event: set(example("PauseEvent"), { source: "system" }), pointer: "/source", rule: "enum", says: 'must be one of "agent", "user", "environment" or "hook", got "system"' },
   { name: "kind missing", event: (() => { const e = example("PauseEvent"); delete e.kind; return e; })(), pointer: "/kind", rule: "required" },
   { name: "kind not a string", event: set(example("PauseEvent"), { kind: 7 }), pointer: "/kind", rule: "type" },
   { name: "unknown event kind", event: set(example("PauseEvent"), { kind: "ResumeEvent" }), pointer: "/kind", rule: "unknownKind" },
@@ -75,18 +76,17 @@ const rows: Row[] = [
   { name: "tool call without arguments", event: (() => { const e = example("ActionEvent", "ThinkAction"); delete e.tool_call.arguments; return e; })(), pointer: "/tool_call/arguments", rule: "required" },
   { name: "critic score 1.01", event: set(example("ActionEvent", "ThinkAction"), { critic_result: { score: 1.01, message: null } }), pointer: "/critic_result/score", rule: "maximum", says: "must be <= 1, got 1.01" },
   { name: "critic score -0.1", event: set(example("MessageEvent"), { critic_result: { score: -0.1, message: "x" } }), pointer: "/critic_result/score", rule: "minimum" },
-  { name: "critic message absent (must be present, may be null)", event: set(example("MessageEvent"), { critic_result: { score: 0.5 } }), pointer: "/critic_result/message", rule: "required" },
+  { name: "critic message a number", event: set(example("MessageEvent"), { critic_result: { score: 0.5, message: 1 } }), pointer: "/critic_result/message", rule: "type" },
   { name: "security_risk outside the enum", event: set(example("ActionEvent", "ThinkAction"), { security_risk: "CRITICAL" }), pointer: "/security_risk", rule: "enum" },
   { name: "action neither object nor null", event: set(example("ActionEvent", "ThinkAction"), { action: "think" }), pointer: "/action", rule: "type", says: "must be object or null" },
   { name: "summary_offset -1", event: set(example("Condensation"), { summary_offset: -1 }), pointer: "/summary_offset", rule: "minimum", says: "must be >= 0, got -1" },
-  { name: "forgotten_event_ids holding a non-id", event: set(example("Condensation"), { forgotten_event_ids: ["yesterday"] }), pointer: "/forgotten_event_ids/0", rule: "pattern" },
+  { name: "forgotten_event_ids holding a number", event: set(example("Condensation"), { forgotten_event_ids: [7] }), pointer: "/forgotten_event_ids/0", rule: "type" },
   { name: "rejection_source outside the enum", event: set(example("UserRejectObservation"), { rejection_source: "admin" }), pointer: "/rejection_source", rule: "enum" },
   { name: "token ids not integers", event: set(example("TokenEvent"), { prompt_token_ids: [1, "2"] }), pointer: "/prompt_token_ids/1", rule: "type" },
   { name: "token ids fractional", event: set(example("TokenEvent"), { response_token_ids: [1.5] }), pointer: "/response_token_ids/0", rule: "type" },
   { name: "log_data not a string", event: set(example("LLMCompletionLogEvent"), { log_data: { a: 1 } }), pointer: "/log_data", rule: "type" },
   // §3 action variants
-  { name: "BrowserCloseTabAction tab_id of 5 characters", event: withAction("BrowserCloseTabAction", { tab_id: "abcde" }), pointer: "/action/tab_id", rule: "maxLength", says: 'must be exactly 4 characters, got "abcde"' },
-  { name: "BrowserSwitchTabAction tab_id of 3 characters", event: withAction("BrowserSwitchTabAction", { tab_id: "abc" }), pointer: "/action/tab_id", rule: "minLength", says: "must be exactly 4 characters" },
+  { name: "BrowserCloseTabAction tab_id a number", event: withAction("BrowserCloseTabAction", { tab_id: 1234 }), pointer: "/action/tab_id", rule: "type" },
   { name: "BrowserClickAction index -1", event: withAction("BrowserClickAction", { index: -1 }), pointer: "/action/index", rule: "minimum" },
   { name: "BrowserTypeAction index -1", event: withAction("BrowserTypeAction", { index: -1 }), pointer: "/action/index", rule: "minimum" },
   { name: "BrowserClickAction index 1.5", event: withAction("BrowserClickAction", { index: 1.5 }), pointer: "/action/index", rule: "type" },
@@ -118,7 +118,7 @@ const rows: Row[] = [
   { name: "unknown action kind (with a suggestion)", event: withAction("TerminalAction", { kind: "TerminalActon" }), pointer: "/action/kind", rule: "unknownKind", says: 'did you mean "TerminalAction"?' },
   // §4 observation variants
   { name: "observation is_error not a boolean", event: withObservation("FinishObservation", { is_error: "no" }), pointer: "/observation/is_error", rule: "type" },
-  { name: "TerminalObservation without command (present, may be null)", event: (() => { const e = example("ObservationEvent", "TerminalObservation"); delete e.observation.command; return e; })(), pointer: "/observation/command", rule: "required" },
+  { name: "TerminalObservation command a number", event: withObservation("TerminalObservation", { command: 1 }), pointer: "/observation/command", rule: "type" },
   { name: "TerminalObservation exit_code fractional", event: withObservation("TerminalObservation", { exit_code: 0.5 }), pointer: "/observation/exit_code", rule: "type" },
   { name: "TerminalObservation metadata pid as text", event: withObservation("TerminalObservation", { metadata: { pid: "12" } }), pointer: "/observation/metadata/pid", rule: "type" },
   { name: "FileEditorObservation command outside the enum", event: withObservation("FileEditorObservation", { command: "rename" }), pointer: "/observation/command", rule: "enum" },
@@ -139,6 +139,29 @@ const rows: Row[] = [
   { name: "unknown tool kind", event: (() => { const e = example("SystemPromptEvent"); e.tools[0].kind = "SearchTool"; return e; })(), pointer: "/tools/0/kind", rule: "unknownKind" },
   { name: "MCP tool without mcp_tool", event: (() => { const e = example("SystemPromptEvent"); const i = e.tools.findIndex((t: Mutable) => t.kind === "MCPToolDefinition"); delete e.tools[i].mcp_tool; return e; })(), pointer: "/tools/0/mcp_tool", rule: "required" },
   { name: "tool annotations readOnlyHint as text", event: (() => { const e = example("SystemPromptEvent"); e.tools[2].annotations.readOnlyHint = "true"; return e; })(), pointer: "/tools/2/annotations/readOnlyHint", rule: "type" },
+  { name: "OpenHands' own tool annotations readOnlyHint null (only mcp_tool's may be)", event: (() => { const e = example("SystemPromptEvent"); e.tools[2].annotations.readOnlyHint = null; return e; })(), pointer: "/tools/2/annotations/readOnlyHint", rule: "type" },
+  { name: "mcp_tool annotations hint as text", event: (() => { const e = example("SystemPromptEvent"); const i = e.tools.findIndex((t: Mutable) => t.kind === "MCPToolDefinition"); e.tools[i].mcp_tool.annotations = { readOnlyHint: "yes" }; return e; })(), pointer: "/tools/0/mcp_tool/annotations/readOnlyHint", rule: "type", says: "must be boolean or null" },
+  { name: "ClientTool action_type not a client action", event: (() => { const e = example("SystemPromptEvent"); const i = e.tools.findIndex((t: Mutable) => t.kind === "ClientTool"); e.tools[i].action_type = "TerminalAction"; return e; })(), pointer: `/tools/${TOOL_KINDS.indexOf("ClientTool")}/action_type`, rule: "pattern", says: 'must be ClientAction_<tool name>, got "TerminalAction"' },
+  // later releases (openhands-versions §1)
+  { name: "parent_id neither an event id nor __root__", event: set(example("PauseEvent"), { parent_id: "root" }), pointer: "/parent_id", rule: "pattern", says: 'must be an event id (UUID or ULID) or "__root__", got "root"' },
+  { name: "an event id __root__ (reserved)", event: set(example("PauseEvent"), { id: "__root__" }), pointer: "/id", rule: "pattern" },
+  { name: "classification of an unknown kind", event: set(example("AgentErrorEvent"), { classification: { kind: "oops", retryable: false } }), pointer: "/classification/kind", rule: "enum" },
+  { name: "classification without retryable", event: set(example("ConversationErrorEvent"), { classification: { kind: "auth" } }), pointer: "/classification/retryable", rule: "required" },
+  { name: "classification with an unknown property", event: set(example("AgentErrorEvent"), { classification: { kind: "auth", retryable: false, hint: "x" } }), pointer: "/classification/hint", rule: "unknownProperty" },
+  { name: "extended_content of an observation not TextContent", event: set(example("ObservationEvent", "FinishObservation"), { extended_content: [{ type: "text" }] }), pointer: "/extended_content/0/text", rule: "required" },
+  { name: "HookExecutionEvent hook_event_type outside the enum", event: set(example("HookExecutionEvent"), { hook_event_type: "PreCommit" }), pointer: "/hook_event_type", rule: "enum" },
+  { name: "ACPToolCallEvent content not an array", event: set(example("ACPToolCallEvent"), { content: "done" }), pointer: "/content", rule: "type" },
+  { name: "InterruptEvent with a field", event: set(example("InterruptEvent"), { reason: "user" }), pointer: "/reason", rule: "unknownProperty" },
+  { name: "TaskAction without prompt", event: (() => { const e = example("ActionEvent", "TaskAction"); delete e.action.prompt; return e; })(), pointer: "/action/prompt", rule: "required" },
+  { name: "TaskAction max_turns 0", event: withAction("TaskAction", { max_turns: 0 }), pointer: "/action/max_turns", rule: "minimum" },
+  { name: "WorkflowAction max_concurrency 65", event: withAction("WorkflowAction", { max_concurrency: 65 }), pointer: "/action/max_concurrency", rule: "maximum" },
+  { name: "VisionInspectAction empty question", event: withAction("VisionInspectAction", { question: "" }), pointer: "/action/question", rule: "minLength" },
+  { name: "DelegateAction command outside the enum", event: withAction("DelegateAction", { command: "kill" }), pointer: "/action/command", rule: "enum" },
+  { name: "WorkflowObservation status outside the enum", event: withObservation("WorkflowObservation", { status: "running" }), pointer: "/observation/status", rule: "enum" },
+  { name: "ClientToolObservation with a field", event: withObservation("ClientToolObservation", { result: "ok" }), pointer: "/observation/result", rule: "unknownProperty" },
+  { name: "a client action kind without a tool name", event: set(example("ActionEvent", "TerminalAction"), { action: { kind: "ClientAction_" } }), pointer: "/action/kind", rule: "unknownKind" },
+  { name: "the pre-1.0 event format (action and args, no kind)", event: { id: 12, timestamp: "2025-06-01T10:00:00.000000", source: "agent", message: "Running command: ls", action: "run", args: { command: "ls" } }, pointer: "/kind", rule: "required" },
+  { name: "a never released kind (SystemPromptUpdateEvent, branch fix-tools)", event: set(example("SystemPromptEvent"), { kind: "SystemPromptUpdateEvent" }), pointer: "/kind", rule: "unknownKind" },
 ];
 
 describe("invalid events: one per rule", () => {
@@ -172,6 +195,8 @@ describe("permissive objects accept unknown properties (ground-truth §1)", () =
     ["FileEntry", withObservation("ListDirectoryObservation", { entries: [{ name: "a", path: "a", is_directory: false, size: 1, modified_time: "2026-02-05T11:20:01", mode: "644" }] })],
     ["MCPToolAction data (free-form)", withAction("MCPToolAction", { data: { anything: { goes: [1, "x"] } } })],
     ["ConversationStateUpdateEvent value (any JSON)", set(example("ConversationStateUpdateEvent"), { value: [null, { deep: true }] })],
+    ["mcp_tool (keys of newer MCP versions)", (() => { const e = example("SystemPromptEvent"); const i = e.tools.findIndex((t: Mutable) => t.kind === "MCPToolDefinition"); e.tools[i].mcp_tool.icons = [{ src: "x.png" }]; e.tools[i].mcp_tool.execution = {}; return e; })()],
+    ["a client tool's action (fields from the client's parameters)", set(example("ActionEvent", "TerminalAction"), { action: { kind: "ClientAction_lookup_ticket", ticket_id: "OPS-1", depth: 2, nested: { any: [1] } } })],
   ];
   it.each(accepted)("%s", (_name, event) => {
     expect(validateEvent(event)).toEqual({ ok: true, errors: [], warnings: [] });
@@ -202,6 +227,36 @@ describe("accepted shapes of ground-truth §1", () => {
     for (const key of ["reasoning_content", "responses_reasoning_item", "critic_result", "summary"]) delete absent[key];
     ok(absent);
     ok({ ...absent, reasoning_content: null, responses_reasoning_item: null, critic_result: null, summary: null, action: null });
+  });
+
+  it("parent_id: an earlier event's id, __root__, or null", () => {
+    for (const parent_id of ["fa7668e4-a43d-4fa4-b75c-ffd642afb5b5", "01J8Z3N5Q2W7XK4T9B6C1D0E2F", "__root__", null]) ok(set(example("PauseEvent"), { parent_id }));
+  });
+
+  it("the hook source", () => {
+    ok(set(example("HookExecutionEvent"), { source: "hook" }));
+    ok(set(example("MessageEvent"), { source: "hook" }));
+  });
+
+  it("the corrections of ground-truth (openhands-versions §2)", () => {
+    // #1 a later condensation forgets an earlier one's summary; forgotten ids are any strings
+    ok(set(example("Condensation"), { forgotten_event_ids: ["0b9f3c1e-5d2a-4c8e-9f7b-3a1d2e4f5a6b-summary", "cond-2-summary", "x"] }));
+    // #2 mcp_tool: hints bool | null, `meta` and `_meta`, unknown keys
+    const mcp = example("SystemPromptEvent");
+    const i = mcp.tools.findIndex((t: Mutable) => t.kind === "MCPToolDefinition");
+    mcp.tools[i].mcp_tool = { ...mcp.tools[i].mcp_tool, annotations: { title: null, readOnlyHint: null, destructiveHint: true, idempotentHint: null, openWorldHint: null }, meta: { a: 1 }, _meta: null, icons: null };
+    ok(mcp);
+    // #3 tab_id has no length constraint
+    ok(withAction("BrowserCloseTabAction", { tab_id: "abcde" }));
+    ok(withAction("BrowserSwitchTabAction", { tab_id: "7" }));
+    // #9 a null CriticResult.message and TerminalObservation.command are stored as absent
+    ok(set(example("MessageEvent"), { critic_result: { score: 0.5 } }));
+    const terminal = example("ObservationEvent", "TerminalObservation");
+    delete terminal.observation.command;
+    ok(terminal);
+    // #11 the goal key, and the deleting execution status
+    ok(set(example("ConversationStateUpdateEvent"), { key: "goal", value: { status: "active" } }));
+    ok(set(example("ConversationStateUpdateEvent"), { key: "execution_status", value: "deleting" }));
   });
 
   it("default sources may be left out", () => {

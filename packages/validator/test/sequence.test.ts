@@ -22,6 +22,11 @@ function base() {
   return { events, system, user, action, observation, reply };
 }
 
+/** A Condensation forgetting `forgotten(its own id)`. */
+function condensation(forgotten: (id: string) => string[], timestamp = "2026-02-05T11:24:50", id = "00000000-0000-4000-8000-000000000005"): Record<string, any> {
+  return { ...example("Condensation"), id, timestamp, forgotten_event_ids: forgotten(id) };
+}
+
 const codes = (events: unknown[]) => {
   const result = checkSequence(events);
   return { errors: result.errors.map((e) => [e.index, e.rule, e.pointer]), warnings: result.warnings.map((w) => [w.index, w.rule, w.pointer]) };
@@ -46,10 +51,12 @@ describe("a coherent trajectory", () => {
       "sequence/orphan-observation",
       "sequence/tool-call-answered-twice",
       "sequence/unknown-forgotten-id",
+      "sequence/unknown-parent",
       "sequence/timestamp-backwards",
       "sequence/system-prompt-not-first",
+      "sequence/reference-outside-fragment",
     ]);
-    expect(SEQUENCE_RULES.filter((r) => r.severity === "warning").map((r) => r.rule)).toEqual(["sequence/system-prompt-not-first"]);
+    expect(SEQUENCE_RULES.filter((r) => r.severity === "warning").map((r) => r.rule)).toEqual(["sequence/system-prompt-not-first", "sequence/reference-outside-fragment"]);
   });
 });
 
@@ -169,9 +176,7 @@ const breaking: { name: string; rule: string; index: number; pointer: string; me
     message: /^"00000000-0000-4000-8000-00000000dead" names no earlier event of the trajectory$/,
     build: () => {
       const t = base();
-      const condensation: Record<string, any> = { ...example("Condensation"), id: "00000000-0000-4000-8000-000000000005", timestamp: "2026-02-05T11:24:50" };
-      condensation.forgotten_event_ids = [t.user.id, "00000000-0000-4000-8000-00000000dead"];
-      return [...t.events, condensation];
+      return [...t.events, condensation(() => [t.user.id, "00000000-0000-4000-8000-00000000dead"])];
     },
   },
   {
@@ -179,12 +184,10 @@ const breaking: { name: string; rule: string; index: number; pointer: string; me
     rule: "sequence/unknown-forgotten-id",
     index: 5,
     pointer: "/forgotten_event_ids/0",
-    message: /names no earlier event/,
+    message: /^"00000000-0000-4000-8000-000000000005" is this condensation's own id$/,
     build: () => {
       const t = base();
-      const condensation: Record<string, any> = { ...example("Condensation"), id: "00000000-0000-4000-8000-000000000005", timestamp: "2026-02-05T11:24:50" };
-      condensation.forgotten_event_ids = [condensation.id];
-      return [...t.events, condensation];
+      return [...t.events, condensation((id) => [id])];
     },
   },
   {
@@ -195,9 +198,51 @@ const breaking: { name: string; rule: string; index: number; pointer: string; me
     message: /names no earlier event/,
     build: () => {
       const t = base();
-      const condensation: Record<string, any> = { ...example("Condensation"), id: "00000000-0000-4000-8000-000000000005", timestamp: t.action.timestamp };
-      condensation.forgotten_event_ids = [t.reply.id];
-      return [t.system, t.user, condensation, t.reply];
+      return [t.system, t.user, condensation(() => [t.reply.id], t.action.timestamp), t.reply];
+    },
+  },
+  {
+    name: "a condensation forgets the summary of a condensation that does not exist",
+    rule: "sequence/unknown-forgotten-id",
+    index: 5,
+    pointer: "/forgotten_event_ids/0",
+    message: /^"00000000-0000-4000-8000-00000000dead-summary" names no earlier event of the trajectory$/,
+    build: () => {
+      const t = base();
+      return [...t.events, condensation(() => ["00000000-0000-4000-8000-00000000dead-summary"])];
+    },
+  },
+  {
+    name: "a parent that does not exist",
+    rule: "sequence/unknown-parent",
+    index: 4,
+    pointer: "/parent_id",
+    message: /^"00000000-0000-4000-8000-00000000dead" names no earlier event of the trajectory$/,
+    build: () => {
+      const t = base();
+      return [...t.events.slice(0, 4), { ...t.reply, parent_id: "00000000-0000-4000-8000-00000000dead" }];
+    },
+  },
+  {
+    name: "a parent that comes later",
+    rule: "sequence/unknown-parent",
+    index: 3,
+    pointer: "/parent_id",
+    message: /names no earlier event/,
+    build: () => {
+      const t = base();
+      return [t.system, t.user, t.action, { ...t.observation, parent_id: t.reply.id }, t.reply];
+    },
+  },
+  {
+    name: "an event that is its own parent",
+    rule: "sequence/unknown-parent",
+    index: 1,
+    pointer: "/parent_id",
+    message: /^"00000000-0000-4000-8000-000000000001" is the event's own id$/,
+    build: () => {
+      const t = base();
+      return [t.system, { ...t.user, parent_id: t.user.id }, ...t.events.slice(2)];
     },
   },
   {
@@ -263,7 +308,12 @@ describe("the system prompt comes first (a warning)", () => {
     const result = checkSequence(t.events.slice(1));
     expect(result.ok).toBe(true);
     expect(result.warnings.map((w) => [w.rule, w.index, w.pointer, w.message])).toEqual([
-      ["sequence/system-prompt-not-first", 0, "/kind", "the trajectory starts with a MessageEvent: a SystemPromptEvent should come first"],
+      [
+        "sequence/system-prompt-not-first",
+        0,
+        "/kind",
+        "the trajectory starts with a MessageEvent, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings",
+      ],
     ]);
   });
 
@@ -271,6 +321,90 @@ describe("the system prompt comes first (a warning)", () => {
     const t = base();
     const result = checkSequence([t.system, t.user, { ...t.system, id: "00000000-0000-4000-8000-000000000009", timestamp: "2026-02-05T11:24:42" }]);
     expect(result.warnings.map((w) => [w.index, w.message])).toEqual([[2, "a SystemPromptEvent should be the first event of the trajectory; this one comes after 2 others"]]);
+  });
+});
+
+describe("parents and forgotten summaries (releases 1.31.0, 1.11.5)", () => {
+  it("a parent is an earlier event, __root__ or null; state updates and branches included", () => {
+    const t = base();
+    const state = { ...example("ConversationStateUpdateEvent"), id: "00000000-0000-4000-8000-0000000000f1", timestamp: "2026-02-05T11:24:42.5", parent_id: t.action.id };
+    const sibling = { ...t.reply, id: "00000000-0000-4000-8000-0000000000f2", timestamp: "2026-02-05T11:24:45", parent_id: t.observation.id };
+    const root = { ...example("PauseEvent"), id: "00000000-0000-4000-8000-0000000000f3", timestamp: "2026-02-05T11:24:46", parent_id: "__root__" };
+    const events = [t.system, { ...t.user, parent_id: null }, { ...t.action, parent_id: t.user.id }, state, { ...t.observation, parent_id: t.action.id }, { ...t.reply, parent_id: t.observation.id }, sibling, root];
+    expect(codes(events)).toEqual({ errors: [], warnings: [] });
+  });
+
+  it("a condensation may forget an earlier condensation's summary (<id>-summary), which is never stored", () => {
+    const t = base();
+    const first = condensation(() => [t.user.id], "2026-02-05T11:24:50", "00000000-0000-4000-8000-0000000000c1");
+    const second = condensation(() => [`${first.id}-summary`, t.action.id, t.observation.id], "2026-02-05T11:24:51", "00000000-0000-4000-8000-0000000000c2");
+    expect(codes([...t.events, first, second])).toEqual({ errors: [], warnings: [] });
+  });
+});
+
+describe("fragments: a trajectory that does not start with a SystemPromptEvent", () => {
+  /** The window of a longer conversation that starts at the observation of an action recorded before it. */
+  function window() {
+    const t = base();
+    const forgets = condensation(() => [t.user.id, t.observation.id, "00000000-0000-4000-8000-0000000000c0-summary"], "2026-02-05T11:24:50", "00000000-0000-4000-8000-0000000000c1");
+    const error = { ...example("AgentErrorEvent"), id: "00000000-0000-4000-8000-0000000000e1", timestamp: "2026-02-05T11:24:51", tool_call_id: "call_before" };
+    const reply = { ...t.reply, parent_id: t.action.id };
+    return { t, events: [t.observation, reply, forgets, error] };
+  }
+
+  it("reports references to events outside it as warnings of their own rule, not errors", () => {
+    const result = checkSequence(window().events);
+    expect(result.ok).toBe(true);
+    expect(result.errors).toEqual([]);
+    expect(result.warnings.map((w) => [w.index, w.rule, w.pointer])).toEqual([
+      [0, "sequence/system-prompt-not-first", "/kind"],
+      [0, "sequence/reference-outside-fragment", "/action_id"],
+      [1, "sequence/reference-outside-fragment", "/parent_id"],
+      [2, "sequence/reference-outside-fragment", "/forgotten_event_ids/0"],
+      [2, "sequence/reference-outside-fragment", "/forgotten_event_ids/2"],
+      [3, "sequence/reference-outside-fragment", "/tool_call_id"],
+    ]);
+    expect(result.warnings[1]!.message).toBe('"00000000-0000-4000-8000-000000000002" names no event of this fragment: the ActionEvent this ObservationEvent answers may come before it');
+    expect(result.warnings[2]!.message).toBe('"00000000-0000-4000-8000-000000000002" names no event of this fragment: it may name one recorded before it');
+    expect(result.warnings[5]!.message).toBe('tool call "call_before" was made by no ActionEvent of this fragment: it may be one recorded before it');
+    const checker = new TrajectoryChecker();
+    checker.check(window().events[0]);
+    expect(checker.isFragment).toBe(true);
+  });
+
+  it("the same references are errors in a whole trajectory (starting with a SystemPromptEvent)", () => {
+    const { t, events } = window();
+    const result = checkSequence([t.system, ...events]);
+    expect(result.ok).toBe(false);
+    expect(result.errors.map((e) => [e.index, e.rule, e.pointer])).toEqual([
+      [1, "sequence/orphan-observation", "/action_id"],
+      [2, "sequence/unknown-parent", "/parent_id"],
+      [3, "sequence/unknown-forgotten-id", "/forgotten_event_ids/0"],
+      [3, "sequence/unknown-forgotten-id", "/forgotten_event_ids/2"],
+      [4, "sequence/orphan-observation", "/tool_call_id"],
+    ]);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("what the fragment itself contradicts stays an error", () => {
+    const t = base();
+    const observedTwice = { ...t.observation, id: "00000000-0000-4000-8000-0000000000d1", timestamp: "2026-02-05T11:24:45" };
+    const namesMessage = { ...t.observation, id: "00000000-0000-4000-8000-0000000000d2", timestamp: "2026-02-05T11:24:46", tool_call_id: "call_b", action_id: t.user.id };
+    const backwards = { ...t.reply, id: "00000000-0000-4000-8000-0000000000d3", timestamp: "2026-02-05T11:00:00" };
+    const result = checkSequence([t.user, t.action, t.observation, observedTwice, namesMessage, t.user, backwards]);
+    expect(result.errors.map((e) => [e.index, e.rule])).toEqual([
+      [3, "sequence/tool-call-answered-twice"],
+      [4, "sequence/orphan-observation"],
+      [5, "sequence/duplicate-id"],
+      [5, "sequence/timestamp-backwards"],
+      [6, "sequence/timestamp-backwards"],
+    ]);
+  });
+
+  it("validateTrajectory({ sequence: true }) passes a fragment with warnings", () => {
+    const result = validateTrajectory(window().events, { sequence: true });
+    expect(result.errors).toEqual([]);
+    expect(result.warnings.filter((w) => w.rule === "sequence/reference-outside-fragment")).toHaveLength(5);
   });
 });
 

@@ -2,15 +2,15 @@ import { describe, expect, it } from "vitest";
 import { validateTrajectory } from "../src/index.js";
 import { allExamples, example, readCorpus } from "./support.js";
 
-const badTab = () => {
-  const e = example("ActionEvent", "BrowserCloseTabAction");
-  e.action.tab_id = "abcde";
+const badClick = () => {
+  const e = example("ActionEvent", "BrowserClickAction");
+  e.action.index = -1;
   return e;
 };
 
 describe("validateTrajectory inputs", () => {
-  const events = [example("PauseEvent"), badTab(), example("TokenEvent")];
-  const expected = [{ index: 1, pointer: "/action/tab_id", rule: "maxLength" }];
+  const events = [example("PauseEvent"), badClick(), example("TokenEvent")];
+  const expected = [{ index: 1, pointer: "/action/index", rule: "minimum" }];
   const pick = (r: ReturnType<typeof validateTrajectory>) => r.errors.map(({ index, pointer, rule }) => ({ index, pointer, rule }));
 
   it("an array", () => {
@@ -39,16 +39,16 @@ describe("validateTrajectory inputs", () => {
   });
 
   it("one event as text", () => {
-    const result = validateTrajectory(`\n\n${JSON.stringify(badTab())}`);
+    const result = validateTrajectory(`\n\n${JSON.stringify(badClick())}`);
     expect(result.count).toBe(1);
-    expect(result.errors.map((e) => [e.line, e.pointer])).toEqual([[3, "/action/tab_id"]]);
+    expect(result.errors.map((e) => [e.line, e.pointer])).toEqual([[3, "/action/index"]]);
   });
 
   it("JSONL text, with the line of each failure (blank lines skipped, CRLF accepted)", () => {
     const text = [JSON.stringify(events[0]), "", JSON.stringify(events[1]), JSON.stringify(events[2])].join("\r\n") + "\r\n";
     const result = validateTrajectory(text);
     expect(result.count).toBe(3);
-    expect(result.errors.map((e) => [e.index, e.line, e.pointer])).toEqual([[1, 3, "/action/tab_id"]]);
+    expect(result.errors.map((e) => [e.index, e.line, e.pointer])).toEqual([[1, 3, "/action/index"]]);
   });
 
   it("the recorded conversations as JSONL", () => {
@@ -60,10 +60,10 @@ describe("validateTrajectory inputs", () => {
 describe("broken text", () => {
   it("a truncated JSONL line is a json error on its line, the rest still checked", () => {
     const good = JSON.stringify(example("PauseEvent"));
-    const text = `${good}\n${good.slice(0, 40)}\n${JSON.stringify(badTab())}\n`;
+    const text = `${good}\n${good.slice(0, 40)}\n${JSON.stringify(badClick())}\n`;
     const result = validateTrajectory(text);
     expect(result.count).toBe(3);
-    expect(result.errors.map((e) => [e.line, e.rule])).toEqual([[2, "json"], [3, "maxLength"]]);
+    expect(result.errors.map((e) => [e.line, e.rule])).toEqual([[2, "json"], [3, "minimum"]]);
     expect(result.errors[0]!.message).toMatch(/^is not valid JSON: /);
   });
 
@@ -93,7 +93,7 @@ describe("broken text", () => {
 
 describe("maxErrors and warnings", () => {
   it("stops after maxErrors", () => {
-    const result = validateTrajectory(Array.from({ length: 10 }, badTab), { maxErrors: 3 });
+    const result = validateTrajectory(Array.from({ length: 10 }, badClick), { maxErrors: 3 });
     expect(result.errors).toHaveLength(3);
     expect(result.truncated).toBe(true);
     expect(result.count).toBe(3);

@@ -19,11 +19,11 @@ console.log(page.items.map((event) => (event.kind === "ActionEvent" ? event.tool
 // Every event of the conversation, fetched page by page as the loop asks for them.
 const kinds = new Set<string>();
 for await (const event of client.iterateEvents(conversation_id, { limit: 20 })) kinds.add(event.kind);
-console.log(kinds.size); // 14
+console.log(kinds.size); // 19
 
 // The server's extensions: counts and conversation info.
-console.log(await client.countEvents(conversation_id, { source: "user" })); // 2
+console.log(await client.countEvents(conversation_id, { source: "user" })); // 3
 const info = await client.getConversation(conversation_id);
-console.log(info.status, info.event_count); // STOPPED 55
+console.log(info.status, info.event_count); // STOPPED 80
 
 export { conversation_id };

@@ -3,6 +3,7 @@
  * observation and tool definition starts as the spec's example of that variant, and a scenario only
  * changes the fields it tells a story with. Ids, timings and choices come from a seeded PRNG.
  */
+import { CLIENT_ACTION_KIND_PREFIX } from "@acs-toolkit/schema";
 import type {
   ActionEvent,
   AgentErrorEvent,
@@ -58,8 +59,14 @@ export function exampleObservation<K extends ObservationKind>(kind: K): Extract<
   return structuredClone(examples().observation.get(kind)!.observation) as Extract<Observation, { kind: K }>;
 }
 
+/** The kind of the spec's example of a client tool's action (`ClientAction_<tool name>`). */
+export function exampleClientActionKind(): ActionKind {
+  return [...examples().action.keys()].find((kind) => kind.startsWith(CLIENT_ACTION_KIND_PREFIX)) as ActionKind;
+}
+
 /** The observation kind that answers an action kind. */
 export function observationKindFor(action: ActionKind): ObservationKind {
+  if (action.startsWith(CLIENT_ACTION_KIND_PREFIX)) return "ClientToolObservation";
   if (action.startsWith("Browser")) return "BrowserObservation";
   if (action === "MCPToolAction") return "MCPToolObservation";
   return action.replace(/Action$/, "Observation") as ObservationKind;
@@ -68,6 +75,7 @@ export function observationKindFor(action: ActionKind): ObservationKind {
 /** The tool name the agent calls for an action kind (`TerminalAction` → `terminal`). */
 export function toolNameFor(action: ActionKind): string {
   if (action === "MCPToolAction") return "list_files";
+  if (action.startsWith(CLIENT_ACTION_KIND_PREFIX)) return action.slice(CLIENT_ACTION_KIND_PREFIX.length);
   return action
     .replace(/Action$/, "")
     .replace(/([a-z])([A-Z])/g, "$1_$2")
@@ -225,6 +233,23 @@ export class TrajectoryBuilder {
 
   agentError(action: ActionEvent, error: string): AgentErrorEvent {
     return this.add<AgentErrorEvent>({ source: "agent", tool_name: action.tool_name, tool_call_id: action.tool_call_id, error, kind: "AgentErrorEvent" });
+  }
+
+  /** A hook that ran for `action` (release 1.13.0), recorded with the hook source. */
+  hook(action: ActionEvent, type: "PreToolUse" | "PostToolUse", command: string): Event {
+    return this.add({
+      source: "hook",
+      hook_event_type: type,
+      hook_command: command,
+      tool_name: action.tool_name,
+      success: true,
+      blocked: false,
+      exit_code: 0,
+      stdout: "",
+      stderr: "",
+      action_id: action.id,
+      kind: "HookExecutionEvent",
+    } as Event);
   }
 
   reject(action: ActionEvent, reason: string, by: "user" | "hook" = "user"): UserRejectObservation {

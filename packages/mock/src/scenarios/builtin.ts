@@ -7,6 +7,7 @@ import { ACTION_KINDS, TOOL_KINDS, type ActionEvent, type Event } from "@acs-too
 import { deriveSeed, pick, randomUuid, seededRandom } from "../random.js";
 import {
   exampleAction,
+  exampleClientActionKind,
   observationKindFor,
   text,
   TrajectoryBuilder,
@@ -213,12 +214,14 @@ const WORDS = ["build", "failing", "test", "deploy", "Migration", "cache", "rés
 
 /**
  * A long conversation (at least 5,000 events) for paging and infinite scroll: many turns using every
- * Action kind (each answered by its Observation kind), every tool, token and completion-log events.
+ * Action kind (each answered by its Observation kind; a client tool's action too), every tool, token
+ * and completion-log events, and the stored kinds of later releases (hooks, interrupts, ACP tool calls).
  */
 export function longScenario(options: ScenarioOptions, minimumEvents = 5_000): Scenario {
   const b = builderFor("long", options);
   const random = seededRandom(deriveSeed(options.seed, "long:choices"));
   b.system(TOOL_KINDS, "Repository: example/monorepo (branch main).");
+  const actionKinds: ActionKind[] = [...ACTION_KINDS, exampleClientActionKind()];
   let actionIndex = 0;
   let turn = 0;
   let lastTurnStart = 0;
@@ -228,9 +231,10 @@ export function longScenario(options: ScenarioOptions, minimumEvents = 5_000): S
     b.wait(3000, 20_000).user(`Turn ${turn}: look at the ${pick(random, WORDS)} ${pick(random, WORDS)} issue`);
     const actions = 2 + Math.floor(random() * 4);
     for (let i = 0; i < actions; i++) {
-      const kind = ACTION_KINDS[actionIndex++ % ACTION_KINDS.length]! as ActionKind;
+      const kind = actionKinds[actionIndex++ % actionKinds.length]!;
       b.wait(800, 4000);
       const action = b.act(exampleAction(kind), { thought: `Step ${i + 1} of turn ${turn}.`, summary: `${kind.replace(/Action$/, "")} for turn ${turn}` });
+      if (turn % 4 === 0 && i === 0) b.wait(20, 60).hook(action, "PreToolUse", ".openhands/hooks/audit.sh");
       b.wait(200, 3000).observe(action, observationKindFor(kind), (o) => {
         if (random() < 0.5) o.content = [text(`${kind} result ${turn}.${i + 1}: ${pick(random, WORDS)}`)];
       });
@@ -238,6 +242,17 @@ export function longScenario(options: ScenarioOptions, minimumEvents = 5_000): S
     if (turn % 5 === 0) b.wait(10).tokens(8, 4);
     if (turn % 7 === 0) b.wait(10).completionLog("gpt-4o");
     if (turn % 10 === 0) b.wait(10).state("stats", { turns: turn, events: b.events.length });
+    if (turn % 9 === 0) {
+      // An ACP agent's tool call, as ACP agents record it: an early event, then the terminal one.
+      const call = { tool_call_id: `toolu_${randomUuid(random).replace(/-/g, "").slice(0, 20)}`, title: "Run `npm test`", tool_kind: "execute", raw_input: { command: "npm test" } };
+      b.wait(100, 400).add({ source: "agent", ...call, status: "in_progress", is_error: false, kind: "ACPToolCallEvent" } as Event);
+      b.wait(500, 3000).add({ source: "agent", ...call, status: "completed", raw_output: { exit_code: 0 }, is_error: false, kind: "ACPToolCallEvent" } as Event);
+    }
+    if (turn % 11 === 0) {
+      b.wait(300, 900).add({ source: "user", kind: "InterruptEvent" } as Event);
+      b.wait(5).state("execution_status", "paused");
+      b.wait(2000, 6000).state("execution_status", "running");
+    }
     b.wait(500, 2000).agent(`Turn ${turn} done: the ${pick(random, WORDS)} part is ${pick(random, ["fixed", "unchanged", "flaky", "documented"])}.`);
   }
   return {

@@ -3,9 +3,13 @@
  */
 
 import type {
+  ACPToolCallEvent,
   Action,
   ActionEvent,
   AgentErrorEvent,
+  ApplyPatchAction,
+  ApplyPatchObservation,
+  ApplyPatchTool,
   BrowserAction,
   BrowserClickAction,
   BrowserClickTool,
@@ -37,12 +41,20 @@ import type {
   BrowserToolSet,
   BrowserTypeAction,
   BrowserTypeTool,
+  ClientAction,
+  ClientTool,
+  ClientToolObservation,
   Condensation,
   CondensationRequest,
   CondensationSummaryEvent,
+  ConsultTomAction,
+  ConsultTomObservation,
   ConversationErrorEvent,
   ConversationStateUpdateEvent,
   ConversationStatus,
+  DelegateAction,
+  DelegateObservation,
+  DelegateTool,
   EditAction,
   EditObservation,
   EditTool,
@@ -60,6 +72,11 @@ import type {
   GrepAction,
   GrepObservation,
   GrepTool,
+  HookExecutionEvent,
+  InterruptEvent,
+  InvokeSkillAction,
+  InvokeSkillObservation,
+  InvokeSkillTool,
   LLMCompletionLogEvent,
   ListDirectoryAction,
   ListDirectoryObservation,
@@ -79,7 +96,19 @@ import type {
   ReadFileObservation,
   ReadFileTool,
   SecurityRisk,
+  ServerErrorEvent,
+  SleeptimeComputeAction,
+  SleeptimeComputeObservation,
+  SleeptimeComputeTool,
+  StreamingDeltaEvent,
+  SwitchLLMAction,
+  SwitchLLMObservation,
+  SwitchLLMTool,
   SystemPromptEvent,
+  TaskAction,
+  TaskObservation,
+  TaskTool,
+  TaskToolSet,
   TaskTrackerAction,
   TaskTrackerObservation,
   TaskTrackerTool,
@@ -90,21 +119,29 @@ import type {
   ThinkObservation,
   ThinkTool,
   TokenEvent,
+  TomConsultTool,
   ToolDefinition,
   UserRejectObservation,
+  VisionInspectAction,
+  VisionInspectObservation,
+  VisionInspectTool,
+  WorkflowAction,
+  WorkflowObservation,
+  WorkflowTool,
+  WorkflowToolSet,
   WriteFileAction,
   WriteFileObservation,
   WriteFileTool,
 } from "./types.js";
 
-/** Every `kind` of Event, in the order of the spec. */
-export const EVENT_KINDS = ["Condensation", "CondensationRequest", "CondensationSummaryEvent", "ConversationErrorEvent", "ConversationStateUpdateEvent", "LLMCompletionLogEvent", "ActionEvent", "MessageEvent", "AgentErrorEvent", "ObservationEvent", "UserRejectObservation", "SystemPromptEvent", "TokenEvent", "PauseEvent"] as const;
+/** Every `kind` of Event named in the spec, in its order. */
+export const EVENT_KINDS = ["Condensation", "CondensationRequest", "CondensationSummaryEvent", "ConversationErrorEvent", "ConversationStateUpdateEvent", "LLMCompletionLogEvent", "ActionEvent", "MessageEvent", "AgentErrorEvent", "ObservationEvent", "UserRejectObservation", "SystemPromptEvent", "TokenEvent", "PauseEvent", "ACPToolCallEvent", "HookExecutionEvent", "ServerErrorEvent", "StreamingDeltaEvent", "InterruptEvent"] as const;
 /** The `kind` of an Event. */
 export type EventKind = (typeof EVENT_KINDS)[number];
 const EVENT_KINDS_SET: ReadonlySet<string> = new Set(EVENT_KINDS);
 /** True when `kind` names an Event variant. */
 export function isEventKind(kind: unknown): kind is EventKind {
-  return typeof kind === "string" && EVENT_KINDS_SET.has(kind);
+  return typeof kind === "string" && (EVENT_KINDS_SET.has(kind));
 }
 
 /** Narrows an Event to Condensation. */
@@ -163,17 +200,44 @@ export function isTokenEvent(value: Event): value is TokenEvent {
 export function isPauseEvent(value: Event): value is PauseEvent {
   return value?.kind === "PauseEvent";
 }
+/** Narrows an Event to ACPToolCallEvent. */
+export function isACPToolCallEvent(value: Event): value is ACPToolCallEvent {
+  return value?.kind === "ACPToolCallEvent";
+}
+/** Narrows an Event to HookExecutionEvent. */
+export function isHookExecutionEvent(value: Event): value is HookExecutionEvent {
+  return value?.kind === "HookExecutionEvent";
+}
+/** Narrows an Event to ServerErrorEvent. */
+export function isServerErrorEvent(value: Event): value is ServerErrorEvent {
+  return value?.kind === "ServerErrorEvent";
+}
+/** Narrows an Event to StreamingDeltaEvent. */
+export function isStreamingDeltaEvent(value: Event): value is StreamingDeltaEvent {
+  return value?.kind === "StreamingDeltaEvent";
+}
+/** Narrows an Event to InterruptEvent. */
+export function isInterruptEvent(value: Event): value is InterruptEvent {
+  return value?.kind === "InterruptEvent";
+}
 
-/** Every `kind` of Action, in the order of the spec. */
-export const ACTION_KINDS = ["MCPToolAction", "FinishAction", "ThinkAction", "BrowserAction", "BrowserClickAction", "BrowserCloseTabAction", "BrowserGetContentAction", "BrowserGetStateAction", "BrowserGetStorageAction", "BrowserGoBackAction", "BrowserListTabsAction", "BrowserNavigateAction", "BrowserScrollAction", "BrowserSetStorageAction", "BrowserStartRecordingAction", "BrowserStopRecordingAction", "BrowserSwitchTabAction", "BrowserTypeAction", "FileEditorAction", "EditAction", "ListDirectoryAction", "ReadFileAction", "WriteFileAction", "GlobAction", "GrepAction", "PlanningFileEditorAction", "TaskTrackerAction", "TerminalAction"] as const;
+/** Every `kind` of Action named in the spec, in its order (ClientAction kinds, `ClientAction_<name>`, are not listed). */
+export const ACTION_KINDS = ["MCPToolAction", "FinishAction", "ThinkAction", "BrowserAction", "BrowserClickAction", "BrowserCloseTabAction", "BrowserGetContentAction", "BrowserGetStateAction", "BrowserGetStorageAction", "BrowserGoBackAction", "BrowserListTabsAction", "BrowserNavigateAction", "BrowserScrollAction", "BrowserSetStorageAction", "BrowserStartRecordingAction", "BrowserStopRecordingAction", "BrowserSwitchTabAction", "BrowserTypeAction", "FileEditorAction", "EditAction", "ListDirectoryAction", "ReadFileAction", "WriteFileAction", "GlobAction", "GrepAction", "PlanningFileEditorAction", "TaskTrackerAction", "TerminalAction", "TaskAction", "InvokeSkillAction", "SwitchLLMAction", "WorkflowAction", "VisionInspectAction", "DelegateAction", "ApplyPatchAction", "ConsultTomAction", "SleeptimeComputeAction"] as const;
 /** The `kind` of an Action. */
-export type ActionKind = (typeof ACTION_KINDS)[number];
+export type ActionKind = (typeof ACTION_KINDS)[number] | `ClientAction_${string}`;
 const ACTION_KINDS_SET: ReadonlySet<string> = new Set(ACTION_KINDS);
 /** True when `kind` names an Action variant. */
 export function isActionKind(kind: unknown): kind is ActionKind {
-  return typeof kind === "string" && ACTION_KINDS_SET.has(kind);
+  return typeof kind === "string" && (ACTION_KINDS_SET.has(kind) || (kind.length > 13 && kind.startsWith("ClientAction_")));
 }
 
+/** The prefix of every ClientAction kind: `ClientAction_` and a name. */
+export const CLIENT_ACTION_KIND_PREFIX = "ClientAction_";
+/** Narrows an Action to ClientAction (a kind `ClientAction_<name>`). */
+export function isClientAction(value: Action | null | undefined): value is ClientAction {
+  const kind: unknown = value?.kind;
+  return typeof kind === "string" && kind.length > 13 && kind.startsWith("ClientAction_");
+}
 /** Narrows an Action to MCPToolAction. */
 export function isMCPToolAction(value: Action | null | undefined): value is MCPToolAction {
   return value?.kind === "MCPToolAction";
@@ -286,15 +350,51 @@ export function isTaskTrackerAction(value: Action | null | undefined): value is 
 export function isTerminalAction(value: Action | null | undefined): value is TerminalAction {
   return value?.kind === "TerminalAction";
 }
+/** Narrows an Action to TaskAction. */
+export function isTaskAction(value: Action | null | undefined): value is TaskAction {
+  return value?.kind === "TaskAction";
+}
+/** Narrows an Action to InvokeSkillAction. */
+export function isInvokeSkillAction(value: Action | null | undefined): value is InvokeSkillAction {
+  return value?.kind === "InvokeSkillAction";
+}
+/** Narrows an Action to SwitchLLMAction. */
+export function isSwitchLLMAction(value: Action | null | undefined): value is SwitchLLMAction {
+  return value?.kind === "SwitchLLMAction";
+}
+/** Narrows an Action to WorkflowAction. */
+export function isWorkflowAction(value: Action | null | undefined): value is WorkflowAction {
+  return value?.kind === "WorkflowAction";
+}
+/** Narrows an Action to VisionInspectAction. */
+export function isVisionInspectAction(value: Action | null | undefined): value is VisionInspectAction {
+  return value?.kind === "VisionInspectAction";
+}
+/** Narrows an Action to DelegateAction. */
+export function isDelegateAction(value: Action | null | undefined): value is DelegateAction {
+  return value?.kind === "DelegateAction";
+}
+/** Narrows an Action to ApplyPatchAction. */
+export function isApplyPatchAction(value: Action | null | undefined): value is ApplyPatchAction {
+  return value?.kind === "ApplyPatchAction";
+}
+/** Narrows an Action to ConsultTomAction. */
+export function isConsultTomAction(value: Action | null | undefined): value is ConsultTomAction {
+  return value?.kind === "ConsultTomAction";
+}
+/** Narrows an Action to SleeptimeComputeAction. */
+export function isSleeptimeComputeAction(value: Action | null | undefined): value is SleeptimeComputeAction {
+  return value?.kind === "SleeptimeComputeAction";
+}
 
-/** Every `kind` of Observation, in the order of the spec. */
-export const OBSERVATION_KINDS = ["MCPToolObservation", "FinishObservation", "ThinkObservation", "BrowserObservation", "FileEditorObservation", "EditObservation", "ListDirectoryObservation", "ReadFileObservation", "WriteFileObservation", "GlobObservation", "GrepObservation", "PlanningFileEditorObservation", "TaskTrackerObservation", "TerminalObservation"] as const;
+/** Every `kind` of Observation named in the spec, in its order. */
+export const OBSERVATION_KINDS = ["MCPToolObservation", "FinishObservation", "ThinkObservation", "BrowserObservation", "FileEditorObservation", "EditObservation", "ListDirectoryObservation", "ReadFileObservation", "WriteFileObservation", "GlobObservation", "GrepObservation", "PlanningFileEditorObservation", "TaskTrackerObservation", "TerminalObservation", "TaskObservation", "InvokeSkillObservation", "SwitchLLMObservation", "WorkflowObservation", "VisionInspectObservation", "DelegateObservation", "ClientToolObservation", "ApplyPatchObservation", "ConsultTomObservation", "SleeptimeComputeObservation"] as const;
 /** The `kind` of an Observation. */
 export type ObservationKind = (typeof OBSERVATION_KINDS)[number];
 const OBSERVATION_KINDS_SET: ReadonlySet<string> = new Set(OBSERVATION_KINDS);
 /** True when `kind` names an Observation variant. */
 export function isObservationKind(kind: unknown): kind is ObservationKind {
-  return typeof kind === "string" && OBSERVATION_KINDS_SET.has(kind);
+  return typeof kind === "string" && (OBSERVATION_KINDS_SET.has(kind));
 }
 
 /** Narrows an Observation to MCPToolObservation. */
@@ -353,15 +453,55 @@ export function isTaskTrackerObservation(value: Observation | null | undefined):
 export function isTerminalObservation(value: Observation | null | undefined): value is TerminalObservation {
   return value?.kind === "TerminalObservation";
 }
+/** Narrows an Observation to TaskObservation. */
+export function isTaskObservation(value: Observation | null | undefined): value is TaskObservation {
+  return value?.kind === "TaskObservation";
+}
+/** Narrows an Observation to InvokeSkillObservation. */
+export function isInvokeSkillObservation(value: Observation | null | undefined): value is InvokeSkillObservation {
+  return value?.kind === "InvokeSkillObservation";
+}
+/** Narrows an Observation to SwitchLLMObservation. */
+export function isSwitchLLMObservation(value: Observation | null | undefined): value is SwitchLLMObservation {
+  return value?.kind === "SwitchLLMObservation";
+}
+/** Narrows an Observation to WorkflowObservation. */
+export function isWorkflowObservation(value: Observation | null | undefined): value is WorkflowObservation {
+  return value?.kind === "WorkflowObservation";
+}
+/** Narrows an Observation to VisionInspectObservation. */
+export function isVisionInspectObservation(value: Observation | null | undefined): value is VisionInspectObservation {
+  return value?.kind === "VisionInspectObservation";
+}
+/** Narrows an Observation to DelegateObservation. */
+export function isDelegateObservation(value: Observation | null | undefined): value is DelegateObservation {
+  return value?.kind === "DelegateObservation";
+}
+/** Narrows an Observation to ClientToolObservation. */
+export function isClientToolObservation(value: Observation | null | undefined): value is ClientToolObservation {
+  return value?.kind === "ClientToolObservation";
+}
+/** Narrows an Observation to ApplyPatchObservation. */
+export function isApplyPatchObservation(value: Observation | null | undefined): value is ApplyPatchObservation {
+  return value?.kind === "ApplyPatchObservation";
+}
+/** Narrows an Observation to ConsultTomObservation. */
+export function isConsultTomObservation(value: Observation | null | undefined): value is ConsultTomObservation {
+  return value?.kind === "ConsultTomObservation";
+}
+/** Narrows an Observation to SleeptimeComputeObservation. */
+export function isSleeptimeComputeObservation(value: Observation | null | undefined): value is SleeptimeComputeObservation {
+  return value?.kind === "SleeptimeComputeObservation";
+}
 
-/** Every `kind` of ToolDefinition, in the order of the spec. */
-export const TOOL_KINDS = ["MCPToolDefinition", "FinishTool", "ThinkTool", "BrowserClickTool", "BrowserCloseTabTool", "BrowserGetContentTool", "BrowserGetStateTool", "BrowserGetStorageTool", "BrowserGoBackTool", "BrowserListTabsTool", "BrowserNavigateTool", "BrowserScrollTool", "BrowserSetStorageTool", "BrowserStartRecordingTool", "BrowserStopRecordingTool", "BrowserSwitchTabTool", "BrowserToolSet", "BrowserTypeTool", "FileEditorTool", "EditTool", "ListDirectoryTool", "ReadFileTool", "WriteFileTool", "GlobTool", "GrepTool", "PlanningFileEditorTool", "TaskTrackerTool", "TerminalTool"] as const;
+/** Every `kind` of ToolDefinition named in the spec, in its order. */
+export const TOOL_KINDS = ["MCPToolDefinition", "FinishTool", "ThinkTool", "BrowserClickTool", "BrowserCloseTabTool", "BrowserGetContentTool", "BrowserGetStateTool", "BrowserGetStorageTool", "BrowserGoBackTool", "BrowserListTabsTool", "BrowserNavigateTool", "BrowserScrollTool", "BrowserSetStorageTool", "BrowserStartRecordingTool", "BrowserStopRecordingTool", "BrowserSwitchTabTool", "BrowserToolSet", "BrowserTypeTool", "FileEditorTool", "EditTool", "ListDirectoryTool", "ReadFileTool", "WriteFileTool", "GlobTool", "GrepTool", "PlanningFileEditorTool", "TaskTrackerTool", "TerminalTool", "TaskTool", "TaskToolSet", "InvokeSkillTool", "SwitchLLMTool", "WorkflowTool", "WorkflowToolSet", "VisionInspectTool", "DelegateTool", "ClientTool", "ApplyPatchTool", "TomConsultTool", "SleeptimeComputeTool"] as const;
 /** The `kind` of a ToolDefinition. */
 export type ToolKind = (typeof TOOL_KINDS)[number];
 const TOOL_KINDS_SET: ReadonlySet<string> = new Set(TOOL_KINDS);
 /** True when `kind` names a ToolDefinition variant. */
 export function isToolKind(kind: unknown): kind is ToolKind {
-  return typeof kind === "string" && TOOL_KINDS_SET.has(kind);
+  return typeof kind === "string" && (TOOL_KINDS_SET.has(kind));
 }
 
 /** Narrows a ToolDefinition to MCPToolDefinition. */
@@ -476,9 +616,57 @@ export function isTaskTrackerTool(value: ToolDefinition | null | undefined): val
 export function isTerminalTool(value: ToolDefinition | null | undefined): value is TerminalTool {
   return value?.kind === "TerminalTool";
 }
+/** Narrows a ToolDefinition to TaskTool. */
+export function isTaskTool(value: ToolDefinition | null | undefined): value is TaskTool {
+  return value?.kind === "TaskTool";
+}
+/** Narrows a ToolDefinition to TaskToolSet. */
+export function isTaskToolSet(value: ToolDefinition | null | undefined): value is TaskToolSet {
+  return value?.kind === "TaskToolSet";
+}
+/** Narrows a ToolDefinition to InvokeSkillTool. */
+export function isInvokeSkillTool(value: ToolDefinition | null | undefined): value is InvokeSkillTool {
+  return value?.kind === "InvokeSkillTool";
+}
+/** Narrows a ToolDefinition to SwitchLLMTool. */
+export function isSwitchLLMTool(value: ToolDefinition | null | undefined): value is SwitchLLMTool {
+  return value?.kind === "SwitchLLMTool";
+}
+/** Narrows a ToolDefinition to WorkflowTool. */
+export function isWorkflowTool(value: ToolDefinition | null | undefined): value is WorkflowTool {
+  return value?.kind === "WorkflowTool";
+}
+/** Narrows a ToolDefinition to WorkflowToolSet. */
+export function isWorkflowToolSet(value: ToolDefinition | null | undefined): value is WorkflowToolSet {
+  return value?.kind === "WorkflowToolSet";
+}
+/** Narrows a ToolDefinition to VisionInspectTool. */
+export function isVisionInspectTool(value: ToolDefinition | null | undefined): value is VisionInspectTool {
+  return value?.kind === "VisionInspectTool";
+}
+/** Narrows a ToolDefinition to DelegateTool. */
+export function isDelegateTool(value: ToolDefinition | null | undefined): value is DelegateTool {
+  return value?.kind === "DelegateTool";
+}
+/** Narrows a ToolDefinition to ClientTool. */
+export function isClientTool(value: ToolDefinition | null | undefined): value is ClientTool {
+  return value?.kind === "ClientTool";
+}
+/** Narrows a ToolDefinition to ApplyPatchTool. */
+export function isApplyPatchTool(value: ToolDefinition | null | undefined): value is ApplyPatchTool {
+  return value?.kind === "ApplyPatchTool";
+}
+/** Narrows a ToolDefinition to TomConsultTool. */
+export function isTomConsultTool(value: ToolDefinition | null | undefined): value is TomConsultTool {
+  return value?.kind === "TomConsultTool";
+}
+/** Narrows a ToolDefinition to SleeptimeComputeTool. */
+export function isSleeptimeComputeTool(value: ToolDefinition | null | undefined): value is SleeptimeComputeTool {
+  return value?.kind === "SleeptimeComputeTool";
+}
 
 /** Every value of EventSource. */
-export const EVENT_SOURCES = ["agent", "user", "environment"] as const;
+export const EVENT_SOURCES = ["agent", "user", "environment", "hook"] as const;
 
 /** Every value of SecurityRisk. */
 export const SECURITY_RISKS = ["UNKNOWN", "LOW", "MEDIUM", "HIGH"] as const;
@@ -488,6 +676,9 @@ export const CONVERSATION_STATUSES = ["STARTING", "RUNNING", "STOPPED"] as const
 
 /** Every value of ProviderType. */
 export const PROVIDER_TYPES = ["github", "gitlab", "bitbucket", "enterprise_sso"] as const;
+
+/** Event kinds the agent server never stores: it sends them over the WebSocket only, so search and replay never return them. */
+export const LIVE_ONLY_EVENT_KINDS = ["ServerErrorEvent", "StreamingDeltaEvent"] as const satisfies readonly EventKind[];
 
 /** The `source` each event kind takes when none is given; null where the kind requires one. */
 export const DEFAULT_EVENT_SOURCE: { readonly [K in EventKind]: EventSource | null } = {
@@ -505,4 +696,63 @@ export const DEFAULT_EVENT_SOURCE: { readonly [K in EventKind]: EventSource | nu
   SystemPromptEvent: "agent",
   TokenEvent: null,
   PauseEvent: "user",
+  ACPToolCallEvent: "agent",
+  HookExecutionEvent: "hook",
+  ServerErrorEvent: null,
+  StreamingDeltaEvent: "agent",
+  InterruptEvent: "user",
+};
+
+/** Where a kind comes from: the OpenHands releases of `x-acs-since`, `x-acs-removed` and `x-acs-loaded` in spec/. */
+export interface KindRelease {
+  /** The first release that writes the kind. */
+  readonly since?: string;
+  /** The first release that no longer writes it. */
+  readonly removed?: string;
+  /** The first release whose agent server loads it, where that differs from `since`; "never" for a kind only SDK-driven recordings carry. */
+  readonly loaded?: string;
+}
+
+/**
+ * The release markings of every event, action, observation and tool kind outside the interface 0.1.0
+ * catalogue (a kind not listed here is part of it). Pattern kinds are listed by their form (`ClientAction_<name>`).
+ */
+export const KIND_RELEASES: { readonly [kind: string]: KindRelease } = {
+  ACPToolCallEvent: { since: "1.12.0" },
+  HookExecutionEvent: { since: "1.13.0" },
+  ServerErrorEvent: { since: "1.16.0" },
+  StreamingDeltaEvent: { since: "1.18.1" },
+  InterruptEvent: { since: "1.23.0" },
+  "ClientAction_<name>": { since: "1.28.0" },
+  TaskAction: { since: "1.12.0", loaded: "1.16.0" },
+  InvokeSkillAction: { since: "1.18.0" },
+  SwitchLLMAction: { since: "1.22.0" },
+  WorkflowAction: { since: "1.27.0" },
+  VisionInspectAction: { since: "1.31.0" },
+  DelegateAction: { since: "1.9.0", loaded: "1.11.5" },
+  ApplyPatchAction: { since: "1.9.0", loaded: "never" },
+  ConsultTomAction: { since: "1.9.0", loaded: "never" },
+  SleeptimeComputeAction: { since: "1.9.0", loaded: "never" },
+  TaskObservation: { since: "1.12.0", loaded: "1.16.0" },
+  InvokeSkillObservation: { since: "1.18.0" },
+  SwitchLLMObservation: { since: "1.22.0" },
+  WorkflowObservation: { since: "1.27.0" },
+  VisionInspectObservation: { since: "1.31.0" },
+  DelegateObservation: { since: "1.9.0", loaded: "1.11.5" },
+  ClientToolObservation: { since: "1.28.0" },
+  ApplyPatchObservation: { since: "1.9.0", loaded: "never" },
+  ConsultTomObservation: { since: "1.9.0", loaded: "never" },
+  SleeptimeComputeObservation: { since: "1.9.0", loaded: "never" },
+  TaskTool: { since: "1.12.0", loaded: "1.16.0" },
+  TaskToolSet: { since: "1.12.0", loaded: "1.16.0" },
+  InvokeSkillTool: { since: "1.18.0" },
+  SwitchLLMTool: { since: "1.22.0" },
+  WorkflowTool: { since: "1.27.0" },
+  WorkflowToolSet: { since: "1.27.0" },
+  VisionInspectTool: { since: "1.31.0" },
+  DelegateTool: { since: "1.9.0", removed: "1.23.0", loaded: "1.11.5" },
+  ClientTool: { since: "1.28.0" },
+  ApplyPatchTool: { since: "1.9.0", loaded: "never" },
+  TomConsultTool: { since: "1.9.0", loaded: "never" },
+  SleeptimeComputeTool: { since: "1.9.0", loaded: "never" },
 };

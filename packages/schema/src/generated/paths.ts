@@ -223,11 +223,18 @@ export interface components {
     schemas: {
         /**
          * EventId
-         * @description Unique event id: a UUID (real recordings carry hyphenated UUID v4) or a ULID.
+         * @description Unique event id: a UUID (real recordings carry hyphenated UUID v4) or a ULID. Never `__root__`, the reserved parent of a new root (see ParentEventId).
          * @example 974caa29-4f4b-4c30-b4e1-5169f41e6d3d
          * @example 01J8Z3N5Q2W7XK4T9B6C1D0E2F
          */
         EventId: string;
+        /**
+         * ParentEventId
+         * @description The parent of an event in the conversation tree: the id of an earlier event, `__root__` (a new root, written after navigating to an empty HEAD while the log is not empty; readers treat it as no parent), or null / absent (the first event of a log, and every event written before release 1.31.0). On append, an event without a parent gets the current HEAD and then becomes HEAD, except a ConversationStateUpdateEvent, which never moves HEAD: in a linear conversation an event's parent is the previous event that is not a state update. Events sharing a parent are sibling branches; event search and replay return every branch in storage order. Events that are never stored (the full_state frame, StreamingDeltaEvent, ServerErrorEvent) carry none.
+         * @example fa7668e4-a43d-4fa4-b75c-ffd642afb5b5
+         * @example __root__
+         */
+        ParentEventId: string | null;
         /**
          * Timestamp
          * @description ISO-8601 date and time. Real recordings carry no zone offset (local server time, microseconds, the fraction absent when zero); an offset (`Z`, `+02:00`) is accepted too. A timestamp without offset is read as UTC wherever instants are compared.
@@ -237,10 +244,10 @@ export interface components {
         Timestamp: string;
         /**
          * EventSource
-         * @description Who produced the event.
+         * @description Who produced the event. `hook` (release 1.13.0) is the source of HookExecutionEvent.
          * @enum {string}
          */
-        EventSource: "agent" | "user" | "environment";
+        EventSource: "agent" | "user" | "environment" | "hook";
         /**
          * SecurityRisk
          * @description Predicted risk of an action, in increasing order UNKNOWN < LOW < MEDIUM < HIGH.
@@ -279,7 +286,7 @@ export interface components {
             text: string;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9) field; accepted and dropped by current readers.
+             * @description Legacy field (default true), written by releases 1.9.0 to 1.11.0. Releases 1.11.1 to 1.11.4 reject it; from 1.11.5 readers drop it silently. Accepted here with a warning.
              */
             enable_truncation?: boolean;
         };
@@ -354,7 +361,7 @@ export interface components {
         };
         /**
          * MessageToolCall
-         * @description A tool call exactly as the LLM API returned it. Allows unknown properties (newer recordings carry `responses_item_id`).
+         * @description A tool call exactly as the LLM API returned it. Allows unknown properties.
          * @example {
          *       "id": "call_KaQ0kUcBb5tbMzhxbIx9dvoZ",
          *       "name": "terminal",
@@ -371,6 +378,8 @@ export interface components {
             arguments: string;
             /** @enum {string} */
             origin: "completion" | "responses";
+            /** @description The Responses-API item id of the call. */
+            responses_item_id?: string | null;
         };
         /**
          * CriticResult
@@ -379,14 +388,14 @@ export interface components {
         CriticResult: {
             /** @description Predicted probability of success. */
             score: number;
-            /** @description May be null but must be present. */
-            message: string | null;
+            /** @description Required and nullable in the SDK's model, but stored without nulls: a null message is written as absent, so absence is accepted (the built-in critics always set one). */
+            message?: string | null;
             /** @description Free-form; may include event_ids and categorized_features. */
             metadata?: Record<string, never> | null;
         };
         /**
          * Message
-         * @description An LLM message exactly as sent to or received from the model. Allows unknown properties.
+         * @description An LLM message exactly as sent to or received from the model. Allows unknown properties (readers ignore them from release 1.10.0).
          * @example {
          *       "role": "user",
          *       "content": [
@@ -413,38 +422,43 @@ export interface components {
             responses_reasoning_item?: components["schemas"]["ReasoningItemModel"] | null;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9); accepted and dropped.
+             * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             cache_enabled?: boolean;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9); accepted and dropped.
+             * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             vision_enabled?: boolean;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9); accepted and dropped.
+             * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             function_calling_enabled?: boolean;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9); accepted and dropped.
+             * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             force_string_serializer?: boolean;
             /**
              * @deprecated
-             * @description Legacy (SDK 1.9); accepted and dropped.
+             * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             send_reasoning_content?: boolean;
         };
         /**
          * Action
-         * @description A tool call the agent can execute, told apart by `kind`.
+         * @description A tool call the agent can execute: an action class of the SDK or its tools (SdkAction, told apart by `kind`), or the action of a tool the client registered (ClientAction, kind `ClientAction_<tool name>`, release 1.28.0). The two never overlap: no SDK kind starts with `ClientAction_`.
          */
-        Action: components["schemas"]["MCPToolAction"] | components["schemas"]["FinishAction"] | components["schemas"]["ThinkAction"] | components["schemas"]["BrowserAction"] | components["schemas"]["BrowserClickAction"] | components["schemas"]["BrowserCloseTabAction"] | components["schemas"]["BrowserGetContentAction"] | components["schemas"]["BrowserGetStateAction"] | components["schemas"]["BrowserGetStorageAction"] | components["schemas"]["BrowserGoBackAction"] | components["schemas"]["BrowserListTabsAction"] | components["schemas"]["BrowserNavigateAction"] | components["schemas"]["BrowserScrollAction"] | components["schemas"]["BrowserSetStorageAction"] | components["schemas"]["BrowserStartRecordingAction"] | components["schemas"]["BrowserStopRecordingAction"] | components["schemas"]["BrowserSwitchTabAction"] | components["schemas"]["BrowserTypeAction"] | components["schemas"]["FileEditorAction"] | components["schemas"]["EditAction"] | components["schemas"]["ListDirectoryAction"] | components["schemas"]["ReadFileAction"] | components["schemas"]["WriteFileAction"] | components["schemas"]["GlobAction"] | components["schemas"]["GrepAction"] | components["schemas"]["PlanningFileEditorAction"] | components["schemas"]["TaskTrackerAction"] | components["schemas"]["TerminalAction"];
+        Action: components["schemas"]["SdkAction"] | components["schemas"]["ClientAction"];
+        /**
+         * SdkAction
+         * @description An action class of the SDK or its tools package, told apart by `kind` (its class name).
+         */
+        SdkAction: components["schemas"]["MCPToolAction"] | components["schemas"]["FinishAction"] | components["schemas"]["ThinkAction"] | components["schemas"]["BrowserAction"] | components["schemas"]["BrowserClickAction"] | components["schemas"]["BrowserCloseTabAction"] | components["schemas"]["BrowserGetContentAction"] | components["schemas"]["BrowserGetStateAction"] | components["schemas"]["BrowserGetStorageAction"] | components["schemas"]["BrowserGoBackAction"] | components["schemas"]["BrowserListTabsAction"] | components["schemas"]["BrowserNavigateAction"] | components["schemas"]["BrowserScrollAction"] | components["schemas"]["BrowserSetStorageAction"] | components["schemas"]["BrowserStartRecordingAction"] | components["schemas"]["BrowserStopRecordingAction"] | components["schemas"]["BrowserSwitchTabAction"] | components["schemas"]["BrowserTypeAction"] | components["schemas"]["FileEditorAction"] | components["schemas"]["EditAction"] | components["schemas"]["ListDirectoryAction"] | components["schemas"]["ReadFileAction"] | components["schemas"]["WriteFileAction"] | components["schemas"]["GlobAction"] | components["schemas"]["GrepAction"] | components["schemas"]["PlanningFileEditorAction"] | components["schemas"]["TaskTrackerAction"] | components["schemas"]["TerminalAction"] | components["schemas"]["TaskAction"] | components["schemas"]["InvokeSkillAction"] | components["schemas"]["SwitchLLMAction"] | components["schemas"]["WorkflowAction"] | components["schemas"]["VisionInspectAction"] | components["schemas"]["DelegateAction"] | components["schemas"]["ApplyPatchAction"] | components["schemas"]["ConsultTomAction"] | components["schemas"]["SleeptimeComputeAction"];
         /**
          * TabId
-         * @description A 4-character browser tab id from the tab listing.
+         * @description A browser tab id from the tab listing. The SDK describes it as a 4-character id but checks no length (`tab_id: str`), so any string is accepted.
          * @example a1b2
          */
         TabId: string;
@@ -994,10 +1008,197 @@ export interface components {
             kind: "TerminalAction";
         };
         /**
+         * TaskAction
+         * @description Starts (or resumes) a sub-agent on a task. Tool name: task. Defined in release 1.12.0, loaded by the agent server from 1.16.0. `subagent_type` defaults to "default" up to 1.16.1 and to "general-purpose" from 1.17.0; `max_turns` is ignored from 1.16.0 (still accepted).
+         * @example {
+         *       "description": "Find flaky tests",
+         *       "prompt": "Run the test suite three times and list the tests whose result changes.",
+         *       "subagent_type": "general-purpose",
+         *       "kind": "TaskAction"
+         *     }
+         */
+        TaskAction: {
+            /** @description A short description of the task. */
+            description?: string | null;
+            prompt: string;
+            /** @default general-purpose */
+            subagent_type?: string;
+            /** @description Id of a task to resume. */
+            resume?: string | null;
+            max_turns?: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TaskAction";
+        };
+        /**
+         * InvokeSkillAction
+         * @description Invokes a skill by name (release 1.18.0). Tool name: invoke_skill.
+         * @example {
+         *       "name": "release-notes",
+         *       "kind": "InvokeSkillAction"
+         *     }
+         */
+        InvokeSkillAction: {
+            name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InvokeSkillAction";
+        };
+        /**
+         * SwitchLLMAction
+         * @description Switches the agent to another saved LLM profile (release 1.22.0). Tool name: switch_llm.
+         * @example {
+         *       "profile_name": "claude-long-context",
+         *       "reason": "The log file is larger than the current context window.",
+         *       "kind": "SwitchLLMAction"
+         *     }
+         */
+        SwitchLLMAction: {
+            profile_name: string;
+            reason: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SwitchLLMAction";
+        };
+        /**
+         * WorkflowAction
+         * @description Runs a Python workflow script defining `async def main(wf)` (release 1.27.0). Tool name: workflow.
+         * @example {
+         *       "name": "lint-all-packages",
+         *       "script": "async def main(wf):\n    await wf.map(['a', 'b'], lambda p: wf.run(f'pnpm --filter {p} lint'))\n",
+         *       "max_concurrency": 8,
+         *       "kind": "WorkflowAction"
+         *     }
+         */
+        WorkflowAction: {
+            name: string;
+            script: string;
+            /** @default 8 */
+            max_concurrency?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "WorkflowAction";
+        };
+        /**
+         * VisionInspectAction
+         * @description Asks a vision-capable LLM profile about an image of the latest user message (release 1.31.0). Tool name: inspect_image_with_vision.
+         * @example {
+         *       "image_index": 0,
+         *       "question": "What error does the screenshot show?",
+         *       "profile_name": null,
+         *       "kind": "VisionInspectAction"
+         *     }
+         */
+        VisionInspectAction: {
+            image_index: number;
+            question: string;
+            profile_name?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "VisionInspectAction";
+        };
+        /**
+         * DelegateAction
+         * @description Spawns sub-agents or delegates tasks to them. Tool name: delegate. Defined from release 1.9.0, loaded by the agent server from 1.11.5 (not in the interface's list).
+         * @example {
+         *       "command": "delegate",
+         *       "tasks": {
+         *         "docs": "Update the README for the new flag."
+         *       },
+         *       "kind": "DelegateAction"
+         *     }
+         */
+        DelegateAction: {
+            /** @enum {string} */
+            command: "spawn" | "delegate";
+            ids?: string[] | null;
+            agent_types?: string[] | null;
+            tasks?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "DelegateAction";
+        };
+        /**
+         * ApplyPatchAction
+         * @description Applies a patch (the GPT-5 preset's tool). Tool name: apply_patch. Never loaded by the agent server.
+         * @example {
+         *       "patch": "*** Begin Patch\n*** Update File: app.py\n@@\n-return 1\n+return 2\n*** End Patch",
+         *       "kind": "ApplyPatchAction"
+         *     }
+         */
+        ApplyPatchAction: {
+            patch: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ApplyPatchAction";
+        };
+        /**
+         * ConsultTomAction
+         * @description Consults the Tom (theory of mind) agent. Tool name: tom_consult. Never loaded by the agent server.
+         * @example {
+         *       "reason": "The request is ambiguous about which environment to deploy.",
+         *       "use_user_message": true,
+         *       "kind": "ConsultTomAction"
+         *     }
+         */
+        ConsultTomAction: {
+            reason: string;
+            /** @default true */
+            use_user_message?: boolean;
+            custom_query?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ConsultTomAction";
+        };
+        /**
+         * SleeptimeComputeAction
+         * @description Runs sleeptime compute over past sessions. Tool name: sleeptime_compute. Never loaded by the agent server.
+         * @example {
+         *       "kind": "SleeptimeComputeAction"
+         *     }
+         */
+        SleeptimeComputeAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SleeptimeComputeAction";
+        };
+        /**
+         * ClientAction
+         * @description The action of a tool the client registered at conversation start (`client_tools`, release 1.28.0). Its kind is `ClientAction_` followed by the tool's name, verbatim; its fields come from the tool's `parameters` (not known to this spec, so any property is accepted). The server never executes it: a ClientToolObservation answers at once, and the client runs the tool when it sees the ActionEvent. ActionEvent.tool_name is the tool's name.
+         * @example {
+         *       "ticket_id": "OPS-1432",
+         *       "include_comments": true,
+         *       "kind": "ClientAction_lookup_ticket"
+         *     }
+         */
+        ClientAction: {
+            kind: `ClientAction_${string}`;
+        };
+        /**
          * Observation
          * @description The result of an action, told apart by `kind`.
          */
-        Observation: components["schemas"]["MCPToolObservation"] | components["schemas"]["FinishObservation"] | components["schemas"]["ThinkObservation"] | components["schemas"]["BrowserObservation"] | components["schemas"]["FileEditorObservation"] | components["schemas"]["EditObservation"] | components["schemas"]["ListDirectoryObservation"] | components["schemas"]["ReadFileObservation"] | components["schemas"]["WriteFileObservation"] | components["schemas"]["GlobObservation"] | components["schemas"]["GrepObservation"] | components["schemas"]["PlanningFileEditorObservation"] | components["schemas"]["TaskTrackerObservation"] | components["schemas"]["TerminalObservation"];
+        Observation: components["schemas"]["MCPToolObservation"] | components["schemas"]["FinishObservation"] | components["schemas"]["ThinkObservation"] | components["schemas"]["BrowserObservation"] | components["schemas"]["FileEditorObservation"] | components["schemas"]["EditObservation"] | components["schemas"]["ListDirectoryObservation"] | components["schemas"]["ReadFileObservation"] | components["schemas"]["WriteFileObservation"] | components["schemas"]["GlobObservation"] | components["schemas"]["GrepObservation"] | components["schemas"]["PlanningFileEditorObservation"] | components["schemas"]["TaskTrackerObservation"] | components["schemas"]["TerminalObservation"] | components["schemas"]["TaskObservation"] | components["schemas"]["InvokeSkillObservation"] | components["schemas"]["SwitchLLMObservation"] | components["schemas"]["WorkflowObservation"] | components["schemas"]["VisionInspectObservation"] | components["schemas"]["DelegateObservation"] | components["schemas"]["ClientToolObservation"] | components["schemas"]["ApplyPatchObservation"] | components["schemas"]["ConsultTomObservation"] | components["schemas"]["SleeptimeComputeObservation"];
         /**
          * FileEntry
          * @description One entry of a directory listing. Allows unknown properties.
@@ -1474,8 +1675,8 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /** @description Present; null when not known. */
-            command: string | null;
+            /** @description The command that ran; null when not known. Required and nullable in the SDK's model, but stored without nulls, so a null command is written as absent: absence is accepted. */
+            command?: string | null;
             /** @description -1 while the command still runs after a soft timeout. */
             exit_code?: number | null;
             /** @default false */
@@ -1489,13 +1690,307 @@ export interface components {
             kind: "TerminalObservation";
         };
         /**
-         * ToolDefinition
-         * @description A tool offered to the agent, told apart by `kind`. There is no `name` field; `title` carries the tool name.
+         * TaskObservation
+         * @description The outcome of a sub-agent task (defined in release 1.12.0, loaded by the agent server from 1.16.0). `task_id` is "unknown" when the task failed to start; `status` is in practice completed or error (running exists too).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "tests/test_clock.py::test_tick changes result between runs."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "task_id": "task_7f3a",
+         *       "subagent": "general-purpose",
+         *       "status": "completed",
+         *       "kind": "TaskObservation"
+         *     }
          */
-        ToolDefinition: components["schemas"]["MCPToolDefinition"] | components["schemas"]["FinishTool"] | components["schemas"]["ThinkTool"] | components["schemas"]["BrowserClickTool"] | components["schemas"]["BrowserCloseTabTool"] | components["schemas"]["BrowserGetContentTool"] | components["schemas"]["BrowserGetStateTool"] | components["schemas"]["BrowserGetStorageTool"] | components["schemas"]["BrowserGoBackTool"] | components["schemas"]["BrowserListTabsTool"] | components["schemas"]["BrowserNavigateTool"] | components["schemas"]["BrowserScrollTool"] | components["schemas"]["BrowserSetStorageTool"] | components["schemas"]["BrowserStartRecordingTool"] | components["schemas"]["BrowserStopRecordingTool"] | components["schemas"]["BrowserSwitchTabTool"] | components["schemas"]["BrowserToolSet"] | components["schemas"]["BrowserTypeTool"] | components["schemas"]["FileEditorTool"] | components["schemas"]["EditTool"] | components["schemas"]["ListDirectoryTool"] | components["schemas"]["ReadFileTool"] | components["schemas"]["WriteFileTool"] | components["schemas"]["GlobTool"] | components["schemas"]["GrepTool"] | components["schemas"]["PlanningFileEditorTool"] | components["schemas"]["TaskTrackerTool"] | components["schemas"]["TerminalTool"];
+        TaskObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            task_id: string;
+            subagent: string;
+            status: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TaskObservation";
+        };
+        /**
+         * InvokeSkillObservation
+         * @description The rendered skill, in `content` (release 1.18.0).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "# Release notes\nCollect the merged pull requests since the last tag..."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "skill_name": "release-notes",
+         *       "kind": "InvokeSkillObservation"
+         *     }
+         */
+        InvokeSkillObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            skill_name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InvokeSkillObservation";
+        };
+        /**
+         * SwitchLLMObservation
+         * @description The LLM profile now in use (release 1.22.0).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "Switched to profile claude-long-context."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "profile_name": "claude-long-context",
+         *       "reason": "The log file is larger than the current context window.",
+         *       "active_model": "anthropic/claude-sonnet-4-5-20250929",
+         *       "kind": "SwitchLLMObservation"
+         *     }
+         */
+        SwitchLLMObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            profile_name: string;
+            reason?: string | null;
+            active_model?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SwitchLLMObservation";
+        };
+        /**
+         * WorkflowObservation
+         * @description The outcome of a workflow script (release 1.27.0).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "2 of 2 steps completed."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "name": "lint-all-packages",
+         *       "status": "completed",
+         *       "kind": "WorkflowObservation"
+         *     }
+         */
+        WorkflowObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            name: string;
+            /** @enum {string} */
+            status: "completed" | "error";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "WorkflowObservation";
+        };
+        /**
+         * VisionInspectObservation
+         * @description A vision-capable model's answer about an image (release 1.31.0).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "The screenshot shows a 502 Bad Gateway page."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "image_index": 0,
+         *       "question": "What error does the screenshot show?",
+         *       "profile_name": "vision",
+         *       "model": "openai/gpt-4o",
+         *       "answer": "The screenshot shows a 502 Bad Gateway page.",
+         *       "kind": "VisionInspectObservation"
+         *     }
+         */
+        VisionInspectObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            image_index: number;
+            question: string;
+            profile_name?: string | null;
+            model?: string | null;
+            base_url?: string | null;
+            answer?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "VisionInspectObservation";
+        };
+        /**
+         * DelegateObservation
+         * @description The result of a delegate command (defined from release 1.9.0, loaded by the agent server from 1.11.5).
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "Agent docs finished: README updated."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "command": "delegate",
+         *       "kind": "DelegateObservation"
+         *     }
+         */
+        DelegateObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            /** @enum {string} */
+            command: "spawn" | "delegate";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "DelegateObservation";
+        };
+        /**
+         * ClientToolObservation
+         * @description Answers a ClientAction at once (release 1.28.0): the call was handed to the client, which runs the tool. Content is "Tool call dispatched to client.".
+         * @example {
+         *       "content": [
+         *         {
+         *           "cache_prompt": false,
+         *           "type": "text",
+         *           "text": "Tool call dispatched to client."
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "kind": "ClientToolObservation"
+         *     }
+         */
+        ClientToolObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ClientToolObservation";
+        };
+        /**
+         * ApplyPatchObservation
+         * @description The result of applying a patch. Never loaded by the agent server.
+         * @example {
+         *       "content": [],
+         *       "is_error": false,
+         *       "message": "Done!",
+         *       "fuzz": 0,
+         *       "kind": "ApplyPatchObservation"
+         *     }
+         */
+        ApplyPatchObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            /** @default  */
+            message?: string;
+            /** @default 0 */
+            fuzz?: number;
+            commit?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ApplyPatchObservation";
+        };
+        /**
+         * ConsultTomObservation
+         * @description The Tom agent's suggestions. Never loaded by the agent server.
+         * @example {
+         *       "content": [],
+         *       "is_error": false,
+         *       "suggestions": "Ask which environment before deploying.",
+         *       "confidence": 0.8,
+         *       "kind": "ConsultTomObservation"
+         *     }
+         */
+        ConsultTomObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            /** @default  */
+            suggestions?: string;
+            confidence?: number | null;
+            reasoning?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ConsultTomObservation";
+        };
+        /**
+         * SleeptimeComputeObservation
+         * @description The result of sleeptime compute. Never loaded by the agent server.
+         * @example {
+         *       "content": [],
+         *       "is_error": false,
+         *       "message": "Processed 3 sessions.",
+         *       "sessions_processed": 3,
+         *       "kind": "SleeptimeComputeObservation"
+         *     }
+         */
+        SleeptimeComputeObservation: {
+            /** @default [] */
+            content?: components["schemas"]["Content"][];
+            /** @default false */
+            is_error?: boolean;
+            /** @default  */
+            message?: string;
+            /** @default 0 */
+            sessions_processed?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SleeptimeComputeObservation";
+        };
+        /**
+         * ToolDefinition
+         * @description A tool offered to the agent, told apart by `kind`. There is no `name` field: `title` is the annotations' title when set, else the tool name. Built-in tools set title = name; an MCP tool's name is `mcp_tool.name` and a client tool's is `client_tool_name`.
+         */
+        ToolDefinition: components["schemas"]["MCPToolDefinition"] | components["schemas"]["FinishTool"] | components["schemas"]["ThinkTool"] | components["schemas"]["BrowserClickTool"] | components["schemas"]["BrowserCloseTabTool"] | components["schemas"]["BrowserGetContentTool"] | components["schemas"]["BrowserGetStateTool"] | components["schemas"]["BrowserGetStorageTool"] | components["schemas"]["BrowserGoBackTool"] | components["schemas"]["BrowserListTabsTool"] | components["schemas"]["BrowserNavigateTool"] | components["schemas"]["BrowserScrollTool"] | components["schemas"]["BrowserSetStorageTool"] | components["schemas"]["BrowserStartRecordingTool"] | components["schemas"]["BrowserStopRecordingTool"] | components["schemas"]["BrowserSwitchTabTool"] | components["schemas"]["BrowserToolSet"] | components["schemas"]["BrowserTypeTool"] | components["schemas"]["FileEditorTool"] | components["schemas"]["EditTool"] | components["schemas"]["ListDirectoryTool"] | components["schemas"]["ReadFileTool"] | components["schemas"]["WriteFileTool"] | components["schemas"]["GlobTool"] | components["schemas"]["GrepTool"] | components["schemas"]["PlanningFileEditorTool"] | components["schemas"]["TaskTrackerTool"] | components["schemas"]["TerminalTool"] | components["schemas"]["TaskTool"] | components["schemas"]["TaskToolSet"] | components["schemas"]["InvokeSkillTool"] | components["schemas"]["SwitchLLMTool"] | components["schemas"]["WorkflowTool"] | components["schemas"]["WorkflowToolSet"] | components["schemas"]["VisionInspectTool"] | components["schemas"]["DelegateTool"] | components["schemas"]["ClientTool"] | components["schemas"]["ApplyPatchTool"] | components["schemas"]["TomConsultTool"] | components["schemas"]["SleeptimeComputeTool"];
         /**
          * ToolAnnotations
-         * @description MCP-style behaviour hints of a tool. Allows unknown properties.
+         * @description MCP-style behaviour hints of a tool, with OpenHands' defaults filled in (never null). Allows unknown properties.
          */
         ToolAnnotations: {
             title?: string | null;
@@ -1509,16 +2004,29 @@ export interface components {
             openWorldHint?: boolean;
         };
         /**
+         * MCPToolAnnotations
+         * @description The behaviour hints as the MCP server gave them: each may be null (OpenHands copies the non-null ones into the tool definition's own annotations). Allows unknown properties.
+         */
+        MCPToolAnnotations: {
+            title?: string | null;
+            readOnlyHint?: boolean | null;
+            destructiveHint?: boolean | null;
+            idempotentHint?: boolean | null;
+            openWorldHint?: boolean | null;
+        };
+        /**
          * MCPToolDescription
-         * @description The MCP server's own description of a tool. Allows unknown properties.
+         * @description The MCP server's own description of a tool (the MCP library's `Tool`). Allows unknown properties: newer MCP versions add optional keys. Its metadata is keyed `meta` in stored files, WebSocket frames and event search from release 1.31.2, and `_meta` where the server renders a response model (event search up to 1.31.1, single and batch event reads): both are accepted.
          */
         MCPToolDescription: {
+            /** @description The tool name the LLM calls. */
             name: string;
             title?: string | null;
             description?: string | null;
             inputSchema: Record<string, never>;
             outputSchema?: Record<string, never> | null;
-            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            annotations?: components["schemas"]["MCPToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
             _meta?: Record<string, never> | null;
         };
         /**
@@ -1553,6 +2061,46 @@ export interface components {
          *         }
          *       }
          *     }
+         * @example {
+         *       "description": "Search the issues of a repository (MCP server github).",
+         *       "action_type": "MCPToolAction",
+         *       "observation_type": "MCPToolObservation",
+         *       "annotations": {
+         *         "title": "Search issues",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "MCPToolDefinition",
+         *       "title": "Search issues",
+         *       "mcp_tool": {
+         *         "name": "search_issues",
+         *         "title": "Search issues",
+         *         "description": "Search the issues of a repository",
+         *         "inputSchema": {
+         *           "type": "object",
+         *           "properties": {
+         *             "query": {
+         *               "type": "string"
+         *             }
+         *           },
+         *           "required": [
+         *             "query"
+         *           ]
+         *         },
+         *         "outputSchema": null,
+         *         "icons": null,
+         *         "annotations": {
+         *           "title": "Search issues",
+         *           "readOnlyHint": true,
+         *           "destructiveHint": null,
+         *           "idempotentHint": null,
+         *           "openWorldHint": null
+         *         },
+         *         "meta": null
+         *       }
+         *     }
          */
         MCPToolDefinition: {
             description: string;
@@ -1567,7 +2115,7 @@ export interface components {
              * @enum {string}
              */
             kind: "MCPToolDefinition";
-            /** @description The tool name the LLM calls. */
+            /** @description The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`). */
             title: string;
             mcp_tool: components["schemas"]["MCPToolDescription"];
         };
@@ -2490,10 +3038,428 @@ export interface components {
             title: string;
         };
         /**
+         * TaskTool
+         * @description Tool definition pairing TaskAction with TaskObservation (defined in release 1.12.0, loaded by the agent server from 1.16.0).
+         * @example {
+         *       "description": "The task tool.",
+         *       "action_type": "TaskAction",
+         *       "observation_type": "TaskObservation",
+         *       "annotations": {
+         *         "title": "task",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "TaskTool",
+         *       "title": "task"
+         *     }
+         */
+        TaskTool: {
+            description: string;
+            /** @constant */
+            action_type: "TaskAction";
+            /** @enum {string|null} */
+            observation_type?: "TaskObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TaskTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * TaskToolSet
+         * @description The task tool set (registry name task_tool_set). It creates a TaskTool, so recordings usually show kind TaskTool.
+         * @example {
+         *       "description": "The task tool.",
+         *       "action_type": "TaskAction",
+         *       "observation_type": "TaskObservation",
+         *       "annotations": {
+         *         "title": "task",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "TaskToolSet",
+         *       "title": "task"
+         *     }
+         */
+        TaskToolSet: {
+            description: string;
+            /** @constant */
+            action_type: "TaskAction";
+            /** @enum {string|null} */
+            observation_type?: "TaskObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TaskToolSet";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * InvokeSkillTool
+         * @description Tool definition pairing InvokeSkillAction with InvokeSkillObservation (release 1.18.0); attached when an invocable skill is present.
+         * @example {
+         *       "description": "The invoke skill tool.",
+         *       "action_type": "InvokeSkillAction",
+         *       "observation_type": "InvokeSkillObservation",
+         *       "annotations": {
+         *         "title": "invoke_skill",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "InvokeSkillTool",
+         *       "title": "invoke_skill"
+         *     }
+         */
+        InvokeSkillTool: {
+            description: string;
+            /** @constant */
+            action_type: "InvokeSkillAction";
+            /** @enum {string|null} */
+            observation_type?: "InvokeSkillObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InvokeSkillTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * SwitchLLMTool
+         * @description Tool definition pairing SwitchLLMAction with SwitchLLMObservation (release 1.22.0); present only when requested through include_default_tools.
+         * @example {
+         *       "description": "The switch llm tool.",
+         *       "action_type": "SwitchLLMAction",
+         *       "observation_type": "SwitchLLMObservation",
+         *       "annotations": {
+         *         "readOnlyHint": false,
+         *         "destructiveHint": false,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "SwitchLLMTool",
+         *       "title": "switch_llm"
+         *     }
+         */
+        SwitchLLMTool: {
+            description: string;
+            /** @constant */
+            action_type: "SwitchLLMAction";
+            /** @enum {string|null} */
+            observation_type?: "SwitchLLMObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SwitchLLMTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * WorkflowTool
+         * @description Tool definition pairing WorkflowAction with WorkflowObservation (release 1.27.0).
+         * @example {
+         *       "description": "The workflow tool.",
+         *       "action_type": "WorkflowAction",
+         *       "observation_type": "WorkflowObservation",
+         *       "annotations": {
+         *         "title": "workflow",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "WorkflowTool",
+         *       "title": "workflow"
+         *     }
+         */
+        WorkflowTool: {
+            description: string;
+            /** @constant */
+            action_type: "WorkflowAction";
+            /** @enum {string|null} */
+            observation_type?: "WorkflowObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "WorkflowTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * WorkflowToolSet
+         * @description The workflow tool set (registry name workflow_tool_set, release 1.27.0). It creates a WorkflowTool, so recordings usually show kind WorkflowTool.
+         * @example {
+         *       "description": "The workflow tool.",
+         *       "action_type": "WorkflowAction",
+         *       "observation_type": "WorkflowObservation",
+         *       "annotations": {
+         *         "title": "workflow",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "WorkflowToolSet",
+         *       "title": "workflow"
+         *     }
+         */
+        WorkflowToolSet: {
+            description: string;
+            /** @constant */
+            action_type: "WorkflowAction";
+            /** @enum {string|null} */
+            observation_type?: "WorkflowObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "WorkflowToolSet";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * VisionInspectTool
+         * @description Tool definition pairing VisionInspectAction with VisionInspectObservation (release 1.31.0); attached when the agent's model lacks vision and a vision-capable profile exists.
+         * @example {
+         *       "description": "The inspect image with vision tool.",
+         *       "action_type": "VisionInspectAction",
+         *       "observation_type": "VisionInspectObservation",
+         *       "annotations": {
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "VisionInspectTool",
+         *       "title": "inspect_image_with_vision"
+         *     }
+         */
+        VisionInspectTool: {
+            description: string;
+            /** @constant */
+            action_type: "VisionInspectAction";
+            /** @enum {string|null} */
+            observation_type?: "VisionInspectObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "VisionInspectTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * DelegateTool
+         * @description Tool definition pairing DelegateAction with DelegateObservation (defined from release 1.9.0, loaded by the agent server from 1.11.5, removed in 1.23.0).
+         * @example {
+         *       "description": "The delegate tool.",
+         *       "action_type": "DelegateAction",
+         *       "observation_type": "DelegateObservation",
+         *       "annotations": {
+         *         "title": "delegate",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": false,
+         *         "idempotentHint": false,
+         *         "openWorldHint": true
+         *       },
+         *       "kind": "DelegateTool",
+         *       "title": "delegate"
+         *     }
+         */
+        DelegateTool: {
+            description: string;
+            /** @constant */
+            action_type: "DelegateAction";
+            /** @enum {string|null} */
+            observation_type?: "DelegateObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "DelegateTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * ClientTool
+         * @description A tool the client registered at conversation start (`client_tools`, release 1.28.0). Its action kind is `ClientAction_<name>` and ClientToolObservation answers it; the client runs the tool.
+         * @example {
+         *       "description": "Look up a ticket in the team's tracker.",
+         *       "action_type": "ClientAction_lookup_ticket",
+         *       "observation_type": "ClientToolObservation",
+         *       "annotations": null,
+         *       "kind": "ClientTool",
+         *       "title": "lookup_ticket",
+         *       "client_tool_name": "lookup_ticket",
+         *       "input_schema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "ticket_id": {
+         *             "type": "string"
+         *           },
+         *           "include_comments": {
+         *             "type": "boolean"
+         *           }
+         *         },
+         *         "required": [
+         *           "ticket_id"
+         *         ]
+         *       }
+         *     }
+         */
+        ClientTool: {
+            description: string;
+            action_type: `ClientAction_${string}`;
+            /** @enum {string|null} */
+            observation_type?: "ClientToolObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ClientTool";
+            /** @description The spec's annotations title when set, else the tool name. */
+            title: string;
+            /** @description The tool name the LLM calls. */
+            client_tool_name: string;
+            /** @description The tool's `parameters`: a JSON Schema whose type is object. */
+            input_schema: Record<string, never>;
+        };
+        /**
+         * ApplyPatchTool
+         * @description Tool definition pairing ApplyPatchAction with ApplyPatchObservation (the GPT-5 preset's tool; never loaded by the agent server).
+         * @example {
+         *       "description": "The apply patch tool.",
+         *       "action_type": "ApplyPatchAction",
+         *       "observation_type": "ApplyPatchObservation",
+         *       "annotations": {
+         *         "title": "apply_patch",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "ApplyPatchTool",
+         *       "title": "apply_patch"
+         *     }
+         */
+        ApplyPatchTool: {
+            description: string;
+            /** @constant */
+            action_type: "ApplyPatchAction";
+            /** @enum {string|null} */
+            observation_type?: "ApplyPatchObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ApplyPatchTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * TomConsultTool
+         * @description Tool definition pairing ConsultTomAction with ConsultTomObservation (never loaded by the agent server).
+         * @example {
+         *       "description": "The tom consult tool.",
+         *       "action_type": "ConsultTomAction",
+         *       "observation_type": "ConsultTomObservation",
+         *       "annotations": {
+         *         "title": "tom_consult",
+         *         "readOnlyHint": true,
+         *         "destructiveHint": false,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "TomConsultTool",
+         *       "title": "tom_consult"
+         *     }
+         */
+        TomConsultTool: {
+            description: string;
+            /** @constant */
+            action_type: "ConsultTomAction";
+            /** @enum {string|null} */
+            observation_type?: "ConsultTomObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TomConsultTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
+         * SleeptimeComputeTool
+         * @description Tool definition pairing SleeptimeComputeAction with SleeptimeComputeObservation (never loaded by the agent server).
+         * @example {
+         *       "description": "The sleeptime compute tool.",
+         *       "action_type": "SleeptimeComputeAction",
+         *       "observation_type": "SleeptimeComputeObservation",
+         *       "annotations": {
+         *         "title": "sleeptime_compute",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": false,
+         *         "idempotentHint": false,
+         *         "openWorldHint": false
+         *       },
+         *       "kind": "SleeptimeComputeTool",
+         *       "title": "sleeptime_compute"
+         *     }
+         */
+        SleeptimeComputeTool: {
+            description: string;
+            /** @constant */
+            action_type: "SleeptimeComputeAction";
+            /** @enum {string|null} */
+            observation_type?: "SleeptimeComputeObservation" | null;
+            annotations?: components["schemas"]["ToolAnnotations"] | null;
+            meta?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SleeptimeComputeTool";
+            /** @description The tool name the LLM calls. */
+            title: string;
+        };
+        /**
          * Event
          * @description Any event of a conversation, told apart by `kind`.
          */
-        Event: components["schemas"]["Condensation"] | components["schemas"]["CondensationRequest"] | components["schemas"]["CondensationSummaryEvent"] | components["schemas"]["ConversationErrorEvent"] | components["schemas"]["ConversationStateUpdateEvent"] | components["schemas"]["LLMCompletionLogEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["MessageEvent"] | components["schemas"]["AgentErrorEvent"] | components["schemas"]["ObservationEvent"] | components["schemas"]["UserRejectObservation"] | components["schemas"]["SystemPromptEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["PauseEvent"];
+        Event: components["schemas"]["Condensation"] | components["schemas"]["CondensationRequest"] | components["schemas"]["CondensationSummaryEvent"] | components["schemas"]["ConversationErrorEvent"] | components["schemas"]["ConversationStateUpdateEvent"] | components["schemas"]["LLMCompletionLogEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["MessageEvent"] | components["schemas"]["AgentErrorEvent"] | components["schemas"]["ObservationEvent"] | components["schemas"]["UserRejectObservation"] | components["schemas"]["SystemPromptEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["PauseEvent"] | components["schemas"]["ACPToolCallEvent"] | components["schemas"]["HookExecutionEvent"] | components["schemas"]["ServerErrorEvent"] | components["schemas"]["StreamingDeltaEvent"] | components["schemas"]["InterruptEvent"];
         /**
          * EventPage
          * @description One page of event search results.
@@ -2543,17 +3509,31 @@ export interface components {
          *       "llm_response_id": "chatcmpl-D5rmA1b2C3d4E5f6G7h8",
          *       "kind": "Condensation"
          *     }
+         * @example {
+         *       "id": "7c1d9e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f",
+         *       "timestamp": "2026-05-15T10:40:19.330871",
+         *       "source": "environment",
+         *       "forgotten_event_ids": [
+         *         "0b9f3c1e-5d2a-4c8e-9f7b-3a1d2e4f5a6b-summary",
+         *         "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f60"
+         *       ],
+         *       "summary": "The agent fixed the failing test and is now updating the changelog.",
+         *       "summary_offset": 1,
+         *       "llm_response_id": "chatcmpl-D9qzK2m3N4o5P6q7R8s9",
+         *       "kind": "Condensation"
+         *     }
          */
         Condensation: {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /**
-             * @description Ids of events removed from the view given to the LLM.
+             * @description Ids of events removed from the view given to the LLM. Usually ids of stored events, but also `<condensation id>-summary`, the id of an earlier condensation's summary (the view holds that summary, and a later condensation forgets it): any string, not only an event id. A set from release 1.22.1 (no duplicates, arbitrary order); a list before.
              * @default []
              */
-            forgotten_event_ids?: components["schemas"]["EventId"][];
+            forgotten_event_ids?: string[];
             /** @description Summary of the forgotten events. */
             summary?: string | null;
             /** @description Position in the resulting view (after removal) where the summary is inserted; when absent the summary is not inserted. */
@@ -2581,6 +3561,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2603,6 +3584,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             summary: string;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2612,7 +3594,7 @@ export interface components {
         };
         /**
          * ConversationErrorEvent
-         * @description A conversation-level failure that is not sent back to the LLM; the run loop typically moves to ERROR. Unlike AgentErrorEvent it is not tied to a tool call.
+         * @description A conversation-level failure that is not sent back to the LLM; the run loop typically moves to ERROR (also after max_iterations, code MaxIterationsReached). Unlike AgentErrorEvent it is not tied to a tool call.
          * @example {
          *       "id": "9e8d7c6b-5a49-4382-a716-05f4e3d2c1b0",
          *       "timestamp": "2026-02-05T11:40:12.000311",
@@ -2621,14 +3603,31 @@ export interface components {
          *       "detail": "Agent reached the maximum number of iterations (100).",
          *       "kind": "ConversationErrorEvent"
          *     }
+         * @example {
+         *       "id": "3b1f0e2d-7c6a-4b59-8e4d-2f1a0c9b8e7d",
+         *       "timestamp": "2026-07-31T09:12:40.118204",
+         *       "source": "environment",
+         *       "parent_id": "8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d",
+         *       "code": "LLMRateLimitError",
+         *       "detail": "litellm.RateLimitError: Rate limit reached for gpt-5 in organization org-xyz on tokens per min.",
+         *       "classification": {
+         *         "kind": "rate_limit",
+         *         "retryable": true,
+         *         "user_action": "retry"
+         *       },
+         *       "kind": "ConversationErrorEvent"
+         *     }
          */
         ConversationErrorEvent: {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             source: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /** @description An exception type name, or MaxIterationsReached. */
             code: string;
             detail: string;
+            /** @description What kind of failure this is and what a user can do about it. Always filled from release 1.40.0 (from `code` and `detail`), also on events recorded before it when a newer server reads them back. */
+            classification?: components["schemas"]["ErrorClassification"] | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2637,7 +3636,7 @@ export interface components {
         };
         /**
          * ConversationStateUpdateEvent
-         * @description Carries conversation state changes so remote clients stay in sync without REST calls. Keys are conversation-state field names (execution_status, stats, confirmation_policy, agent_state, …) or full_state (value is the whole state snapshot).
+         * @description Carries conversation state changes so remote clients stay in sync without REST calls. Keys are conversation-state field names (execution_status, stats, confirmation_policy, agent_state, …), `goal` (goal-loop status, release 1.29.0), or full_state (value is the whole state snapshot). Per-field updates are stored; full_state snapshots are not. `execution_status` values are idle, running, paused, waiting_for_confirmation, finished, error, stuck and deleting (while the conversation is being deleted). A per-field `stats` value has the snapshot form (no per-call lists).
          * @example {
          *       "id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170",
          *       "timestamp": "2026-02-05T11:24:45.301002",
@@ -2652,6 +3651,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /** @description Unique key of this state update (default a random UUID). */
             key?: string;
             /** @description Any JSON value: the serialized state update. Defaults to {}. */
@@ -2681,6 +3681,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /** @description File name relative to a log directory. */
             filename: string;
             /** @description JSON text of the log data. */
@@ -2732,6 +3733,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /** @description The agent's thought before the action. */
             thought: components["schemas"]["TextContent"][];
             /** @description Intermediate reasoning text. */
@@ -2787,6 +3789,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             source: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             llm_message: components["schemas"]["Message"];
             /** @description Null unless source is agent. */
             llm_response_id?: string | null;
@@ -2818,15 +3821,33 @@ export interface components {
          *       "error": "Tool 'str_replace_editor' not found. Available: ['terminal', 'finish', 'think']",
          *       "kind": "AgentErrorEvent"
          *     }
+         * @example {
+         *       "id": "6c5b4a39-2817-4f6e-9d5c-4b3a29180f7e",
+         *       "timestamp": "2026-08-02T14:03:11.902117",
+         *       "source": "agent",
+         *       "parent_id": "0f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f",
+         *       "tool_name": "terminal",
+         *       "tool_call_id": "call_rst0uvWx",
+         *       "error": "A restart occurred while this tool was in progress. This may indicate a fatal memory error or system crash.",
+         *       "classification": {
+         *         "kind": "unknown",
+         *         "retryable": false,
+         *         "user_action": "none"
+         *       },
+         *       "kind": "AgentErrorEvent"
+         *     }
          */
         AgentErrorEvent: {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             tool_name: string;
             tool_call_id: string;
             error: string;
+            /** @description What kind of failure this is. Always filled from release 1.40.0 (`{kind: unknown, retryable: false, user_action: none}` when nothing better is known), also on events recorded before it when a newer server reads them back. */
+            classification?: components["schemas"]["ErrorClassification"] | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2862,11 +3883,17 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             tool_name: string;
             tool_call_id: string;
             observation: components["schemas"]["Observation"];
             /** @description Id of the ActionEvent this answers. */
             action_id: components["schemas"]["EventId"];
+            /**
+             * @description Text the agent context adds after the tool result (for example path-scoped rules that the touched file triggered), appended to the tool message sent to the LLM. Stored as [] when empty.
+             * @default []
+             */
+            extended_content?: components["schemas"]["TextContent"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2893,6 +3920,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default environment */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             tool_name: string;
             tool_call_id: string;
             action_id: components["schemas"]["EventId"];
@@ -2945,6 +3973,7 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default agent */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /** @description The static prompt text. */
             system_prompt: components["schemas"]["TextContent"];
             tools: components["schemas"]["ToolDefinition"][];
@@ -2979,6 +4008,7 @@ export interface components {
             id: components["schemas"]["EventId"];
             timestamp: components["schemas"]["Timestamp"];
             source: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             prompt_token_ids: number[];
             response_token_ids: number[];
             /**
@@ -3002,11 +4032,230 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             /** @default user */
             source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             kind: "PauseEvent";
+        };
+        /**
+         * ACPToolCallEvent
+         * @description A tool call of an ACP agent (Agent Client Protocol; release 1.12.0), written by the SDK from the agent's tool-call updates: one early event and one terminal event per call, so one tool_call_id can appear in several events. A successful prompt closes unfinished calls as `completed`; a superseded call is closed as `failed`. Not sent to the LLM.
+         * @example {
+         *       "id": "4e3d2c1b-0a9f-4e8d-b7c6-a5b4c3d2e1f0",
+         *       "timestamp": "2026-04-02T16:20:05.331907",
+         *       "source": "agent",
+         *       "tool_call_id": "toolu_01HqS3vYk9n2XcPZbT6mLw8e",
+         *       "title": "Run `npm test`",
+         *       "status": "completed",
+         *       "tool_kind": "execute",
+         *       "raw_input": {
+         *         "command": "npm test"
+         *       },
+         *       "raw_output": {
+         *         "exit_code": 0
+         *       },
+         *       "content": [
+         *         {
+         *           "type": "content",
+         *           "content": {
+         *             "type": "text",
+         *             "text": "Tests: 42 passed, 42 total"
+         *           }
+         *         }
+         *       ],
+         *       "is_error": false,
+         *       "kind": "ACPToolCallEvent"
+         *     }
+         */
+        ACPToolCallEvent: {
+            id: components["schemas"]["EventId"];
+            timestamp: components["schemas"]["Timestamp"];
+            /** @default agent */
+            source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
+            /** @description The ACP tool call id. */
+            tool_call_id: string;
+            /** @description The agent's human-readable title of the call. */
+            title: string;
+            /** @description ACP status (pending, in_progress, completed, failed); not restricted here. */
+            status?: string | null;
+            /** @description ACP tool kind (read, edit, execute, …). */
+            tool_kind?: string | null;
+            /** @description The call's raw input (any JSON value). */
+            raw_input?: unknown;
+            /** @description The call's raw output (any JSON value). */
+            raw_output?: unknown;
+            /** @description ACP content blocks, in snake_case or camelCase (`oldText` or `old_text`). */
+            content?: unknown[] | null;
+            /**
+             * @description True when status is failed.
+             * @default false
+             */
+            is_error?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ACPToolCallEvent";
+        };
+        /**
+         * HookEventType
+         * @description The moment a hook runs at.
+         * @enum {string}
+         */
+        HookEventType: "PreToolUse" | "PostToolUse" | "UserPromptSubmit" | "SessionStart" | "SessionEnd" | "Stop";
+        /**
+         * HookExecutionEvent
+         * @description One run of a configured hook command (release 1.13.0). `blocked` means the hook denied the operation (exit code 2 or a deny decision). stdout, stderr, reason, additional_context and error are truncated before storage.
+         * @example {
+         *       "id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+         *       "timestamp": "2026-03-13T10:02:17.554012",
+         *       "source": "hook",
+         *       "hook_event_type": "PreToolUse",
+         *       "hook_command": "./.openhands/hooks/block-force-push.sh",
+         *       "tool_name": "terminal",
+         *       "success": true,
+         *       "blocked": true,
+         *       "exit_code": 2,
+         *       "stdout": "",
+         *       "stderr": "force pushes are not allowed",
+         *       "reason": "force pushes are not allowed",
+         *       "action_id": "fa7668e4-a43d-4fa4-b75c-ffd642afb5b5",
+         *       "kind": "HookExecutionEvent"
+         *     }
+         */
+        HookExecutionEvent: {
+            id: components["schemas"]["EventId"];
+            timestamp: components["schemas"]["Timestamp"];
+            /** @default hook */
+            source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
+            hook_event_type: components["schemas"]["HookEventType"];
+            hook_command: string;
+            /** @description The tool a PreToolUse or PostToolUse hook ran for. */
+            tool_name?: string | null;
+            success: boolean;
+            /** @default false */
+            blocked?: boolean;
+            exit_code: number;
+            /** @default  */
+            stdout?: string;
+            /** @default  */
+            stderr?: string;
+            reason?: string | null;
+            additional_context?: string | null;
+            error?: string | null;
+            /** @description The ActionEvent a tool hook ran for. */
+            action_id?: string | null;
+            /** @description The MessageEvent a UserPromptSubmit hook ran for. */
+            message_id?: string | null;
+            /** @description What the hook received on standard input. */
+            hook_input?: Record<string, never> | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "HookExecutionEvent";
+        };
+        /**
+         * ServerErrorEvent
+         * @description Sent by the agent server (release 1.16.0) to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored, so never in search or replay.
+         * @example {
+         *       "id": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
+         *       "timestamp": "2026-04-01T08:45:10.026633",
+         *       "source": "environment",
+         *       "code": "JSONDecodeError",
+         *       "detail": "Expecting value: line 1 column 1 (char 0)",
+         *       "kind": "ServerErrorEvent"
+         *     }
+         */
+        ServerErrorEvent: {
+            id: components["schemas"]["EventId"];
+            timestamp: components["schemas"]["Timestamp"];
+            source: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
+            /** @description The exception class name (JSONDecodeError, ValidationError, …). */
+            code: string;
+            /** @description The exception's message. */
+            detail: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ServerErrorEvent";
+        };
+        /**
+         * StreamingDeltaEvent
+         * @description A piece of streamed LLM output (release 1.18.1), published straight to WebSocket subscribers while the LLM streams (or an ACP agent answers); never stored, so never in search or replay. Empty strings are forwarded.
+         * @example {
+         *       "id": "7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0e",
+         *       "timestamp": "2026-04-23T12:00:01.204577",
+         *       "source": "agent",
+         *       "content": "I'll run the tests",
+         *       "kind": "StreamingDeltaEvent"
+         *     }
+         */
+        StreamingDeltaEvent: {
+            id: components["schemas"]["EventId"];
+            timestamp: components["schemas"]["Timestamp"];
+            /** @default agent */
+            source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
+            content?: string | null;
+            reasoning_content?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StreamingDeltaEvent";
+        };
+        /**
+         * InterruptEvent
+         * @description The user interrupted the run (`POST …/interrupt`, release 1.23.0): the in-flight LLM call was cancelled and the conversation paused. Without an active run the server pauses instead and records a PauseEvent.
+         * @example {
+         *       "id": "9c8b7a69-5d4e-4f3a-8b2c-1d0e9f8a7b6c",
+         *       "timestamp": "2026-05-20T15:31:44.870120",
+         *       "source": "user",
+         *       "kind": "InterruptEvent"
+         *     }
+         */
+        InterruptEvent: {
+            id: components["schemas"]["EventId"];
+            timestamp: components["schemas"]["Timestamp"];
+            /** @default user */
+            source?: components["schemas"]["EventSource"];
+            parent_id?: components["schemas"]["ParentEventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InterruptEvent";
+        };
+        /**
+         * ErrorClassification
+         * @description What kind of failure an error event records, whether retrying can help and what a user should do (release 1.40.0). Rejects unknown properties.
+         * @example {
+         *       "kind": "auth",
+         *       "retryable": false,
+         *       "user_action": "settings",
+         *       "error_id": null
+         *     }
+         */
+        ErrorClassification: {
+            /**
+             * @description The failure kind.
+             * @enum {string}
+             */
+            kind: "auth" | "quota" | "rate_limit" | "config" | "transient" | "agent_action" | "internal" | "unknown";
+            retryable: boolean;
+            /**
+             * @default none
+             * @enum {string}
+             */
+            user_action?: "none" | "retry" | "settings";
+            error_id?: string | null;
         };
         /**
          * Settings
@@ -3545,7 +4794,7 @@ export interface components {
     parameters: {
         /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
         KindFilter: string;
-        /** @description Keep events from this source. */
+        /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
         SourceFilter: components["schemas"]["EventSource"];
         /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
         BodyFilter: string;
@@ -3571,7 +4820,7 @@ export interface operations {
                 limit?: number;
                 /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
                 kind?: components["parameters"]["KindFilter"];
-                /** @description Keep events from this source. */
+                /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
                 source?: components["parameters"]["SourceFilter"];
                 /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
                 body?: components["parameters"]["BodyFilter"];
@@ -3609,7 +4858,7 @@ export interface operations {
             query?: {
                 /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
                 kind?: components["parameters"]["KindFilter"];
-                /** @description Keep events from this source. */
+                /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
                 source?: components["parameters"]["SourceFilter"];
                 /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
                 body?: components["parameters"]["BodyFilter"];

@@ -4,12 +4,19 @@
  */
 
 /**
- * Unique event id: a UUID (real recordings carry hyphenated UUID v4) or a ULID.
+ * Unique event id: a UUID (real recordings carry hyphenated UUID v4) or a ULID. Never `__root__`, the reserved parent of a new root (see ParentEventId).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "EventId".
  */
 export type EventId = string;
+/**
+ * The parent of an event in the conversation tree: the id of an earlier event, `__root__` (a new root, written after navigating to an empty HEAD while the log is not empty; readers treat it as no parent), or null / absent (the first event of a log, and every event written before release 1.31.0). On append, an event without a parent gets the current HEAD and then becomes HEAD, except a ConversationStateUpdateEvent, which never moves HEAD: in a linear conversation an event's parent is the previous event that is not a state update. Events sharing a parent are sibling branches; event search and replay return every branch in storage order. Events that are never stored (the full_state frame, StreamingDeltaEvent, ServerErrorEvent) carry none.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ParentEventId".
+ */
+export type ParentEventId = string | null;
 /**
  * ISO-8601 date and time. Real recordings carry no zone offset (local server time, microseconds, the fraction absent when zero); an offset (`Z`, `+02:00`) is accepted too. A timestamp without offset is read as UTC wherever instants are compared.
  *
@@ -18,12 +25,12 @@ export type EventId = string;
  */
 export type Timestamp = string;
 /**
- * Who produced the event.
+ * Who produced the event. `hook` (release 1.13.0) is the source of HookExecutionEvent.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "EventSource".
  */
-export type EventSource = "agent" | "user" | "environment";
+export type EventSource = "agent" | "user" | "environment" | "hook";
 /**
  * Predicted risk of an action, in increasing order UNKNOWN < LOW < MEDIUM < HIGH.
  *
@@ -60,12 +67,19 @@ export type Content = TextContent | ImageContent;
  */
 export type AnyThinkingBlock = ThinkingBlock | RedactedThinkingBlock;
 /**
- * A tool call the agent can execute, told apart by `kind`.
+ * A tool call the agent can execute: an action class of the SDK or its tools (SdkAction, told apart by `kind`), or the action of a tool the client registered (ClientAction, kind `ClientAction_<tool name>`, release 1.28.0). The two never overlap: no SDK kind starts with `ClientAction_`.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Action".
  */
-export type Action =
+export type Action = SdkAction | ClientAction;
+/**
+ * An action class of the SDK or its tools package, told apart by `kind` (its class name).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SdkAction".
+ */
+export type SdkAction =
   | MCPToolAction
   | FinishAction
   | ThinkAction
@@ -93,9 +107,18 @@ export type Action =
   | GrepAction
   | PlanningFileEditorAction
   | TaskTrackerAction
-  | TerminalAction;
+  | TerminalAction
+  | TaskAction
+  | InvokeSkillAction
+  | SwitchLLMAction
+  | WorkflowAction
+  | VisionInspectAction
+  | DelegateAction
+  | ApplyPatchAction
+  | ConsultTomAction
+  | SleeptimeComputeAction;
 /**
- * A 4-character browser tab id from the tab listing.
+ * A browser tab id from the tab listing. The SDK describes it as a 4-character id but checks no length (`tab_id: str`), so any string is accepted.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "TabId".
@@ -126,9 +149,19 @@ export type Observation =
   | GrepObservation
   | PlanningFileEditorObservation
   | TaskTrackerObservation
-  | TerminalObservation;
+  | TerminalObservation
+  | TaskObservation
+  | InvokeSkillObservation
+  | SwitchLLMObservation
+  | WorkflowObservation
+  | VisionInspectObservation
+  | DelegateObservation
+  | ClientToolObservation
+  | ApplyPatchObservation
+  | ConsultTomObservation
+  | SleeptimeComputeObservation;
 /**
- * A tool offered to the agent, told apart by `kind`. There is no `name` field; `title` carries the tool name.
+ * A tool offered to the agent, told apart by `kind`. There is no `name` field: `title` is the annotations' title when set, else the tool name. Built-in tools set title = name; an MCP tool's name is `mcp_tool.name` and a client tool's is `client_tool_name`.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ToolDefinition".
@@ -161,7 +194,19 @@ export type ToolDefinition =
   | GrepTool
   | PlanningFileEditorTool
   | TaskTrackerTool
-  | TerminalTool;
+  | TerminalTool
+  | TaskTool
+  | TaskToolSet
+  | InvokeSkillTool
+  | SwitchLLMTool
+  | WorkflowTool
+  | WorkflowToolSet
+  | VisionInspectTool
+  | DelegateTool
+  | ClientTool
+  | ApplyPatchTool
+  | TomConsultTool
+  | SleeptimeComputeTool;
 /**
  * Any event of a conversation, told apart by `kind`.
  *
@@ -182,7 +227,20 @@ export type Event =
   | UserRejectObservation
   | SystemPromptEvent
   | TokenEvent
-  | PauseEvent;
+  | PauseEvent
+  | ACPToolCallEvent
+  | HookExecutionEvent
+  | ServerErrorEvent
+  | StreamingDeltaEvent
+  | InterruptEvent;
+/**
+ * The moment a hook runs at.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "HookEventType".
+ */
+export type HookEventType =
+  "PreToolUse" | "PostToolUse" | "UserPromptSubmit" | "SessionStart" | "SessionEnd" | "Stop";
 /**
  * A named secret given to the agent's sandbox; a bare string is the secret itself.
  *
@@ -237,7 +295,7 @@ export interface TextContent {
   text: string;
   /**
    * @deprecated
-   * Legacy (SDK 1.9) field; accepted and dropped by current readers.
+   * Legacy field (default true), written by releases 1.9.0 to 1.11.0. Releases 1.11.1 to 1.11.4 reject it; from 1.11.5 readers drop it silently. Accepted here with a warning.
    */
   enable_truncation?: boolean;
 }
@@ -294,7 +352,7 @@ export interface ReasoningItemModel {
   [k: string]: unknown;
 }
 /**
- * A tool call exactly as the LLM API returned it. Allows unknown properties (newer recordings carry `responses_item_id`).
+ * A tool call exactly as the LLM API returned it. Allows unknown properties.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "MessageToolCall".
@@ -313,6 +371,10 @@ export interface MessageToolCall {
    */
   arguments: string;
   origin: "completion" | "responses";
+  /**
+   * The Responses-API item id of the call.
+   */
+  responses_item_id?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -327,9 +389,9 @@ export interface CriticResult {
    */
   score: number;
   /**
-   * May be null but must be present.
+   * Required and nullable in the SDK's model, but stored without nulls: a null message is written as absent, so absence is accepted (the built-in critics always set one).
    */
-  message: string | null;
+  message?: string | null;
   /**
    * Free-form; may include event_ids and categorized_features.
    */
@@ -339,7 +401,7 @@ export interface CriticResult {
   [k: string]: unknown;
 }
 /**
- * An LLM message exactly as sent to or received from the model. Allows unknown properties.
+ * An LLM message exactly as sent to or received from the model. Allows unknown properties (readers ignore them from release 1.10.0).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Message".
@@ -355,27 +417,27 @@ export interface Message {
   responses_reasoning_item?: ReasoningItemModel | null;
   /**
    * @deprecated
-   * Legacy (SDK 1.9); accepted and dropped.
+   * Legacy (written up to release 1.9.1); accepted and dropped.
    */
   cache_enabled?: boolean;
   /**
    * @deprecated
-   * Legacy (SDK 1.9); accepted and dropped.
+   * Legacy (written up to release 1.9.1); accepted and dropped.
    */
   vision_enabled?: boolean;
   /**
    * @deprecated
-   * Legacy (SDK 1.9); accepted and dropped.
+   * Legacy (written up to release 1.9.1); accepted and dropped.
    */
   function_calling_enabled?: boolean;
   /**
    * @deprecated
-   * Legacy (SDK 1.9); accepted and dropped.
+   * Legacy (written up to release 1.9.1); accepted and dropped.
    */
   force_string_serializer?: boolean;
   /**
    * @deprecated
-   * Legacy (SDK 1.9); accepted and dropped.
+   * Legacy (written up to release 1.9.1); accepted and dropped.
    */
   send_reasoning_content?: boolean;
   [k: string]: unknown;
@@ -716,6 +778,127 @@ export interface TerminalAction {
   kind: "TerminalAction";
 }
 /**
+ * Starts (or resumes) a sub-agent on a task. Tool name: task. Defined in release 1.12.0, loaded by the agent server from 1.16.0. `subagent_type` defaults to "default" up to 1.16.1 and to "general-purpose" from 1.17.0; `max_turns` is ignored from 1.16.0 (still accepted).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TaskAction".
+ */
+export interface TaskAction {
+  /**
+   * A short description of the task.
+   */
+  description?: string | null;
+  prompt: string;
+  subagent_type?: string;
+  /**
+   * Id of a task to resume.
+   */
+  resume?: string | null;
+  max_turns?: number | null;
+  kind: "TaskAction";
+}
+/**
+ * Invokes a skill by name (release 1.18.0). Tool name: invoke_skill.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InvokeSkillAction".
+ */
+export interface InvokeSkillAction {
+  name: string;
+  kind: "InvokeSkillAction";
+}
+/**
+ * Switches the agent to another saved LLM profile (release 1.22.0). Tool name: switch_llm.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SwitchLLMAction".
+ */
+export interface SwitchLLMAction {
+  profile_name: string;
+  reason: string;
+  kind: "SwitchLLMAction";
+}
+/**
+ * Runs a Python workflow script defining `async def main(wf)` (release 1.27.0). Tool name: workflow.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkflowAction".
+ */
+export interface WorkflowAction {
+  name: string;
+  script: string;
+  max_concurrency?: number;
+  kind: "WorkflowAction";
+}
+/**
+ * Asks a vision-capable LLM profile about an image of the latest user message (release 1.31.0). Tool name: inspect_image_with_vision.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "VisionInspectAction".
+ */
+export interface VisionInspectAction {
+  image_index: number;
+  question: string;
+  profile_name?: string | null;
+  kind: "VisionInspectAction";
+}
+/**
+ * Spawns sub-agents or delegates tasks to them. Tool name: delegate. Defined from release 1.9.0, loaded by the agent server from 1.11.5 (not in the interface's list).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "DelegateAction".
+ */
+export interface DelegateAction {
+  command: "spawn" | "delegate";
+  ids?: string[] | null;
+  agent_types?: string[] | null;
+  tasks?: {
+    [k: string]: string;
+  } | null;
+  kind: "DelegateAction";
+}
+/**
+ * Applies a patch (the GPT-5 preset's tool). Tool name: apply_patch. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ApplyPatchAction".
+ */
+export interface ApplyPatchAction {
+  patch: string;
+  kind: "ApplyPatchAction";
+}
+/**
+ * Consults the Tom (theory of mind) agent. Tool name: tom_consult. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConsultTomAction".
+ */
+export interface ConsultTomAction {
+  reason: string;
+  use_user_message?: boolean;
+  custom_query?: string | null;
+  kind: "ConsultTomAction";
+}
+/**
+ * Runs sleeptime compute over past sessions. Tool name: sleeptime_compute. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SleeptimeComputeAction".
+ */
+export interface SleeptimeComputeAction {
+  kind: "SleeptimeComputeAction";
+}
+/**
+ * The action of a tool the client registered at conversation start (`client_tools`, release 1.28.0). Its kind is `ClientAction_` followed by the tool's name, verbatim; its fields come from the tool's `parameters` (not known to this spec, so any property is accepted). The server never executes it: a ClientToolObservation answers at once, and the client runs the tool when it sees the ActionEvent. ActionEvent.tool_name is the tool's name.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ClientAction".
+ */
+export interface ClientAction {
+  kind: `ClientAction_${string}`;
+  [k: string]: unknown;
+}
+/**
  * Result of an MCP tool call.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -933,9 +1116,9 @@ export interface TerminalObservation {
   content?: Content[];
   is_error?: boolean;
   /**
-   * Present; null when not known.
+   * The command that ran; null when not known. Required and nullable in the SDK's model, but stored without nulls, so a null command is written as absent: absence is accepted.
    */
-  command: string | null;
+  command?: string | null;
   /**
    * -1 while the command still runs after a soft timeout.
    */
@@ -963,6 +1146,142 @@ export interface TerminalMetadata {
   [k: string]: unknown;
 }
 /**
+ * The outcome of a sub-agent task (defined in release 1.12.0, loaded by the agent server from 1.16.0). `task_id` is "unknown" when the task failed to start; `status` is in practice completed or error (running exists too).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TaskObservation".
+ */
+export interface TaskObservation {
+  content?: Content[];
+  is_error?: boolean;
+  task_id: string;
+  subagent: string;
+  status: string;
+  kind: "TaskObservation";
+}
+/**
+ * The rendered skill, in `content` (release 1.18.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InvokeSkillObservation".
+ */
+export interface InvokeSkillObservation {
+  content?: Content[];
+  is_error?: boolean;
+  skill_name: string;
+  kind: "InvokeSkillObservation";
+}
+/**
+ * The LLM profile now in use (release 1.22.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SwitchLLMObservation".
+ */
+export interface SwitchLLMObservation {
+  content?: Content[];
+  is_error?: boolean;
+  profile_name: string;
+  reason?: string | null;
+  active_model?: string | null;
+  kind: "SwitchLLMObservation";
+}
+/**
+ * The outcome of a workflow script (release 1.27.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkflowObservation".
+ */
+export interface WorkflowObservation {
+  content?: Content[];
+  is_error?: boolean;
+  name: string;
+  status: "completed" | "error";
+  kind: "WorkflowObservation";
+}
+/**
+ * A vision-capable model's answer about an image (release 1.31.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "VisionInspectObservation".
+ */
+export interface VisionInspectObservation {
+  content?: Content[];
+  is_error?: boolean;
+  image_index: number;
+  question: string;
+  profile_name?: string | null;
+  model?: string | null;
+  base_url?: string | null;
+  answer?: string | null;
+  kind: "VisionInspectObservation";
+}
+/**
+ * The result of a delegate command (defined from release 1.9.0, loaded by the agent server from 1.11.5).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "DelegateObservation".
+ */
+export interface DelegateObservation {
+  content?: Content[];
+  is_error?: boolean;
+  command: "spawn" | "delegate";
+  kind: "DelegateObservation";
+}
+/**
+ * Answers a ClientAction at once (release 1.28.0): the call was handed to the client, which runs the tool. Content is "Tool call dispatched to client.".
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ClientToolObservation".
+ */
+export interface ClientToolObservation {
+  content?: Content[];
+  is_error?: boolean;
+  kind: "ClientToolObservation";
+}
+/**
+ * The result of applying a patch. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ApplyPatchObservation".
+ */
+export interface ApplyPatchObservation {
+  content?: Content[];
+  is_error?: boolean;
+  message?: string;
+  fuzz?: number;
+  commit?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "ApplyPatchObservation";
+}
+/**
+ * The Tom agent's suggestions. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConsultTomObservation".
+ */
+export interface ConsultTomObservation {
+  content?: Content[];
+  is_error?: boolean;
+  suggestions?: string;
+  confidence?: number | null;
+  reasoning?: string | null;
+  kind: "ConsultTomObservation";
+}
+/**
+ * The result of sleeptime compute. Never loaded by the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SleeptimeComputeObservation".
+ */
+export interface SleeptimeComputeObservation {
+  content?: Content[];
+  is_error?: boolean;
+  message?: string;
+  sessions_processed?: number;
+  kind: "SleeptimeComputeObservation";
+}
+/**
  * Tool definition pairing MCPToolAction with MCPToolObservation.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -978,14 +1297,14 @@ export interface MCPToolDefinition {
   } | null;
   kind: "MCPToolDefinition";
   /**
-   * The tool name the LLM calls.
+   * The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`).
    */
   title: string;
   mcp_tool: MCPToolDescription;
   [k: string]: unknown;
 }
 /**
- * MCP-style behaviour hints of a tool. Allows unknown properties.
+ * MCP-style behaviour hints of a tool, with OpenHands' defaults filled in (never null). Allows unknown properties.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ToolAnnotations".
@@ -999,12 +1318,15 @@ export interface ToolAnnotations {
   [k: string]: unknown;
 }
 /**
- * The MCP server's own description of a tool. Allows unknown properties.
+ * The MCP server's own description of a tool (the MCP library's `Tool`). Allows unknown properties: newer MCP versions add optional keys. Its metadata is keyed `meta` in stored files, WebSocket frames and event search from release 1.31.2, and `_meta` where the server renders a response model (event search up to 1.31.1, single and batch event reads): both are accepted.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "MCPToolDescription".
  */
 export interface MCPToolDescription {
+  /**
+   * The tool name the LLM calls.
+   */
   name: string;
   title?: string | null;
   description?: string | null;
@@ -1014,10 +1336,27 @@ export interface MCPToolDescription {
   outputSchema?: {
     [k: string]: unknown;
   } | null;
-  annotations?: ToolAnnotations | null;
+  annotations?: MCPToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
   _meta?: {
     [k: string]: unknown;
   } | null;
+  [k: string]: unknown;
+}
+/**
+ * The behaviour hints as the MCP server gave them: each may be null (OpenHands copies the non-null ones into the tool definition's own annotations). Allows unknown properties.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "MCPToolAnnotations".
+ */
+export interface MCPToolAnnotations {
+  title?: string | null;
+  readOnlyHint?: boolean | null;
+  destructiveHint?: boolean | null;
+  idempotentHint?: boolean | null;
+  openWorldHint?: boolean | null;
   [k: string]: unknown;
 }
 /**
@@ -1588,6 +1927,268 @@ export interface TerminalTool {
   [k: string]: unknown;
 }
 /**
+ * Tool definition pairing TaskAction with TaskObservation (defined in release 1.12.0, loaded by the agent server from 1.16.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TaskTool".
+ */
+export interface TaskTool {
+  description: string;
+  action_type: "TaskAction";
+  observation_type?: "TaskObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "TaskTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * The task tool set (registry name task_tool_set). It creates a TaskTool, so recordings usually show kind TaskTool.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TaskToolSet".
+ */
+export interface TaskToolSet {
+  description: string;
+  action_type: "TaskAction";
+  observation_type?: "TaskObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "TaskToolSet";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing InvokeSkillAction with InvokeSkillObservation (release 1.18.0); attached when an invocable skill is present.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InvokeSkillTool".
+ */
+export interface InvokeSkillTool {
+  description: string;
+  action_type: "InvokeSkillAction";
+  observation_type?: "InvokeSkillObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "InvokeSkillTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing SwitchLLMAction with SwitchLLMObservation (release 1.22.0); present only when requested through include_default_tools.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SwitchLLMTool".
+ */
+export interface SwitchLLMTool {
+  description: string;
+  action_type: "SwitchLLMAction";
+  observation_type?: "SwitchLLMObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "SwitchLLMTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing WorkflowAction with WorkflowObservation (release 1.27.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkflowTool".
+ */
+export interface WorkflowTool {
+  description: string;
+  action_type: "WorkflowAction";
+  observation_type?: "WorkflowObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "WorkflowTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * The workflow tool set (registry name workflow_tool_set, release 1.27.0). It creates a WorkflowTool, so recordings usually show kind WorkflowTool.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkflowToolSet".
+ */
+export interface WorkflowToolSet {
+  description: string;
+  action_type: "WorkflowAction";
+  observation_type?: "WorkflowObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "WorkflowToolSet";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing VisionInspectAction with VisionInspectObservation (release 1.31.0); attached when the agent's model lacks vision and a vision-capable profile exists.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "VisionInspectTool".
+ */
+export interface VisionInspectTool {
+  description: string;
+  action_type: "VisionInspectAction";
+  observation_type?: "VisionInspectObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "VisionInspectTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing DelegateAction with DelegateObservation (defined from release 1.9.0, loaded by the agent server from 1.11.5, removed in 1.23.0).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "DelegateTool".
+ */
+export interface DelegateTool {
+  description: string;
+  action_type: "DelegateAction";
+  observation_type?: "DelegateObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "DelegateTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * A tool the client registered at conversation start (`client_tools`, release 1.28.0). Its action kind is `ClientAction_<name>` and ClientToolObservation answers it; the client runs the tool.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ClientTool".
+ */
+export interface ClientTool {
+  description: string;
+  action_type: `ClientAction_${string}`;
+  observation_type?: "ClientToolObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "ClientTool";
+  /**
+   * The spec's annotations title when set, else the tool name.
+   */
+  title: string;
+  /**
+   * The tool name the LLM calls.
+   */
+  client_tool_name: string;
+  /**
+   * The tool's `parameters`: a JSON Schema whose type is object.
+   */
+  input_schema: {
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing ApplyPatchAction with ApplyPatchObservation (the GPT-5 preset's tool; never loaded by the agent server).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ApplyPatchTool".
+ */
+export interface ApplyPatchTool {
+  description: string;
+  action_type: "ApplyPatchAction";
+  observation_type?: "ApplyPatchObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "ApplyPatchTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing ConsultTomAction with ConsultTomObservation (never loaded by the agent server).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TomConsultTool".
+ */
+export interface TomConsultTool {
+  description: string;
+  action_type: "ConsultTomAction";
+  observation_type?: "ConsultTomObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "TomConsultTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool definition pairing SleeptimeComputeAction with SleeptimeComputeObservation (never loaded by the agent server).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SleeptimeComputeTool".
+ */
+export interface SleeptimeComputeTool {
+  description: string;
+  action_type: "SleeptimeComputeAction";
+  observation_type?: "SleeptimeComputeObservation" | null;
+  annotations?: ToolAnnotations | null;
+  meta?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "SleeptimeComputeTool";
+  /**
+   * The tool name the LLM calls.
+   */
+  title: string;
+  [k: string]: unknown;
+}
+/**
  * Records that history is condensed.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -1597,10 +2198,11 @@ export interface Condensation {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   /**
-   * Ids of events removed from the view given to the LLM.
+   * Ids of events removed from the view given to the LLM. Usually ids of stored events, but also `<condensation id>-summary`, the id of an earlier condensation's summary (the view holds that summary, and a later condensation forgets it): any string, not only an event id. A set from release 1.22.1 (no duplicates, arbitrary order); a list before.
    */
-  forgotten_event_ids?: EventId[];
+  forgotten_event_ids?: string[];
   /**
    * Summary of the forgotten events.
    */
@@ -1625,6 +2227,7 @@ export interface CondensationRequest {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   kind: "CondensationRequest";
 }
 /**
@@ -1637,11 +2240,12 @@ export interface CondensationSummaryEvent {
   id: string;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   summary: string;
   kind: "CondensationSummaryEvent";
 }
 /**
- * A conversation-level failure that is not sent back to the LLM; the run loop typically moves to ERROR. Unlike AgentErrorEvent it is not tied to a tool call.
+ * A conversation-level failure that is not sent back to the LLM; the run loop typically moves to ERROR (also after max_iterations, code MaxIterationsReached). Unlike AgentErrorEvent it is not tied to a tool call.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ConversationErrorEvent".
@@ -1650,15 +2254,35 @@ export interface ConversationErrorEvent {
   id: EventId;
   timestamp: Timestamp;
   source: EventSource;
+  parent_id?: ParentEventId;
   /**
    * An exception type name, or MaxIterationsReached.
    */
   code: string;
   detail: string;
+  /**
+   * What kind of failure this is and what a user can do about it. Always filled from release 1.40.0 (from `code` and `detail`), also on events recorded before it when a newer server reads them back.
+   */
+  classification?: ErrorClassification | null;
   kind: "ConversationErrorEvent";
 }
 /**
- * Carries conversation state changes so remote clients stay in sync without REST calls. Keys are conversation-state field names (execution_status, stats, confirmation_policy, agent_state, …) or full_state (value is the whole state snapshot).
+ * What kind of failure an error event records, whether retrying can help and what a user should do (release 1.40.0). Rejects unknown properties.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ErrorClassification".
+ */
+export interface ErrorClassification {
+  /**
+   * The failure kind.
+   */
+  kind: "auth" | "quota" | "rate_limit" | "config" | "transient" | "agent_action" | "internal" | "unknown";
+  retryable: boolean;
+  user_action?: "none" | "retry" | "settings";
+  error_id?: string | null;
+}
+/**
+ * Carries conversation state changes so remote clients stay in sync without REST calls. Keys are conversation-state field names (execution_status, stats, confirmation_policy, agent_state, …), `goal` (goal-loop status, release 1.29.0), or full_state (value is the whole state snapshot). Per-field updates are stored; full_state snapshots are not. `execution_status` values are idle, running, paused, waiting_for_confirmation, finished, error, stuck and deleting (while the conversation is being deleted). A per-field `stats` value has the snapshot form (no per-call lists).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ConversationStateUpdateEvent".
@@ -1667,6 +2291,7 @@ export interface ConversationStateUpdateEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   /**
    * Unique key of this state update (default a random UUID).
    */
@@ -1687,6 +2312,7 @@ export interface LLMCompletionLogEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   /**
    * File name relative to a log directory.
    */
@@ -1712,6 +2338,7 @@ export interface ActionEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   /**
    * The agent's thought before the action.
    */
@@ -1754,6 +2381,7 @@ export interface MessageEvent {
   id: EventId;
   timestamp: Timestamp;
   source: EventSource;
+  parent_id?: ParentEventId;
   llm_message: Message;
   /**
    * Null unless source is agent.
@@ -1781,9 +2409,14 @@ export interface AgentErrorEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   tool_name: string;
   tool_call_id: string;
   error: string;
+  /**
+   * What kind of failure this is. Always filled from release 1.40.0 (`{kind: unknown, retryable: false, user_action: none}` when nothing better is known), also on events recorded before it when a newer server reads them back.
+   */
+  classification?: ErrorClassification | null;
   kind: "AgentErrorEvent";
 }
 /**
@@ -1796,10 +2429,15 @@ export interface ObservationEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   tool_name: string;
   tool_call_id: string;
   observation: Observation;
   action_id: EventId;
+  /**
+   * Text the agent context adds after the tool result (for example path-scoped rules that the touched file triggered), appended to the tool message sent to the LLM. Stored as [] when empty.
+   */
+  extended_content?: TextContent[];
   kind: "ObservationEvent";
 }
 /**
@@ -1812,6 +2450,7 @@ export interface UserRejectObservation {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   tool_name: string;
   tool_call_id: string;
   action_id: EventId;
@@ -1829,6 +2468,7 @@ export interface SystemPromptEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   system_prompt: TextContent;
   tools: ToolDefinition[];
   /**
@@ -1847,6 +2487,7 @@ export interface TokenEvent {
   id: EventId;
   timestamp: Timestamp;
   source: EventSource;
+  parent_id?: ParentEventId;
   prompt_token_ids: number[];
   response_token_ids: number[];
   kind: "TokenEvent";
@@ -1861,7 +2502,143 @@ export interface PauseEvent {
   id: EventId;
   timestamp: Timestamp;
   source?: EventSource;
+  parent_id?: ParentEventId;
   kind: "PauseEvent";
+}
+/**
+ * A tool call of an ACP agent (Agent Client Protocol; release 1.12.0), written by the SDK from the agent's tool-call updates: one early event and one terminal event per call, so one tool_call_id can appear in several events. A successful prompt closes unfinished calls as `completed`; a superseded call is closed as `failed`. Not sent to the LLM.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ACPToolCallEvent".
+ */
+export interface ACPToolCallEvent {
+  id: EventId;
+  timestamp: Timestamp;
+  source?: EventSource;
+  parent_id?: ParentEventId;
+  /**
+   * The ACP tool call id.
+   */
+  tool_call_id: string;
+  /**
+   * The agent's human-readable title of the call.
+   */
+  title: string;
+  /**
+   * ACP status (pending, in_progress, completed, failed); not restricted here.
+   */
+  status?: string | null;
+  /**
+   * ACP tool kind (read, edit, execute, …).
+   */
+  tool_kind?: string | null;
+  /**
+   * The call's raw input (any JSON value).
+   */
+  raw_input?: unknown;
+  /**
+   * The call's raw output (any JSON value).
+   */
+  raw_output?: unknown;
+  /**
+   * ACP content blocks, in snake_case or camelCase (`oldText` or `old_text`).
+   */
+  content?: unknown[] | null;
+  /**
+   * True when status is failed.
+   */
+  is_error?: boolean;
+  kind: "ACPToolCallEvent";
+}
+/**
+ * One run of a configured hook command (release 1.13.0). `blocked` means the hook denied the operation (exit code 2 or a deny decision). stdout, stderr, reason, additional_context and error are truncated before storage.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "HookExecutionEvent".
+ */
+export interface HookExecutionEvent {
+  id: EventId;
+  timestamp: Timestamp;
+  source?: EventSource;
+  parent_id?: ParentEventId;
+  hook_event_type: HookEventType;
+  hook_command: string;
+  /**
+   * The tool a PreToolUse or PostToolUse hook ran for.
+   */
+  tool_name?: string | null;
+  success: boolean;
+  blocked?: boolean;
+  exit_code: number;
+  stdout?: string;
+  stderr?: string;
+  reason?: string | null;
+  additional_context?: string | null;
+  error?: string | null;
+  /**
+   * The ActionEvent a tool hook ran for.
+   */
+  action_id?: string | null;
+  /**
+   * The MessageEvent a UserPromptSubmit hook ran for.
+   */
+  message_id?: string | null;
+  /**
+   * What the hook received on standard input.
+   */
+  hook_input?: {
+    [k: string]: unknown;
+  } | null;
+  kind: "HookExecutionEvent";
+}
+/**
+ * Sent by the agent server (release 1.16.0) to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored, so never in search or replay.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ServerErrorEvent".
+ */
+export interface ServerErrorEvent {
+  id: EventId;
+  timestamp: Timestamp;
+  source: EventSource;
+  parent_id?: ParentEventId;
+  /**
+   * The exception class name (JSONDecodeError, ValidationError, …).
+   */
+  code: string;
+  /**
+   * The exception's message.
+   */
+  detail: string;
+  kind: "ServerErrorEvent";
+}
+/**
+ * A piece of streamed LLM output (release 1.18.1), published straight to WebSocket subscribers while the LLM streams (or an ACP agent answers); never stored, so never in search or replay. Empty strings are forwarded.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "StreamingDeltaEvent".
+ */
+export interface StreamingDeltaEvent {
+  id: EventId;
+  timestamp: Timestamp;
+  source?: EventSource;
+  parent_id?: ParentEventId;
+  content?: string | null;
+  reasoning_content?: string | null;
+  kind: "StreamingDeltaEvent";
+}
+/**
+ * The user interrupted the run (`POST …/interrupt`, release 1.23.0): the in-flight LLM call was cancelled and the conversation paused. Without an active run the server pauses instead and records a PauseEvent.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InterruptEvent".
+ */
+export interface InterruptEvent {
+  id: EventId;
+  timestamp: Timestamp;
+  source?: EventSource;
+  parent_id?: ParentEventId;
+  kind: "InterruptEvent";
 }
 /**
  * One page of event search results.

@@ -7,12 +7,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
+import { trajectoryEntries } from "@acs-toolkit/validator";
 import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "../support/trajectory.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
+const releases = path.resolve(fixtures, "../openhands-releases");
 
 
 let t: TestServer;
@@ -77,6 +79,38 @@ describe("paging property", () => {
     const all = [...first.body.items.map((e: Event) => e.id), ...rest];
     expect(new Set(all).size).toBe(all.length);
     expect(all).toHaveLength(events.length * 2);
+  });
+});
+
+describe("recordings of later releases (fixtures/openhands-releases)", () => {
+  const files = readdirSync(releases).filter((f) => f.endsWith(".jsonl") || f.endsWith(".json"));
+  const replay = async (file: string) => {
+    const text = readFileSync(path.join(releases, file), "utf8");
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: text } });
+    expectConforms("createConversation", created, 200);
+    return { id: created.body.conversation_id as string, original: [...trajectoryEntries(text)].map((entry) => entry.value as Event) };
+  };
+
+  it.each(files)("%s replays and reads back unchanged", async (file) => {
+    const { id, original } = await replay(file);
+    const reply = await t.call("GET", `/api/conversations/${id}/events/search`);
+    expectConforms("searchEvents", reply, 200);
+    expect(reply.body.items).toEqual(original);
+  });
+
+  it("source=hook keeps the HookExecutionEvents, and is an empty page where there are none (not a 422)", async () => {
+    const withHooks = await replay("v1.13-page-window.jsonl");
+    const hooks = await t.call("GET", `/api/conversations/${withHooks.id}/events/search`, { query: { source: "hook" } });
+    expectConforms("searchEvents", hooks, 200);
+    expect(hooks.body.items.map((e: Event) => e.kind)).toEqual(["HookExecutionEvent", "HookExecutionEvent"]);
+    expect((await t.call("GET", `/api/conversations/${withHooks.id}/events/count`, { query: { source: "hook" } })).body).toBe(2);
+    const without = await replay("v1.31-acp-agent.jsonl");
+    const none = await t.call("GET", `/api/conversations/${without.id}/events/search`, { query: { source: "hook" } });
+    expectConforms("searchEvents", none, 200);
+    expect(none.body).toEqual({ items: [], next_page_id: null });
+    const byKind = await t.call("GET", `/api/conversations/${without.id}/events/search`, { query: { kind: "HookExecutionEvent" } });
+    expect(byKind.status).toBe(200);
+    expect(byKind.body.items).toEqual([]);
   });
 });
 

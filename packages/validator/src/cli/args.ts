@@ -1,11 +1,13 @@
 /** The command line of `acs-validate`, read with node:util's parseArgs. */
 import { parseArgs } from "node:util";
+import { DEFAULT_PROFILE, FIRST_RELEASE, isProfile, type Profile } from "../profile.js";
 import type { OutputFormat } from "./report.js";
 
 export interface CliOptions {
   paths: string[];
   format: OutputFormat;
   sequence: boolean;
+  profile: Profile;
   unknownKinds: "error" | "warn";
   unknownProperties: "error" | "warn";
   maxErrors: number | undefined;
@@ -21,8 +23,9 @@ export class UsageError extends Error {}
 
 export const USAGE = `Usage: acs-validate [options] <path…>
 
-Validates recorded Agent Conversation Service events against the interface: each event
-against the schema, and each trajectory against the sequence rules.
+Validates recorded Agent Conversation Service events: each event against the schema (by
+default everything a shipped OpenHands release writes), and each trajectory against the
+sequence rules.
 
 Paths: files, directories and globs ("recordings/**/*.jsonl"); "-" reads standard input.
 Each is recognised by its content: one event, a JSON array of events, JSONL (one event a
@@ -34,7 +37,11 @@ Options:
   --format <human|json|junit|github>  output format (default: human)
   --no-sequence                       skip the sequence rules (unique ids, observations
                                       answering earlier actions, tool calls answered once,
-                                      known forgotten ids, time order, system prompt first)
+                                      known forgotten ids and parents, time order, system
+                                      prompt first)
+  --profile <name>                    the catalogue to accept: releases (default: what any
+                                      shipped release writes), interface (exactly the
+                                      interface 0.1.0 catalogue), or a release such as 1.11.5
   --unknown-kinds <error|warn>        a kind from a newer version (default: error)
   --unknown-properties <error|warn>   a property a strict object does not declare (default: error)
   --max-errors <n>                    stop after n errors
@@ -63,6 +70,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       options: {
         format: { type: "string" },
         "no-sequence": { type: "boolean" },
+        profile: { type: "string" },
         "unknown-kinds": { type: "string" },
         "unknown-properties": { type: "string" },
         "max-errors": { type: "string" },
@@ -90,10 +98,15 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     if (!/^[1-9]\d*$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--max-errors must be a whole number of at least 1, got ${JSON.stringify(text)}`);
     maxErrors = Number(text);
   }
+  const profile = values.profile ?? DEFAULT_PROFILE;
+  if (!isProfile(profile)) {
+    throw new UsageError(`--profile must be releases, interface or a release from ${FIRST_RELEASE} on (such as 1.11.5), got ${JSON.stringify(profile)}`);
+  }
   const options: CliOptions = {
     paths: positionals,
     format: choice("format", values.format, FORMATS, "human"),
     sequence: !values["no-sequence"],
+    profile,
     unknownKinds: choice("unknown-kinds", values["unknown-kinds"], ["error", "warn"] as const, "error"),
     unknownProperties: choice("unknown-properties", values["unknown-properties"], ["error", "warn"] as const, "error"),
     maxErrors,

@@ -62,7 +62,7 @@ export async function run(io: RunIo): Promise<number> {
   const started = performance.now();
   const forceColor = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "";
   const color = options.color ?? (forceColor || (stdout.isTTY === true && env.NO_COLOR === undefined && env.TERM !== "dumb"));
-  const validateOptions: ValidateOptions = { unknownKinds: options.unknownKinds, unknownProperties: options.unknownProperties };
+  const validateOptions: ValidateOptions = { profile: options.profile, unknownKinds: options.unknownKinds, unknownProperties: options.unknownProperties };
   const maxErrors = options.maxErrors ?? Infinity;
   const limits = io.limits ?? DEFAULT_LIMITS;
 
