@@ -10,7 +10,7 @@
  * ```
  */
 export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
-export { createApp, type App, type AppDeps } from "./app.js";
+export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
 export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
