@@ -94,17 +94,29 @@ describe("the browser entry", () => {
     expect(report.gzipped).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 
-  it("the standalone bundle (dist/browser/) imports nothing by name and loads the validator as a chunk of its own", () => {
+  it("the standalone bundle (dist/browser/) is one file that imports only the optional validator, by name", () => {
+    expect(readdirSync(path.join(root, "dist/browser")).sort()).toEqual(["acs-client.js", "acs-client.js.map"]);
     const main = read("dist/browser/acs-client.js");
     const specifiers = [...main.matchAll(/(?:from\s*|import\(\s*)["']([^"']+)["']/g)].map((match) => match[1]!);
-    expect(specifiers.length).toBeGreaterThan(0);
-    expect(specifiers.every((specifier) => specifier.startsWith("./"))).toBe(true);
+    expect(specifiers).toEqual(["@acs-toolkit/validator"]);
     // A sentence of the validator's messages marks its code (compared with includes: the code is large).
-    const marker = "is a legacy field (SDK 1.9)";
-    expect(main.includes(marker)).toBe(false);
-    const lazy = specifiers.find((specifier) => specifier.startsWith("./lazy-"));
-    expect(lazy).toBeDefined();
-    expect(read(path.join("dist/browser", lazy!)).includes(marker)).toBe(true);
+    expect(main.includes("is a legacy field (SDK 1.9)")).toBe(false);
+  });
+
+  it("no file of the package carries the validator's code (an optional peer dependency, never bundled)", () => {
+    const files = readdirSync(path.join(root, "dist"), { recursive: true, encoding: "utf8" }).filter((file) => /\.c?js$/.test(file));
+    for (const file of files) expect(read(path.join("dist", file)).includes("function ucs2length("), file).toBe(false);
+    const manifest = JSON.parse(read("package.json")) as { dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+    expect(manifest.dependencies["@acs-toolkit/validator"]).toBeUndefined();
+    expect(manifest.peerDependenciesMeta["@acs-toolkit/validator"]).toEqual({ optional: true });
+  });
+
+  it("the declarations import nothing that is not a dependency (the validator's types are copied in)", () => {
+    const declarations = readdirSync(path.join(root, "dist")).filter((file) => /\.d\.c?ts$/.test(file));
+    for (const file of declarations) {
+      const imported = [...read(`dist/${file}`).matchAll(/from\s+["']([^"'.][^"']*)["']/g)].map((match) => match[1]!);
+      expect(imported.filter((name) => !["@acs-toolkit/schema", "openapi-fetch"].includes(name)), file).toEqual([]);
+    }
   });
 });
 
