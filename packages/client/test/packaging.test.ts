@@ -1,7 +1,8 @@
 /**
  * The published package (dist/, built by turbo before the tests): the exports map resolves for Node
  * (ESM and CJS), bundlers and browsers; nothing Node-only reaches the browser entry; the browser
- * entry keeps its size budget; @arethetypeswrong finds no problem.
+ * entry keeps its size budget. (@arethetypeswrong/cli and publint run over every packed package in
+ * packages/packaging.)
  */
 import { execFile } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
@@ -117,17 +118,5 @@ describe("the browser entry", () => {
       const imported = [...read(`dist/${file}`).matchAll(/from\s+["']([^"'.][^"']*)["']/g)].map((match) => match[1]!);
       expect(imported.filter((name) => !["@acs-toolkit/schema", "openapi-fetch"].includes(name)), file).toEqual([]);
     }
-  });
-});
-
-describe("types", () => {
-  it("@arethetypeswrong/cli finds no problem in the packed package", async () => {
-    const attw = path.join(root, "node_modules/.bin/attw");
-    const { stdout } = await run(attw, ["--pack", ".", "--format", "json"], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
-      (error: { stdout?: string }) => ({ stdout: error.stdout ?? "" }),
-    );
-    const result = JSON.parse(stdout) as { problems?: Record<string, unknown>; analysis: { entrypoints: Record<string, unknown> } };
-    expect(Object.keys(result.analysis.entrypoints).sort()).toEqual([".", "./browser", "./node", "./package.json"]);
-    expect(result.problems ?? {}).toEqual({});
   });
 });
