@@ -38,7 +38,8 @@ Exit status: 0 all checks passed (skips allowed), 1 a check failed, 2 usage erro
 answers at the base URL, or the suite could not run.
 `;
 
-interface Output {
+/** Where the CLI writes (standard output and error by default). */
+export interface Output {
   out: (text: string) => void;
   err: (text: string) => void;
 }
