@@ -17,7 +17,8 @@ const run = promisify(execFile);
 const attw = path.join(path.dirname(new URL(import.meta.url).pathname), "../node_modules/.bin/attw");
 const packages = publicPackages();
 
-describe.each(packages.map((pkg) => [pkg.name, pkg] as const))("%s", (name, pkg) => {
+// Concurrent: attw takes seconds per package, mostly waiting on its own TypeScript program.
+describe.concurrent.each(packages.map((pkg) => [pkg.name, pkg] as const))("%s", (name, pkg) => {
   const tarball = () => inject("tarballs")[name]!;
 
   it("publint: no error, warning or suggestion", async () => {
