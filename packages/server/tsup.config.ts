@@ -1,6 +1,24 @@
+import { copyFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { defineConfig } from "tsup";
 
+/**
+ * The two files of Swagger UI that /docs serves, with its licence and notice (Apache-2.0), copied
+ * from the swagger-ui-dist devDependency into dist/docs/: the published server does not depend on
+ * swagger-ui-dist, whose install brings 12 MB of files and a telemetry postinstall (@scarf/scarf).
+ */
+const SWAGGER_UI_FILES = { "swagger-ui-bundle.js": "swagger-ui-bundle.js", "swagger-ui.css": "swagger-ui.css", LICENSE: "swagger-ui.LICENSE", NOTICE: "swagger-ui.NOTICE" };
+
+function copySwaggerUi() {
+  const from = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+  mkdirSync("dist/docs", { recursive: true });
+  for (const [file, as] of Object.entries(SWAGGER_UI_FILES)) copyFileSync(path.join(from, file), path.join("dist/docs", as));
+}
+
 export default defineConfig({
+  // One ES build of the library and the `acs-server` bin, sharing a chunk. dist/index.cjs (the
+  // CommonJS entry) is written after the build by tools/src/build/cjs-entries.ts.
   entry: ["src/index.ts", "src/cli.ts"],
   format: ["esm"],
   dts: { entry: "src/index.ts" },
@@ -8,4 +26,5 @@ export default defineConfig({
   sourcemap: true,
   target: "node20",
   platform: "node",
+  onSuccess: async () => copySwaggerUi(),
 });

@@ -1,25 +1,40 @@
+import { copyFileSync } from "node:fs";
 import { defineConfig } from "tsup";
 
-export default defineConfig([
-  {
-    entry: ["src/index.ts"],
-    format: ["esm", "cjs"],
-    dts: true,
-    // Both builds run at once: the library's clean must not remove the command's output.
-    clean: ["!cli.js", "!cli.js.map"],
-    sourcemap: true,
-    target: "es2022",
-    // One entry for Node and browsers: nothing Node-only may be imported from src/ outside src/cli/.
-    platform: "neutral",
+/**
+ * The compiled validators (src/generated/, about 1.2 MB of AJV standalone code) are shipped once, as
+ * generated and without a source map: both entries import them as files of their own beside the
+ * entries, instead of each entry carrying a copy.
+ */
+const GENERATED = ["validators-fast.js", "validators-full.js"];
+
+export default defineConfig({
+  // The library (Node and browsers: nothing Node-only may be imported from src/ outside src/cli/)
+  // and `acs-validate` (its shebang comes from src/cli/main.ts) in one ES build, so that the code they
+  // share is one chunk. dist/index.cjs (the CommonJS entry) is written after the build by
+  // tools/src/build/cjs-entries.ts.
+  entry: { index: "src/index.ts", cli: "src/cli/main.ts" },
+  format: ["esm"],
+  dts: { entry: { index: "src/index.ts" } },
+  clean: true,
+  splitting: true,
+  sourcemap: true,
+  target: "es2022",
+  platform: "neutral",
+  // The command's Node built-ins; the library imports none (test/packaging.test.ts checks).
+  external: [/^node:/],
+  esbuildPlugins: [
+    {
+      name: "generated-validators-beside",
+      setup(build) {
+        build.onResolve({ filter: /\/generated\/validators-(fast|full)\.js$/ }, (args) => ({
+          path: `./${args.path.split("/").pop()}`,
+          external: true,
+        }));
+      },
+    },
+  ],
+  onSuccess: async () => {
+    for (const file of GENERATED) copyFileSync(`src/generated/${file}`, `dist/${file}`);
   },
-  {
-    // `acs-validate` (bin): Node only, one self-contained ESM file; its shebang comes from src/cli/main.ts.
-    entry: { cli: "src/cli/main.ts" },
-    format: ["esm"],
-    dts: false,
-    clean: false, // dist/ is cleaned by the library's build, which keeps cli.js*
-    sourcemap: true,
-    target: "node20",
-    platform: "node",
-  },
-]);
+});

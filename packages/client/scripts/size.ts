@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
-export const BUDGET_BYTES = 10 * 1024;
+export const BUDGET_BYTES = 8 * 1024;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface SizeReport {

@@ -4,7 +4,7 @@
  * add what only their platform has through `Platform`.
  */
 import type { paths } from "@acs-toolkit/schema";
-import type { ValidateOptions } from "@acs-toolkit/validator";
+import type { ValidateOptions } from "./validator-types.js";
 import * as openapiFetch from "openapi-fetch";
 import type { Client, Middleware } from "openapi-fetch";
 import { AbortError, ApiError, InvalidEventError, InvalidResponseError, NetworkError } from "./errors.js";
@@ -109,6 +109,8 @@ export interface AcsClient<Upload = UploadInput> {
   getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
   /** The bundled OpenAPI document the server serves (extension). */
   getOpenApiDocument(options?: CallOptions): Promise<OperationResult<"getOpenApiDocument">>;
+  /** The bundled AsyncAPI document of the live channel the server serves (extension). */
+  getAsyncApiDocument(options?: CallOptions): Promise<OperationResult<"getAsyncApiDocument">>;
   /** The HTML of the server's API reference page (extension). */
   getApiReference(options?: CallOptions): Promise<OperationResult<"getApiReference">>;
   /**
@@ -136,8 +138,19 @@ const createFetchClient: typeof openapiFetch.default =
 
 type ValidatorModule = typeof import("@acs-toolkit/validator");
 let validatorModule: Promise<ValidatorModule> | undefined;
-/** The validator is loaded on first use only, so a client without `validate` never pulls it in. */
-const loadValidator = (): Promise<ValidatorModule> => (validatorModule ??= import("@acs-toolkit/validator"));
+/**
+ * The validator, an optional peer dependency, is loaded on first use only, so a client without
+ * `validate` never pulls it in (nor needs it installed). The `.catch` also lets bundlers (esbuild,
+ * Vite) build an application that does not install it.
+ */
+const loadValidator = (): Promise<ValidatorModule> =>
+  (validatorModule ??= import("@acs-toolkit/validator").catch((cause: unknown) => {
+    validatorModule = undefined; // an install later in the same process is picked up
+    throw new Error(
+      `validate: cannot load @acs-toolkit/validator, the optional peer dependency that checks events: install it beside @acs-toolkit/client (npm install @acs-toolkit/validator), or leave validate off (${cause instanceof Error ? cause.message : String(cause)})`,
+      { cause },
+    );
+  }));
 
 /** An error thrown by the `apiKey` function, carried through openapi-fetch unchanged. */
 class KeyProviderFailure {
@@ -193,7 +206,7 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
       if (signal?.aborted) throw new AbortError(operation, signal.reason);
       if (cause instanceof Error && cause.name === "AbortError") throw new AbortError(operation, cause);
       if (cause instanceof SyntaxError) throw new InvalidResponseError(operation, `the answer is not JSON: ${cause.message}`, { cause });
-      throw new NetworkError(operation, cause);
+      throw new NetworkError(operation, cause, options.baseUrl);
     }
     const { response } = result;
     if (!response.ok) throw new ApiError(operation, response, result.error);
@@ -345,6 +358,10 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
 
     getOpenApiDocument(options) {
       return call("getOpenApiDocument", options?.signal, () => raw.GET("/openapi.json", init(options)));
+    },
+
+    getAsyncApiDocument(options) {
+      return call("getAsyncApiDocument", options?.signal, () => raw.GET("/asyncapi.json", init(options)));
     },
 
     getApiReference(options) {

@@ -3,7 +3,7 @@
  * answer of the server (`ApiError`) apart from a request that never got one (`NetworkError`,
  * `AbortError`) and from an answer that is not what the spec says (`InvalidResponseError`).
  */
-import type { ValidationIssue } from "@acs-toolkit/validator";
+import type { ValidationIssue } from "./validator-types.js";
 import type { ErrorBody, ErrorStatus, OperationId, ValidationErrorDetail } from "./types.js";
 
 /** The base of every error of this client. */
@@ -66,12 +66,33 @@ export type ApiErrorWithStatus<Id extends OperationId, Status extends ErrorStatu
   readonly detail: Status extends 422 ? ValidationErrorDetail[] : undefined;
 };
 
-/** The request got no answer: the server is unreachable, the connection broke, or (in a browser) CORS refused it. */
+/**
+ * The request got no answer: the server is unreachable, the connection broke, or (in a browser) CORS
+ * refused it. A browser reports all of these as one opaque `TypeError` ("Failed to fetch"); for a
+ * cross-origin request the message then says so and names the reference server's `--cors-origin`.
+ */
 export class NetworkError extends ClientError {
   override name = "NetworkError";
-  constructor(operation: OperationId, cause: unknown) {
-    super(operation, `request failed: ${reason(cause)}`, { cause });
+  constructor(operation: OperationId, cause: unknown, baseUrl?: string) {
+    super(operation, `request failed: ${reason(cause)}${corsHint(cause, baseUrl)}`, { cause });
   }
+}
+
+/**
+ * In a page (there is a `location`) whose origin is not the server's, a fetch `TypeError` may be a
+ * CORS refusal, which the browser does not tell apart from an unreachable server.
+ */
+function corsHint(cause: unknown, baseUrl: string | undefined): string {
+  const page = (globalThis as { location?: { origin?: string } }).location?.origin;
+  if (!(cause instanceof TypeError) || !page || page === "null" || !baseUrl) return "";
+  let server: string;
+  try {
+    server = new URL(baseUrl, page).origin;
+  } catch {
+    return "";
+  }
+  if (server === page) return "";
+  return ` (the browser does not say why: ${server} may be unreachable, or it may not allow requests from this page's origin under CORS: start the reference server with --cors-origin ${page})`;
 }
 
 /**

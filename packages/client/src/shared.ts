@@ -24,6 +24,7 @@ export {
 } from "./live.js";
 export type {
   CallOptions,
+  ContentOf,
   CountEventsQuery,
   ErrorBody,
   ErrorStatus,
@@ -34,8 +35,10 @@ export type {
   OperationId,
   OperationQuery,
   OperationResult,
+  Responses,
   SearchEventsQuery,
   SearchedEvent,
+  SuccessCode,
   SuccessStatus,
   ValidationErrorDetail,
 } from "./types.js";

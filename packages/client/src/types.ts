@@ -7,13 +7,13 @@ import type { components, operations } from "@acs-toolkit/schema";
 /** The `operationId` of every endpoint of the spec (the interface's five and the server's extensions). */
 export type OperationId = keyof operations;
 
-type Responses<Id extends OperationId> = operations[Id]["responses"];
+export type Responses<Id extends OperationId> = operations[Id]["responses"];
 
 /** Status codes that mean success. */
-type SuccessCode = 200 | 201 | 202 | 203 | 204 | 205 | 206;
+export type SuccessCode = 200 | 201 | 202 | 203 | 204 | 205 | 206;
 
 /** The body of a response object: its JSON content, else its only content type, else `undefined`. */
-type ContentOf<R> = R extends { content: { "application/json": infer Body } }
+export type ContentOf<R> = R extends { content: { "application/json": infer Body } }
   ? Body
   : R extends { content: infer Content }
     ? Content[keyof Content]

@@ -3,9 +3,12 @@
  * strict Content-Security-Policy: a page on one origin calls the reference server on another (CORS
  * configured on the server), creates a conversation, pages through its events, uploads and
  * downloads a file, subscribes to live events with the browser's WebSocket (first-frame auth) and
- * sends a message over it, loads the validator on demand, and tells HTTP errors from network errors.
+ * sends a message over it, loads the validator on demand (the page maps its name to the validator's
+ * dist/index.js with an import map), and tells HTTP errors from network errors, naming
+ * `--cors-origin` when the browser refuses a cross-origin answer.
  */
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -15,9 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonl, KEY, manyEvents, startReferenceServer, type ReferenceServer } from "./support/server.js";
 
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/browser");
+const validatorDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../validator/dist");
+const importMap = JSON.stringify({ imports: { "@acs-toolkit/validator": "/validator/index.js" } });
+// An inline import map is a script for the CSP: allowed by its hash, not by 'unsafe-inline'.
+const importMapHash = `'sha256-${createHash("sha256").update(importMap).digest("base64")}'`;
 const events = manyEvents(240);
 
-const app = (baseUrl: string) => `
+const app = (baseUrl: string, noCorsUrl: string) => `
 import { AbortError, ApiError, NetworkError, createClient, isApiError } from "/client/acs-client.js";
 
 const baseUrl = ${JSON.stringify(baseUrl)};
@@ -72,6 +79,12 @@ try {
   } catch (error) {
     out.unreachable = { networkError: error instanceof NetworkError, name: error.name };
   }
+  try {
+    // A server that answers but allows no other origin: the browser refuses the answer (CORS).
+    await createClient({ baseUrl: ${JSON.stringify(noCorsUrl)}, apiKey: "k" }).getHealth();
+  } catch (error) {
+    out.corsRefused = { networkError: error instanceof NetworkError, message: error.message };
+  }
   const controller = new AbortController();
   controller.abort();
   try {
@@ -87,8 +100,10 @@ window.results = out;
 
 let ref: ReferenceServer;
 let pages: Server;
+let noCors: Server;
 let browser: Browser;
 let origin: string;
+let noCorsUrl = "";
 const consoleErrors: string[] = [];
 const served: string[] = [];
 
@@ -102,20 +117,29 @@ beforeAll(async () => {
         "content-type": type,
         // No eval, no inline script; the page may only talk to the reference server (and to a
         // port where nothing listens, for the network error).
-        "content-security-policy": `default-src 'none'; script-src 'self'; connect-src ${ref.url} ${ref.url.replace("http", "ws")} http://127.0.0.1:1`,
+        "content-security-policy": `default-src 'none'; script-src 'self' ${importMapHash}; connect-src ${ref.url} ${ref.url.replace("http", "ws")} http://127.0.0.1:1 ${noCorsUrl}`,
       });
       res.end(body);
     };
-    if (url === "/") return send("text/html", `<!doctype html><meta charset="utf-8"><title>client</title><script type="module" src="/app.js"></script>`);
+    if (url === "/") {
+      return send("text/html", `<!doctype html><meta charset="utf-8"><title>client</title><script type="importmap">${importMap}</script><script type="module" src="/app.js"></script>`);
+    }
     if (url === "/app.js") return send("text/javascript", script);
     const file = /^\/client\/([\w.-]+\.js)$/.exec(url)?.[1];
     if (file) return send("text/javascript", readFileSync(path.join(dist, file), "utf8"));
+    // The validator's package as published: its entry, its chunk and the compiled validators.
+    const validatorFile = /^\/validator\/([\w.-]+\.js)$/.exec(url)?.[1];
+    if (validatorFile && existsSync(path.join(validatorDist, validatorFile))) return send("text/javascript", readFileSync(path.join(validatorDist, validatorFile), "utf8"));
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   ref = await startReferenceServer(["--cors-origin", origin]);
-  script = app(ref.url);
+  // A reference server started without --cors-origin for this page would answer like this: no CORS headers.
+  noCors = createServer((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok","store":"sqlite"}'));
+  await new Promise<void>((resolve) => noCors.listen(0, "127.0.0.1", resolve));
+  noCorsUrl = `http://127.0.0.1:${(noCors.address() as AddressInfo).port}`;
+  script = app(ref.url, noCorsUrl);
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
@@ -126,6 +150,7 @@ afterAll(async () => {
   await browser?.close();
   await ref?.close();
   await new Promise((resolve) => pages?.close(resolve));
+  await new Promise((resolve) => noCors?.close(resolve));
 });
 
 describe("in headless Chromium", () => {
@@ -149,10 +174,17 @@ describe("in headless Chromium", () => {
     expect(results.invalid).toEqual({ status: 422, loc: ["query", "limit"] });
     expect(results.unauthorized).toEqual({ status: 401, body: { detail: "Unauthorized" } });
     expect(results.unreachable).toEqual({ networkError: true, name: "NetworkError" });
+    expect(results.corsRefused).toEqual({
+      networkError: true,
+      message:
+        `getHealth: request failed: Failed to fetch (the browser does not say why: ${noCorsUrl} may be unreachable, or it may not allow ` +
+        `requests from this page's origin under CORS: start the reference server with --cors-origin ${origin})`,
+    });
     expect(results.aborted).toBe(true);
-    // validate: true loaded the validator's chunk, only then.
-    expect(served.filter((url) => url.startsWith("/client/"))).toEqual(["/client/acs-client.js", expect.stringMatching(/^\/client\/lazy-\w+\.js$/)]);
+    // validate: true loaded the validator, by its name through the import map, only then.
+    expect(served.filter((url) => url.startsWith("/client/"))).toEqual(["/client/acs-client.js"]);
+    expect(served.filter((url) => url.startsWith("/validator/"))).toEqual(expect.arrayContaining(["/validator/index.js", "/validator/validators-fast.js"]));
     // The only console errors are the failed requests the page made on purpose.
-    expect(consoleErrors.filter((text) => !/Failed to load resource|ERR_CONNECTION_REFUSED|status of (401|404|422)/.test(text))).toEqual([]);
+    expect(consoleErrors.filter((text) => !/Failed to load resource|ERR_CONNECTION_REFUSED|status of (401|404|422)|CORS policy/.test(text))).toEqual([]);
   });
 });

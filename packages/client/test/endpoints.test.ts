@@ -116,11 +116,14 @@ describe("the server's extensions", () => {
     expect(info).toMatchObject({ conversation_id: conversationId, status: "STOPPED", event_count: events.length, repository: "acme/widgets" });
   });
 
-  it("getHealth, getOpenApiDocument and getApiReference", async () => {
+  it("getHealth, getOpenApiDocument, getAsyncApiDocument and getApiReference", async () => {
     expect(await client.getHealth()).toMatchObject({ status: "ok", store: "sqlite" });
     const document = (await client.getOpenApiDocument()) as { openapi?: string; paths?: Record<string, unknown> };
     expect(document.openapi).toMatch(/^3\.1/);
     expect(Object.keys(document.paths ?? {})).toContain("/api/conversations/{conversation_id}/events/search");
+    const asyncapi = (await client.getAsyncApiDocument()) as { asyncapi?: string; channels?: Record<string, { address?: string }> };
+    expect(asyncapi.asyncapi).toBe("3.0.0");
+    expect(Object.values(asyncapi.channels ?? {}).map((channel) => channel.address)).toContain("/sockets/events/{conversation_id}");
     expect(await client.getApiReference()).toMatch(/<html/i);
   });
 });

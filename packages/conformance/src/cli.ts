@@ -3,7 +3,8 @@
  * Exit status: 0 every check passed (skips allowed), 1 a check failed, 2 a usage error, nothing
  * answers at the base URL, or the suite could not run.
  */
-import { parseArgs } from "node:util";
+import { EXIT_USAGE, parseCommandLine, UsageError, usageErrorLine } from "@acs-toolkit/cli-kit";
+import packageJson from "../package.json" with { type: "json" };
 import { CHECKS } from "./checks/index.js";
 import { formatCheckTable, formatJson, formatJUnit, formatResultLine, formatTotal } from "./report.js";
 import { DEFAULT_SETTLE_MS, DEFAULT_TIMEOUT_MS, runConformance, selectChecks, UnknownPatternError, UnreachableError } from "./runner.js";
@@ -28,6 +29,7 @@ Options:
                         records events of its own at a real-time pace
   --list                print the checks (id, what must hold, spec, needs) and exit
   -h, --help            print this help
+  -v, --version         print the version
 
 A pattern is a check id (search.filter.kind), a group (search, bad-input), a glob (*.timestamp-*)
 or a capability a check needs (websocket, append, extension:getSettings).
@@ -36,9 +38,8 @@ Exit status: 0 all checks passed (skips allowed), 1 a check failed, 2 usage erro
 answers at the base URL, or the suite could not run.
 `;
 
-class UsageError extends Error {}
-
-interface Output {
+/** Where the CLI writes (standard output and error by default). */
+export interface Output {
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -46,29 +47,28 @@ interface Output {
 /** The CLI as a function (the bin calls it with process.argv), so that tests can run it in-process. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }): Promise<number> {
   try {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          "base-url": { type: "string" },
-          "api-key": { type: "string" },
-          format: { type: "string", default: "text" },
-          only: { type: "string", multiple: true },
-          skip: { type: "string", multiple: true },
-          timeout: { type: "string" },
-          settle: { type: "string" },
-          list: { type: "boolean" },
-          help: { type: "boolean", short: "h" },
-        },
-      }));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    const { values } = parseCommandLine({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        "base-url": { type: "string" },
+        "api-key": { type: "string" },
+        format: { type: "string", default: "text" },
+        only: { type: "string", multiple: true },
+        skip: { type: "string", multiple: true },
+        timeout: { type: "string" },
+        settle: { type: "string" },
+        list: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
+    });
     if (values.help) {
       io.out(USAGE);
+      return 0;
+    }
+    if (values.version) {
+      io.out(`${packageJson.version}\n`);
       return 0;
     }
     const split = (list: string[] | undefined) => (list ?? []).flatMap((item) => item.split(",")).map((p) => p.trim()).filter(Boolean);
@@ -108,8 +108,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return report.failed > 0 ? 1 : 0;
   } catch (error) {
     if (error instanceof UsageError || error instanceof UnknownPatternError) {
-      io.err(`acs-conformance: ${error.message}\n\n${USAGE}`);
-      return 2;
+      io.err(`${usageErrorLine("acs-conformance", error.message)}\n`);
+      return EXIT_USAGE;
     }
     if (error instanceof UnreachableError) {
       io.err(`acs-conformance: ${error.message}\n`);

@@ -22,7 +22,7 @@ export interface RequestOptions {
   key?: string | null;
   /** Sent as a JSON body (`Content-Type: application/json`). */
   json?: unknown;
-  body?: BodyInit;
+  body?: RequestInit["body"];
   headers?: Record<string, string>;
   /** Appended to the URL; an array repeats the parameter. */
   query?: Record<string, string | number | undefined | ReadonlyArray<string | number>>;

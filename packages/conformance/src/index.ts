@@ -27,4 +27,10 @@ export { CHECKS } from "./checks/index.js";
 export { CheckFailure, SkipCheck, type Check, type Need } from "./check.js";
 export type { CheckContext } from "./context.js";
 export { formatCheckTable, formatJson, formatJUnit, formatResultLine, formatText, formatTotal } from "./report.js";
-export { main as runCli, USAGE } from "./cli.js";
+export { main as runCli, USAGE, type Output as CliOutput } from "./cli.js";
+// Types that the exports above use in their signatures.
+export type { Reply, RequestOptions } from "./http.js";
+export type { SpecOperation, SpecResponses } from "./spec.js";
+export type { AnyEvent } from "./data.js";
+export type { ListedConversation, SeededConversation, StoredSecrets } from "./context.js";
+export type { Closed, Frame, LiveSocket } from "./socket.js";

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** `acs-mock`: starts the mock and prints what it serves. */
+import { EXIT_USAGE, usageErrorLine } from "@acs-toolkit/cli-kit";
+import packageJson from "../package.json" with { type: "json" };
 import { ScenarioFileError } from "./scenarios/load.js";
 import { MOCK_USAGE, MockConfigError, parseMockArgs } from "./config.js";
 import { startMock } from "./mock.js";
@@ -10,13 +12,17 @@ try {
   config = parseMockArgs(process.argv.slice(2));
 } catch (error) {
   if (error instanceof MockConfigError || error instanceof ScenarioFileError) {
-    console.error(`acs-mock: ${error.message}\n\nRun acs-mock --help for the options.`);
-    process.exit(2);
+    console.error(usageErrorLine("acs-mock", error.message));
+    process.exit(EXIT_USAGE);
   }
   throw error;
 }
 if (config.help) {
   process.stdout.write(MOCK_USAGE);
+  process.exit(0);
+}
+if (config.version) {
+  process.stdout.write(`${packageJson.version}\n`);
   process.exit(0);
 }
 

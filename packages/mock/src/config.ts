@@ -1,6 +1,6 @@
 /** The `acs-mock` command line. */
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { closestOption, parseCommandLine } from "@acs-toolkit/cli-kit";
 import { parseDuration } from "./front.js";
 import type { MockOptions } from "./mock.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
@@ -32,6 +32,7 @@ Options:
   --stream-at-start      stream every scenario now, not when its first live client subscribes
   --log-level LEVEL      fatal, error, warn, info (one line per request), debug, silent (default warn)
   -h, --help             print this help
+  -v, --version          print the version
 
 Per request: Prefer: code=404 | example=NAME | dynamic=true | latency=200ms (see the README).
 `;
@@ -40,19 +41,21 @@ export class MockConfigError extends Error {}
 
 export interface MockCliConfig extends MockOptions {
   help: boolean;
+  version: boolean;
   /** Scenario names and files as given (for the banner). */
   scenarioArgs: string[];
 }
 
 const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
-/** @throws MockConfigError with a sentence naming the bad flag; ScenarioFileError for a bad scenario file */
+/**
+ * @throws MockConfigError with a sentence naming the bad flag (a mistyped flag gets the closest one:
+ * `unknown option --sped (did you mean --speed?)`); ScenarioFileError for a bad scenario file
+ */
 export function parseMockArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): MockCliConfig {
-  let values;
-  try {
-    ({ values } = parseArgs({
+  const { values } = parseCommandLine(
+    {
       args: argv,
-      strict: true,
       options: {
         host: { type: "string" },
         port: { type: "string" },
@@ -68,11 +71,11 @@ export function parseMockArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
         "stream-at-start": { type: "boolean" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
       },
-    }));
-  } catch (error) {
-    throw new MockConfigError((error as Error).message);
-  }
+    },
+    MockConfigError,
+  );
   const whole = (name: string, text: string | undefined, fallback: number, max: number) => {
     if (text === undefined) return fallback;
     if (!/^\d+$/.test(text) || Number(text) > max) throw new MockConfigError(`${name} must be a whole number from 0 to ${max}, got "${text}"`);
@@ -108,12 +111,15 @@ export function parseMockArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
   const scenarios: Array<string | Scenario> = scenarioArgs.map((arg) => {
     if (arg in BUILT_IN_SCENARIOS) return arg;
     if (!existsSync(arg) && !/[./\\]/.test(arg)) {
-      throw new MockConfigError(`--scenario ${arg}: no such built-in scenario (${Object.keys(BUILT_IN_SCENARIOS).join(", ")}) and no such file`);
+      const names = Object.keys(BUILT_IN_SCENARIOS);
+      const suggestion = closestOption(arg, names);
+      throw new MockConfigError(`--scenario ${arg}: no such built-in scenario (${suggestion ? `did you mean ${suggestion}? ` : ""}${names.join(", ")}) and no such file`);
     }
     return loadScenarioFile(arg, seed);
   });
   return {
     help: values.help ?? false,
+    version: values.version ?? false,
     host: values.host ?? "127.0.0.1",
     port,
     seed,

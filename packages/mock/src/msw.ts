@@ -27,7 +27,7 @@ import type { World } from "./world.js";
 export interface MockHandlersOptions extends Omit<MockOptions, "host" | "port"> {
   /**
    * Origin (and optional path prefix) the code under test calls, e.g. `http://localhost:4010`. Default
-   * `*`: the mock's paths (`/api/…`, `/health`, `/openapi.json`, `/docs`, `/__mock`) on any origin.
+   * `*`: the mock's paths (`/api/…`, `/health`, `/openapi.json`, `/asyncapi.json`, `/docs`, `/__mock`) on any origin.
    */
   baseUrl?: string;
 }
@@ -43,7 +43,7 @@ export interface MockHandlers {
   close(): void;
 }
 
-const PATHS = "(?:api(?:/|$)|health$|openapi\\.json$|docs(?:/|$)|__mock$)";
+const PATHS = "(?:api(?:/|$)|health$|openapi\\.json$|asyncapi\\.json$|docs(?:/|$)|__mock$)";
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The URL pattern of the handlers: the mock's paths under `baseUrl` (any origin for `*`). */

@@ -7,7 +7,6 @@
  * lists every branch's complaint. Those are **coarse**: the mock then lets the server's own
  * validation (behind Prism) answer, so the status and `loc` are always the server's.
  */
-import type { IPrismDiagnostic } from "@stoplight/prism-core";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { ERROR_TYPES as SERVER_ERROR_TYPES } from "@acs-toolkit/server";
 
@@ -26,6 +25,17 @@ const ERROR_TYPES: Record<string, string> = {
 /** Keywords whose diagnostic says where the culprit is and what is wrong with it. */
 const PRECISE = new Set(Object.keys(ERROR_TYPES));
 const UNIONS = new Set(["anyOf", "oneOf"]);
+
+/**
+ * What {@link mapViolations} reads of a Prism diagnostic (Prism's `IPrismDiagnostic` has these and
+ * more): stated here so that this package's types do not expose Prism's, whose declarations need
+ * packages it does not depend on.
+ */
+export interface PrismViolation {
+  code?: string | number;
+  message: string;
+  path?: readonly string[];
+}
 
 export type MappedViolations = { precise: true; detail: ValidationError[] } | { precise: false; reason: string };
 
@@ -65,7 +75,7 @@ const startsWith = (loc: ReadonlyArray<string | number>, prefix: ReadonlyArray<s
  * Maps Prism's input diagnostics of one request. `body` is the parsed JSON body Prism saw (to tell
  * array indexes from property names).
  */
-export function mapViolations(diagnostics: readonly IPrismDiagnostic[], body: unknown): MappedViolations {
+export function mapViolations(diagnostics: readonly PrismViolation[], body: unknown): MappedViolations {
   const located: Located[] = [];
   const unions: Array<Array<string | number>> = [];
   for (const d of diagnostics) {

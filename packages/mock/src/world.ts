@@ -8,9 +8,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import packageJson from "../package.json" with { type: "json" };
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { createApp, createCipher, createLogger, openSqliteStore, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
+import { mockApiDocument } from "./docs.js";
 import { ObservedBus, ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
 import type { Scenario } from "./scenarios/types.js";
@@ -83,6 +86,13 @@ export function createWorld(options: WorldOptions = {}): World {
   const scheduler = new Scheduler();
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });
   agent.store = store;
+  const start = options.start ?? DEFAULT_START;
+  const scenarios = (options.scenarios ?? Object.keys(BUILT_IN_SCENARIOS)).map((entry) => {
+    if (typeof entry !== "string") return entry;
+    const build = BUILT_IN_SCENARIOS[entry];
+    if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
+    return build({ seed, start });
+  });
   const { app, conversations } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
@@ -93,17 +103,11 @@ export function createWorld(options: WorldOptions = {}): World {
     cipher: createCipher(randomBytes(32)),
     // Cursors depend only on the seed: the same requests give the same next_page_id every run.
     cursorSecret: createHash("sha256").update(`acs-mock cursors ${seed}`).digest(),
-    version: "0.1.0-mock",
+    version: `${packageJson.version}-mock`,
+    apiDocument: mockApiDocument(openapiDocument, { scenarios, publicRead }),
   });
 
   const streamer = new ScenarioStreamer({ store, conversations, speed, scheduler, log });
-  const start = options.start ?? DEFAULT_START;
-  const scenarios = (options.scenarios ?? Object.keys(BUILT_IN_SCENARIOS)).map((entry) => {
-    if (typeof entry !== "string") return entry;
-    const build = BUILT_IN_SCENARIOS[entry];
-    if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
-    return build({ seed, start });
-  });
   const seen = new Map<string, string>();
   for (const scenario of scenarios) {
     const other = seen.get(scenario.conversationId);

@@ -1,6 +1,6 @@
 /** The `acs-mock` bin (the built dist/cli.js): starts, prints what it serves, serves it, stops on SIGTERM. */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,7 +62,12 @@ describe("acs-mock", () => {
     expect(badSpeed.status).toBe(2);
     expect(badSpeed.stderr).toContain('--speed must be a positive number or "instant", got "fast"');
     const unknown = spawnSync(process.execPath, [cli, "--scenario", "happpy"], { encoding: "utf8" });
-    expect(unknown.stderr).toContain("no such built-in scenario");
+    expect(unknown.stderr).toContain("acs-mock: --scenario happpy: no such built-in scenario (did you mean happy? happy,");
+    expect(unknown.stderr).toMatch(/; see acs-mock --help\n$/);
+    const typo = spawnSync(process.execPath, [cli, "--sped", "2"], { encoding: "utf8" });
+    expect(typo).toMatchObject({ status: 2, stdout: "", stderr: "acs-mock: unknown option --sped (did you mean --speed?); see acs-mock --help\n" });
+    const version = spawnSync(process.execPath, [cli, "--version"], { encoding: "utf8" });
+    expect(version).toMatchObject({ status: 0, stdout: `${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n` });
     const file = path.join(dir, "broken.jsonl");
     writeFileSync(file, '{"id":"a","timestamp":"2026-02-05T11:24:45","source":"user","kind":"PauseEvent"}\n{"id":"b","kind":"PauseEvent"}\n');
     const broken = spawnSync(process.execPath, [cli, "--scenario", file], { encoding: "utf8" });

@@ -41,8 +41,27 @@ function idFor(seed: number, n: number): string {
 export interface ExampleEventsOptions {
   /** Changes every id, so that several batches can be put in one conversation. Default 1. */
   seed?: number;
-  /** Timestamp of the first event; each next one is 1 ms later. Default 2026-02-05T11:24:45Z. */
-  start?: Date;
+  /**
+   * Time of the first event, as a `Date`, an ISO-8601 string (`"2026-02-05T11:24:45Z"`; without an
+   * offset it is read as UTC, as the interface reads timestamps) or milliseconds since the epoch;
+   * each next event is 1 ms later. Default 2026-02-05T11:24:45Z.
+   */
+  start?: Date | string | number;
+}
+
+/** `start` as epoch milliseconds. @throws RangeError naming the value when it is not a time. */
+function startMillis(start: Date | string | number | undefined): number {
+  if (start === undefined) return Date.UTC(2026, 1, 5, 11, 24, 45);
+  const text = typeof start === "string" ? start.trim() : undefined;
+  // An ISO date-time without an offset is UTC here (Date.parse would read it as local time).
+  const millis =
+    start instanceof Date ? start.getTime()
+    : typeof start === "number" ? start
+    : Date.parse(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text!) ? `${text}Z` : text!);
+  if (!Number.isFinite(millis)) {
+    throw new RangeError(`exampleEvents: start must be a Date, an ISO-8601 date-time or epoch milliseconds, got ${JSON.stringify(String(start))}`);
+  }
+  return millis;
 }
 
 /** The action an observation kind answers (BrowserObservation answers every browser action, ClientToolObservation a client tool's action). */
@@ -60,7 +79,7 @@ function answeredBy(observationKind: string): string {
  */
 export function exampleEvents(options: ExampleEventsOptions = {}): Event[] {
   const seed = options.seed ?? 1;
-  const start = options.start?.getTime() ?? Date.UTC(2026, 1, 5, 11, 24, 45);
+  const start = startMillis(options.start);
   const events: Event[] = [];
   const push = <E extends Event>(event: E): E => {
     const n = events.length;

@@ -1,6 +1,7 @@
 /** The Express application: every route of the spec, wired to explicit dependencies. */
-import express, { type Express, type RequestHandler } from "express";
-import { openapiDocument } from "@acs-toolkit/schema/documents";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import express, { type RequestHandler } from "express";
+import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import { ConversationService } from "./conversations.js";
@@ -32,10 +33,22 @@ export interface AppDeps {
   /** Secret that signs page cursors (stable across restarts so cursors survive them). */
   cursorSecret: Buffer;
   version: string;
+  /**
+   * The OpenAPI document served at /openapi.json and rendered at /docs. Default: the bundled spec
+   * (requests are validated against the bundled spec whatever this is).
+   */
+  apiDocument?: Record<string, unknown>;
 }
 
+/**
+ * A Node request handler. The app is an Express application, typed by what it is used for (so that
+ * this package's types need no `@types/express`): `http.createServer(app)`, or mounted in another
+ * Express or Connect app with `parent.use(app)`.
+ */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
 export interface App {
-  app: Express;
+  app: RequestListener;
   conversations: ConversationService;
 }
 
@@ -68,7 +81,7 @@ export function createApp(deps: AppDeps): App {
   app.set("query parser", "simple"); // repeated parameters arrive as arrays and are refused, no nested objects
   app.use(requestLog(log));
   app.use(cors(config.corsOrigins));
-  app.use(metaRoutes({ store, openapi: openapiDocument, version: deps.version }));
+  app.use(metaRoutes({ store, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));

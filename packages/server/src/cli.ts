@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /** `acs-server`: the reference server on an embedded SQLite store. */
+import { EXIT_USAGE, usageErrorLine } from "@acs-toolkit/cli-kit";
 import { ConfigError, parseConfig, USAGE } from "./config.js";
-import { startServer } from "./server.js";
+import { startServer, VERSION } from "./server.js";
 
 async function main(): Promise<void> {
   let config;
@@ -9,13 +10,17 @@ async function main(): Promise<void> {
     config = parseConfig(process.argv.slice(2));
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`acs-server: ${error.message}\n\n${USAGE}`);
-      process.exit(2);
+      process.stderr.write(`${usageErrorLine("acs-server", error.message)}\n`);
+      process.exit(EXIT_USAGE);
     }
     throw error;
   }
   if (config.help) {
     process.stdout.write(USAGE);
+    return;
+  }
+  if (config.version) {
+    process.stdout.write(`${VERSION}\n`);
     return;
   }
   const server = await startServer(config);

@@ -1,6 +1,6 @@
 /** Server configuration from flags and environment (flags win). Keys come from the environment only. */
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "@acs-toolkit/cli-kit";
 import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./uploads.js";
 
 export interface ServerConfig {
@@ -31,6 +31,7 @@ Options (environment variable in brackets):
   --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB)
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
+  -v, --version            print the version
 
 Keys: SESSION_API_KEY holds the accepted X-Session-API-Key values (comma-separated, for rotation).
 Without it the server generates a key at first start, stores it in <data-dir>/session-api-key (mode
@@ -52,13 +53,14 @@ function integer(name: string, text: string | undefined, fallback: number, min: 
 
 const truthy = (text: string | undefined) => text !== undefined && /^(1|true|yes|on)$/i.test(text);
 
-/** @throws ConfigError with a sentence naming the bad flag or variable */
-export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServerConfig & { help: boolean } {
-  let values;
-  try {
-    ({ values } = parseArgs({
+/**
+ * @throws ConfigError with a sentence naming the bad flag or variable (a mistyped flag gets the
+ * closest one: `unknown option --prot (did you mean --port?)`)
+ */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServerConfig & { help: boolean; version: boolean } {
+  const { values } = parseCommandLine(
+    {
       args: argv,
-      strict: true,
       options: {
         port: { type: "string" },
         host: { type: "string" },
@@ -71,11 +73,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "json-limit-bytes": { type: "string" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
       },
-    }));
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
+    },
+    ConfigError,
+  );
   const logLevel = values["log-level"] ?? env.ACS_LOG_LEVEL ?? "info";
   if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`--log-level must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   const port = integer("--port", values.port ?? env.ACS_PORT ?? env.PORT, 3000, 0);
@@ -83,6 +85,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const cors = values["cors-origin"] ?? (env.ACS_CORS_ORIGINS ? env.ACS_CORS_ORIGINS.split(",") : []);
   return {
     help: values.help ?? false,
+    version: values.version ?? false,
     host: values.host ?? env.ACS_HOST ?? "127.0.0.1",
     port,
     dataDir: path.resolve(values["data-dir"] ?? env.ACS_DATA_DIR ?? ".data"),

@@ -10,7 +10,7 @@
  * ```
  */
 export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
-export { createApp, type App, type AppDeps } from "./app.js";
+export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
 export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
@@ -23,3 +23,9 @@ export { attachLiveEvents, LIVE_CLOSE, type LiveEvents, type LiveEventsOptions }
 export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
+// Types that the exports above use in their signatures.
+export type { SecretCipher } from "./secrets.js";
+export type { SessionKeys } from "./keys.js";
+export type { UploadLimits } from "./uploads.js";
+export type { SqliteEventStore, SqliteStoreOptions } from "./store/sqlite.js";
+export type { Location, Json } from "./http/validation.js";

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import packageJson from "../package.json" with { type: "json" };
 import { createApp } from "./app.js";
 import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
@@ -16,7 +17,8 @@ import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite.js";
 import type { EventStore } from "./store/types.js";
 
-export const VERSION = "0.1.0";
+/** The package's version (what /health and `acs-server --version` report). */
+export const VERSION: string = packageJson.version;
 
 export interface StartOptions {
   runtime?: ConversationRuntime;

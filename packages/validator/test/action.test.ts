@@ -133,3 +133,51 @@ describe("action.yml", () => {
     expect(runAction({ path: "-odd.jsonl" }, directory).code).toBe(0);
   });
 });
+
+describe("the action's install of @acs-toolkit/validator", () => {
+  /** The npm registry unreachable (nothing listens on port 9): npm fails at once. */
+  const offline = { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0", npm_config_cache: "" };
+
+  function runInstalling(inputs: Record<string, string>, cwd: string, env: Record<string, string>) {
+    const values: Record<string, string> = { ...defaults(), ...inputs, command: "" };
+    const output = path.join(tempDir(), "github-output");
+    const full: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: tempDir(), GITHUB_OUTPUT: output, RUNNER_TEMP: tempDir(), ...env };
+    for (const [variable, input] of Object.entries(stepEnv)) full[variable] = values[input] ?? "";
+    if (!full.npm_config_cache) full.npm_config_cache = path.join(tempDir(), "npm-cache");
+    const result = spawnSync("bash", ["-e", "-c", script], { cwd, env: full, encoding: "utf8", timeout: 60_000 });
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr, outputs: readFileSync(output, "utf8") };
+  }
+
+  it("a failed install is exit code 2 with an ::error annotation, never exit code 1 (invalid recordings)", () => {
+    const result = runInstalling({ path: "recordings" }, recordings(), offline);
+    expect(result.code).toBe(2);
+    expect(result.outputs).toBe("exit-code=2\n");
+    expect(result.stdout).toBe(
+      `::error title=acs-validate::cannot install @acs-toolkit/validator@${defaults().version} with npm (its log is above): check the version input and that the runner reaches the npm registry\n`,
+    );
+    expect(result.stderr).toMatch(/npm (error|ERR!)/);
+  });
+
+  it("installs the version given, then runs its acs-validate on the paths", () => {
+    // A stand-in package (no dependencies, so no registry): its acs-validate prints its arguments.
+    const source = tempDir();
+    writeFiles(source, {
+      "package.json": JSON.stringify({ name: "@acs-toolkit/validator", version: "9.9.9", bin: { "acs-validate": "bin.js" } }),
+      "bin.js": "#!/usr/bin/env node\nconsole.log('stand-in', process.argv.slice(2).join(' '));\n",
+    });
+    const result = runInstalling({ path: "recordings", version: `file:${source}` }, recordings(), offline);
+    expect(result.stderr).toBe("");
+    expect(result).toMatchObject({ code: 0, outputs: "exit-code=0\n" });
+    expect(result.stdout).toBe("stand-in --format github --unknown-kinds error --unknown-properties error -- recordings\n");
+  });
+
+  it("is pinned: the default version is this package's, and the README uses a release tag", () => {
+    const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
+    expect(defaults().version).toBe(version);
+    const readme = readFileSync(path.join(packageDir, "README.md"), "utf8");
+    expect([...readme.matchAll(/validate-events@([\w.-]+)/g)].map((m) => m[1])).toEqual([`v${version}`]);
+    // In the workflow example, the validator run beside the action is pinned too.
+    const workflow = /## GitHub Action[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    expect([...workflow.matchAll(/@acs-toolkit\/validator(@[\w.-]+)?/g)].map((m) => m[1])).toEqual([`@${version}`]);
+  });
+});

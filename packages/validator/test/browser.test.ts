@@ -2,7 +2,7 @@
  * The built ESM entry in headless Chromium under a strict Content-Security-Policy (no eval, no
  * inline script): importing it compiles nothing, and it validates.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -40,7 +40,9 @@ beforeAll(async () => {
     };
     if (url === "/") return send("text/html", page);
     if (url === "/app.js") return send("text/javascript", script);
-    if (url === "/validator/index.js") return send("text/javascript", readFileSync(path.join(dist, "index.js"), "utf8"));
+    // The package's dist/ as is: index.js imports its chunk and the compiled validators beside it.
+    const file = /^\/validator\/([\w.-]+\.js)$/.exec(url)?.[1];
+    if (file && existsSync(path.join(dist, file))) return send("text/javascript", readFileSync(path.join(dist, file), "utf8"));
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -179,19 +179,21 @@ describe("inputs that are not recordings at all (exit code 2)", () => {
 describe("the command line (exit code 2, message on standard error)", () => {
   it.each([
     [[], 'no input: give files, directories or globs, or "-" for standard input'],
-    [["--frobnicate", "x"], "Unknown option '--frobnicate'"],
+    [["--frobnicate", "x"], "unknown option --frobnicate"],
+    [["--fromat", "json", "x"], "unknown option --fromat (did you mean --format?)"],
+    [["--sequence", "x"], "unknown option --sequence (did you mean --no-sequence?)"],
     [["--format", "xml", "x"], '--format must be one of human, json, junit, github, got "xml"'],
     [["--unknown-kinds", "ignore", "x"], '--unknown-kinds must be one of error, warn, got "ignore"'],
     [["--profile", "latest", "x"], '--profile must be releases, interface or a release from 1.9.0 on (such as 1.11.5), got "latest"'],
     [["--profile", "1.8.9", "x"], '--profile must be releases, interface or a release from 1.9.0 on (such as 1.11.5), got "1.8.9"'],
     [["--max-errors", "0", "x"], '--max-errors must be a whole number of at least 1, got "0"'],
     [["--max-errors", "ten", "x"], '--max-errors must be a whole number of at least 1, got "ten"'],
-    [["--format"], "Option '--format <value>' argument missing"],
+    [["--format"], "option --format needs a value"],
   ])("%j", async (argv, message) => {
     const result = await runCli(argv);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toBe(`acs-validate: ${message}\nRun "acs-validate --help" for the options.\n`);
+    expect(result.stderr).toBe(`acs-validate: ${message}; see acs-validate --help\n`);
   });
 
   it("--help documents the formats, the options and the exit codes", async () => {

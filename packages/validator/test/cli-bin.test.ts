@@ -68,7 +68,7 @@ describe("the acs-validate binary", () => {
 
   it("a usage error: exit code 2, the message on standard error", async () => {
     const result = await exec(["--format", "yaml", "x"]);
-    expect(result).toEqual({ code: 2, stdout: "", stderr: 'acs-validate: --format must be one of human, json, junit, github, got "yaml"\nRun "acs-validate --help" for the options.\n' });
+    expect(result).toEqual({ code: 2, stdout: "", stderr: 'acs-validate: --format must be one of human, json, junit, github, got "yaml"; see acs-validate --help\n' });
   });
 
   it("a reader that stops early (| head) ends the run quietly", async () => {

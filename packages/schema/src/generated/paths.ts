@@ -200,6 +200,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/asyncapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The AsyncAPI document of the live channel (WebSocket), bundled (extension) */
+        get: operations["getAsyncApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -4754,16 +4771,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /** @example {
+                 *       "detail": "The request body is larger than the server accepts (request entity too large)"
+                 *     } */
                 "application/json": components["schemas"]["ErrorDetail"];
-            };
-        };
-        /** @description The request is invalid; `loc` points at the culprit. */
-        ValidationFailed: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["HTTPValidationError"];
             };
         };
         /** @description The X-Session-API-Key header is missing or wrong. */
@@ -4850,7 +4861,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "limit"
+                     *           ],
+                     *           "msg": "Input should be less than or equal to 100",
+                     *           "type": "less_than_equal"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     countEvents: {
@@ -4888,7 +4919,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "kind"
+                     *           ],
+                     *           "msg": "must be an event kind (short name or fully qualified path), got \"Nope\"",
+                     *           "type": "string_pattern_mismatch"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     sendMessage: {
@@ -4919,7 +4970,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "role"
+                     *           ],
+                     *           "msg": "must be one of \"user\", \"system\", \"assistant\" or \"tool\", got \"robot\"",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     getConversation: {
@@ -4945,7 +5016,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "path",
+                     *             "conversation_id"
+                     *           ],
+                     *           "msg": "does not satisfy the \"format\" rule",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     downloadFile: {
@@ -4978,10 +5069,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example {
+                     *       "detail": "File not found: report.csv"
+                     *     } */
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "path",
+                     *             "conversation_id"
+                     *           ],
+                     *           "msg": "does not satisfy the \"format\" rule",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     getSettings: {
@@ -5044,7 +5158,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "llm_model"
+                     *           ],
+                     *           "msg": "must be string or null, got integer 5",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     createConversation: {
@@ -5083,7 +5217,27 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "initial_user_msg"
+                     *           ],
+                     *           "msg": "must be string or null, got integer 5",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     addGitProviders: {
@@ -5113,7 +5267,29 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "provider_tokens",
+                     *             "github",
+                     *             "token"
+                     *           ],
+                     *           "msg": "must be string or null",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     uploadFiles: {
@@ -5143,7 +5319,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "files"
+                     *           ],
+                     *           "msg": "is required: send the files as parts of the form field `files`",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     getHealth: {
@@ -5197,6 +5393,28 @@ export interface operations {
             };
         };
     };
+    getAsyncApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundled AsyncAPI 3.0 document; /docs/live renders it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     getApiReference: {
         parameters: {
             query?: never;
@@ -5206,7 +5424,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An HTML page; its assets are served by the server itself. */
+            /** @description An HTML page; its assets, and the reference of the live channel (/docs/live), are served by the server itself. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -8,7 +8,7 @@ import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } fr
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** Where a value came from, the first element of `loc`. */
 export type Location = "path" | "query" | "header" | "body";

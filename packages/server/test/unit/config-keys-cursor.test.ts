@@ -27,7 +27,8 @@ describe("parseConfig", () => {
     [["--port", "70000"], /--port must be at most 65535/],
     [["--max-files", "0"], /--max-files must be at least 1/],
     [["--log-level", "loud"], /--log-level must be one of/],
-    [["--what"], /Unknown option '--what'/],
+    [["--what"], /^unknown option --what$/],
+    [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
   ])("refuses %j with a clear message", (argv, message) => {
     expect(() => parseConfig(argv, {})).toThrow(ConfigError);
     expect(() => parseConfig(argv, {})).toThrow(message);

@@ -1,5 +1,5 @@
 /** The command line of `acs-validate`, read with node:util's parseArgs. */
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "@acs-toolkit/cli-kit";
 import { DEFAULT_PROFILE, FIRST_RELEASE, isProfile, type Profile } from "../profile.js";
 import type { OutputFormat } from "./report.js";
 
@@ -61,12 +61,10 @@ Exit codes:
 const FORMATS: readonly OutputFormat[] = ["human", "json", "junit", "github"];
 
 export function parseCliArgs(argv: readonly string[]): CliOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const { values, positionals } = parseCommandLine(
+    {
       args: [...argv],
       allowPositionals: true,
-      strict: true,
       options: {
         format: { type: "string" },
         "no-sequence": { type: "boolean" },
@@ -81,12 +79,9 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
-    });
-  } catch (error) {
-    // parseArgs' messages name the option; drop its advice about "--" which does not apply here.
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ""));
-  }
-  const { values, positionals } = parsed;
+    },
+    UsageError,
+  );
   const choice = <T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T => {
     if (value === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(value)}`);

@@ -4,6 +4,7 @@
  * through {@link run}, so tests drive it in-process exactly as the binary does.
  */
 import { createReadStream, writeFileSync } from "node:fs";
+import { usageErrorLine } from "@acs-toolkit/cli-kit";
 import packageJson from "../../package.json" with { type: "json" };
 import { locatePointer } from "../locate.js";
 import { NOTHING, TrajectoryChecker, type SequenceResult } from "../sequence.js";
@@ -47,7 +48,7 @@ export async function run(io: RunIo): Promise<number> {
     options = parseCliArgs(io.argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    stderr.write(`acs-validate: ${error.message}\nRun "acs-validate --help" for the options.\n`);
+    stderr.write(`${usageErrorLine("acs-validate", error.message)}\n`);
     return EXIT_USAGE;
   }
   if (options.help) {

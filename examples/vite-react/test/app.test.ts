@@ -1,0 +1,99 @@
+/**
+ * The built app (dist/, `pnpm build`) in headless Chromium against the acs-mock process: it pages
+ * a scenario's history with iterateEvents, then follows the rest live with subscribe, and ends with
+ * every event of the conversation, once each, in order, with nothing on the console and no request
+ * to any other host.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = path.join(root, "dist");
+const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css" };
+
+let mock: ChildProcess;
+let mockUrl: string;
+let pages: Server;
+let pagesUrl: string;
+let browser: Browser;
+
+/** Starts the acs-mock bin on a free port; resolves to its URL, read from its banner. */
+function startMockProcess(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(path.join(root, "node_modules/.bin/acs-mock"), ["--port", "0", "--log-level", "warn", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let banner = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      banner += chunk.toString();
+      const url = /mock on (http:\/\/\S+)/.exec(banner)?.[1];
+      if (url) resolve({ child, url });
+    });
+    child.once("exit", (code) => reject(new Error(`acs-mock exited with ${code}: ${banner}`)));
+  });
+}
+
+beforeAll(async () => {
+  expect(existsSync(path.join(dist, "index.html")), "run pnpm build first").toBe(true);
+  ({ child: mock, url: mockUrl } = await startMockProcess(["--scenario", "happy", "--speed", "50"]));
+  pages = createServer((req, res) => {
+    const file = path.join(dist, new URL(req.url ?? "/", "http://x").pathname.replace(/\/$/, "/index.html"));
+    if (!file.startsWith(dist) || !existsSync(file)) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+  });
+  await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
+  pagesUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => pages?.close(resolve));
+  mock?.kill();
+});
+
+describe("the example app", () => {
+  it("pages the history, then follows the conversation live to its end", async () => {
+    const { scenarios } = (await (await fetch(`${mockUrl}/__mock`)).json()) as { scenarios: Array<{ conversation_id: string; events: number; preload: number }> };
+    const scenario = scenarios[0]!;
+    expect(scenario.preload).toBeLessThan(scenario.events); // something is left to stream
+
+    const tab = await browser.newPage();
+    const problems: string[] = [];
+    const hosts = new Set<string>();
+    tab.on("console", (message) => void (["error", "warning"].includes(message.type()) && problems.push(message.text())));
+    tab.on("pageerror", (error) => problems.push(error.message));
+    tab.on("request", (request) => void hosts.add(new URL(request.url()).origin));
+    await tab.goto(`${pagesUrl}/?api=${encodeURIComponent(mockUrl)}&conversation=${scenario.conversation_id}`);
+
+    await tab.waitForFunction((total) => document.querySelector("[data-testid=count]")?.textContent === String(total), scenario.events, { timeout: 30_000 });
+    const shown = await tab.$$eval("[data-testid=events] li", (items) => items.map((item) => item.getAttribute("data-id")));
+    const stored = (await (await fetch(`${mockUrl}/api/conversations/${scenario.conversation_id}/events/search?limit=100`)).json()) as { items: Array<{ id: string }> };
+    expect(shown).toEqual(stored.items.map((event) => event.id));
+    expect(await tab.textContent("[data-testid=phase]")).toBe("open");
+    expect(await tab.textContent("section p")).toContain(`(${scenario.preload} paged, ${scenario.events - scenario.preload} live)`);
+    expect(await tab.textContent("[data-testid=events]")).toContain("user: ");
+    expect(problems).toEqual([]);
+    expect([...hosts].sort()).toEqual([mockUrl, pagesUrl].sort());
+  });
+
+  it("lists the mock's scenarios when no conversation is given", async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${pagesUrl}/?api=${encodeURIComponent(mockUrl)}`);
+    await tab.getByRole("button", { name: "happy" }).click();
+    await tab.waitForSelector("[data-testid=events] li");
+  });
+
+  it("builds without a chunk over Vite's 500 kB warning (the validator is not in it)", () => {
+    const assets = readdirSync(path.join(dist, "assets")).filter((file) => file.endsWith(".js"));
+    expect(assets.length).toBeGreaterThan(0);
+    for (const file of assets) expect(statSync(path.join(dist, "assets", file)).size, file).toBeLessThan(500 * 1024);
+  });
+});

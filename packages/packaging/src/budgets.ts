@@ -1,0 +1,20 @@
+/**
+ * Size budgets of the published packages: the unpacked size of each tarball (what `npm install`
+ * writes for the package itself). Figures of 0.1.0 in comments; the budgets leave room for growth
+ * but not for a second copy of anything (the validator's compiled validators are 1.2 MB, the
+ * schema's documents 0.55 MB, Swagger UI 1.9 MB).
+ */
+export const UNPACKED_BUDGETS: Record<string, number> = {
+  "@acs-toolkit/schema": 1_400_000, // 1.14 MB: documents once (JSON), declarations for ESM and CJS
+  "@acs-toolkit/validator": 1_900_000, // 1.57 MB: compiled validators once, without maps
+  "@acs-toolkit/client": 600_000, // 0.47 MB
+  "@acs-toolkit/server": 2_900_000, // 2.48 MB, of which Swagger UI 1.9 MB (instead of swagger-ui-dist's 12 MB installed)
+  "@acs-toolkit/mock": 700_000, // 0.53 MB
+  "@acs-toolkit/conformance": 550_000, // 0.40 MB
+};
+
+/**
+ * What `npm install @acs-toolkit/client` adds to node_modules for an app that uses `subscribe`,
+ * apart from openapi-fetch and @acs-toolkit/schema (types): the client and `ws`.
+ */
+export const CLIENT_FOOTPRINT_BUDGET = 2_000_000;
