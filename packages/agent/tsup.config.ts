@@ -1,10 +1,12 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  // The test kit's MCP server is an entry of its own: tests and hosts start it as a process.
-  entry: { index: "src/index.ts", "test-kit/index": "src/test-kit/index.ts", "test-kit/mcp-echo-server": "src/test-kit/mcp-echo-server.ts" },
+  // One ES build of the runtime, its test kit and the test kit's MCP server (an entry of its own:
+  // tests and hosts start it as a process). dist/index.cjs and dist/test-kit.cjs (the CommonJS
+  // entries) are written after the build by tools/src/build/cjs-entries.ts.
+  entry: { index: "src/index.ts", "test-kit": "src/test-kit/index.ts", "mcp-echo-server": "src/test-kit/mcp-echo-server.ts" },
   format: ["esm"],
-  dts: { entry: { index: "src/index.ts", "test-kit/index": "src/test-kit/index.ts" } },
+  dts: { entry: { index: "src/index.ts", "test-kit": "src/test-kit/index.ts" } },
   clean: true,
   sourcemap: true,
   target: "node20",

@@ -36,7 +36,7 @@ export {
   type LlmUsage,
 } from "./llm/types.js";
 export { bubblewrapSandbox, detectBubblewrap, hostExecution, NO_SANDBOX_MESSAGE, type BubblewrapOptions, type Sandbox, type SandboxRequest, type SandboxedCommand } from "./sandbox/sandbox.js";
-export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment } from "./secrets.js";
+export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment, type SecretEnvironment } from "./secrets.js";
 export { systemClock, uuidIds, type Clock, type IdGenerator } from "./events/clock.js";
 export { silentLogger, type Logger } from "./logger.js";
 export type { CondenserOptions } from "./history/condenser.js";

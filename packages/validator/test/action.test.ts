@@ -168,7 +168,7 @@ describe("the action's install of @acs-toolkit/validator", () => {
     const result = runInstalling({ path: "recordings", version: `file:${source}` }, recordings(), offline);
     expect(result.stderr).toBe("");
     expect(result).toMatchObject({ code: 0, outputs: "exit-code=0\n" });
-    expect(result.stdout).toBe("stand-in --format github --unknown-kinds error --unknown-properties error -- recordings\n");
+    expect(result.stdout).toBe("stand-in --format github --profile releases --unknown-kinds error --unknown-properties error -- recordings\n");
   });
 
   it("is pinned: the default version is this package's, and the README uses a release tag", () => {

@@ -45,7 +45,10 @@ import { connectMcpTools, type McpTools } from "../tools/mcp.js";
 import { terminalTool, type TerminalToolOptions } from "../tools/terminal.js";
 import { text, ToolArgumentError, type AgentTool } from "../tools/tool.js";
 
-/** What the runtime gives each conversation (see `AgentRuntimeOptions`). */
+/**
+ * What the runtime gives each conversation (see `AgentRuntimeOptions`).
+ * @internal
+ */
 export interface ConversationDependencies {
   llm: LlmFactory;
   sandbox: Sandbox | undefined;
@@ -139,7 +142,10 @@ export class AgentConversation {
     this.factory = new EventFactory(deps.clock, deps.ids, deps.classification);
   }
 
-  /** Opens a conversation: see `AgentRuntime.open`. */
+  /**
+   * Opens a conversation: see `AgentRuntime.open`, the way hosts open one.
+   * @internal
+   */
   static async open(host: ConversationHost, deps: ConversationDependencies): Promise<AgentConversation> {
     const events = [...(await host.readEvents())];
     const settings = await host.settings();

@@ -1,4 +1,4 @@
-/** The test MCP server over stdio (built to `dist/test-kit/mcp-echo-server.js`). */
+/** The test MCP server over stdio (built to `dist/mcp-echo-server.js`). */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createEchoServer } from "./mcp-echo.js";
 

@@ -27,12 +27,12 @@ export function createEchoServer(): McpServer {
 }
 
 /**
- * The `mcp_config` stdio entry that starts the built test server (`dist/test-kit/mcp-echo-server.js`;
+ * The `mcp_config` stdio entry that starts the built test server (`dist/mcp-echo-server.js`;
  * run `pnpm build` first) with the running Node.
  */
 export function mcpEchoStdioServer(name = "echo", env: Record<string, string> = {}): { name: string; command: string; args: string[]; env: Record<string, string> } {
   const here = import.meta.url;
-  const entry = here.endsWith(".ts") ? new URL("../../dist/test-kit/mcp-echo-server.js", here) : new URL("./mcp-echo-server.js", here);
+  const entry = here.endsWith(".ts") ? new URL("../../dist/mcp-echo-server.js", here) : new URL("./mcp-echo-server.js", here);
   return { name, command: process.execPath, args: [fileURLToPath(entry)], env };
 }
 
