@@ -8,6 +8,9 @@ import { createCursorCodec } from "./cursor.js";
 import { requireSessionKey } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
+import { jsonBody } from "./http/json-body.js";
+import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
+import { parseQueryString } from "./http/query.js";
 import { RequestValidators } from "./http/validation.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
@@ -58,16 +61,17 @@ export function createApp(deps: AppDeps): App {
   const conversations = new ConversationService(store, deps.bus, deps.runtime);
   const auth = requireSessionKey(createKeyCheck(deps.keys));
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
-  const json = express.json({ limit: config.jsonLimitBytes, strict: false, type: ["application/json", "application/*+json"] });
+  const json = jsonBody(config.jsonLimitBytes);
 
   const app = express();
   app.disable("x-powered-by");
   // No ETag: hashing every body (a page of 100 events is tens of kB) costs more than it saves, and
   // clients of a live record of events do not revalidate pages.
   app.set("etag", false);
-  app.set("query parser", "simple"); // repeated parameters arrive as arrays and are refused, no nested objects
+  app.set("query parser", parseQueryString); // repeated parameters arrive as arrays and are refused, no nested objects
   app.use(requestLog(log));
   app.use(cors(config.corsOrigins));
+  app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
   app.use(metaRoutes({ store, openapi: openapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json }));

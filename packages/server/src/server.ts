@@ -1,10 +1,11 @@
 /** Starts the reference server: data directory, keys, store, HTTP; and stops it gracefully. */
 import { createHmac } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createApp } from "./app.js";
+import { answerClientErrors } from "./http/client-errors.js";
 import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversations.js";
@@ -26,6 +27,8 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** Tuning of the live channel (timeouts, buffer bound, heartbeat). */
   live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes">;
+  /** Node's HTTP timeouts (defaults: Node's). A request past them is answered 408. */
+  http?: Pick<ServerOptions, "requestTimeout" | "headersTimeout" | "connectionsCheckingInterval">;
 }
 
 export interface RunningServer {
@@ -63,7 +66,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     version: VERSION,
   });
 
-  const http = createServer(app);
+  const http = createServer(options.http ?? {}, app);
+  answerClientErrors(http);
   const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);

@@ -17,6 +17,7 @@ import type { EventBus } from "../bus.js";
 import { canonicalConversationId, type ConversationService } from "../conversations.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
+import { rejectSocket } from "../http/client-errors.js";
 import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
@@ -83,25 +84,40 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
   const open = new Set<LiveConnection>();
   let closed = false;
 
+  // Never throws (an exception here would end the process): every refusal is answered in JSON
+  // and the socket closed.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    const match = PATH.exec(url.pathname);
-    if (!match) return; // another upgrade handler may own it; the socket is ended below if nobody does
-    if (closed) return void socket.destroy();
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings, encode);
-      open.add(connection);
-      ws.once("close", () => open.delete(connection));
-      connection.start();
-    });
+    try {
+      const target = upgradeTarget(request.url ?? "");
+      if (!target) return rejectSocket(socket, 400, "Bad Request: the request target is not a path");
+      const match = PATH.exec(target.pathname);
+      if (!match) return rejectSocket(socket, 404, "Not Found");
+      let conversationId: string;
+      try {
+        conversationId = decodeURIComponent(match[1]!);
+      } catch {
+        return rejectSocket(socket, 400, "Bad Request: the conversation id is not valid percent-encoded UTF-8");
+      }
+      if (closed) return rejectSocket(socket, 503, "Service Unavailable: the server is shutting down");
+      if (request.method !== "GET") return rejectSocket(socket, 405, "Method Not Allowed: a WebSocket upgrade is a GET", { Allow: "GET" });
+      const version = request.headers["sec-websocket-version"];
+      if (version !== "13" && version !== "8") {
+        return rejectSocket(socket, 400, "Bad Request: Sec-WebSocket-Version must be 13", { "Sec-WebSocket-Version": "13, 8" });
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        const connection = new LiveConnection(ws, request, target, conversationId, options, validators, checkKey, settings, encode);
+        open.add(connection);
+        ws.once("close", () => open.delete(connection));
+        connection.start();
+      });
+    } catch (error) {
+      options.log.error({ err: error }, "live channel: upgrade failed");
+      socket.destroy();
+    }
   };
-  // Upgrades on any other path: 404 (Node otherwise leaves the socket hanging).
-  const onStrayUpgrade = (request: IncomingMessage, socket: Duplex) => {
-    if (PATH.test(new URL(request.url ?? "/", "http://localhost").pathname)) return;
-    socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-  };
+  // The handshake checks ws makes itself (key, subprotocols, extensions): JSON too, not its text/html.
+  wss.on("wsClientError", (error: Error, socket: Duplex) => rejectSocket(socket, 400, `Bad Request: ${error.message}`));
   http.on("upgrade", onUpgrade);
-  http.on("upgrade", onStrayUpgrade);
 
   const heartbeat = setInterval(() => {
     for (const connection of open) connection.heartbeat();
@@ -117,7 +133,6 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
         closed = true;
         clearInterval(heartbeat);
         http.off("upgrade", onUpgrade);
-        http.off("upgrade", onStrayUpgrade);
         for (const connection of open) connection.close(LIVE_CLOSE.goingAway, "server shutting down");
       }
       return new Promise<void>((resolve) => {
@@ -162,7 +177,7 @@ class LiveConnection {
   constructor(
     private readonly ws: WebSocket,
     private readonly request: IncomingMessage,
-    private readonly url: URL,
+    private readonly url: UpgradeTarget,
     private readonly rawConversationId: string,
     private readonly options: LiveEventsOptions,
     private readonly validators: RequestValidators,
@@ -352,6 +367,26 @@ class LiveConnection {
       this.sendError([{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
     }
   }
+}
+
+/** The path and query of an upgrade's request target. */
+interface UpgradeTarget {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/**
+ * The path and query of a request target in origin form (`/path?query`) or absolute form
+ * (`http://host/path`); undefined for anything else (`*`, a URL that does not parse). Never throws.
+ */
+function upgradeTarget(raw: string): UpgradeTarget | undefined {
+  if (raw.startsWith("/")) {
+    const query = raw.indexOf("?");
+    return { pathname: query === -1 ? raw : raw.slice(0, query), searchParams: new URLSearchParams(query === -1 ? "" : raw.slice(query + 1)) };
+  }
+  if (!URL.canParse(raw) || !/^https?:/i.test(raw)) return undefined;
+  const url = new URL(raw);
+  return { pathname: url.pathname, searchParams: url.searchParams };
 }
 
 function rawText(data: RawData): string {
