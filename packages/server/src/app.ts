@@ -76,7 +76,7 @@ export function createApp(deps: AppDeps): App {
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
-  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits }));
+  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log));
   return { app, conversations };

@@ -35,8 +35,8 @@
  * why names are normalised to NFC and not NFKC.
  */
 import { randomBytes } from "node:crypto";
-import { createWriteStream, lstatSync, type WriteStream } from "node:fs";
-import { link, lstat, mkdir, rename, unlink } from "node:fs/promises";
+import { constants, createWriteStream, type WriteStream } from "node:fs";
+import { link, lstat, mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
@@ -162,25 +162,40 @@ export function sanitizeFileName(raw: string): SanitizedName {
   return { ok: true, name };
 }
 
+/** A stored file, open for reading: its descriptor holds the bytes even if the name is removed. */
+export interface OpenStoredFile {
+  handle: FileHandle;
+  size: number;
+}
+
 /**
- * Where a stored file is, for a download route: `{ path, size }` of the regular file `name` directly
- * in `dir`, or undefined when the name is not a valid file name (so it cannot leave `dir`), the file
- * does not exist, or it is not a regular file (folders and symbolic links are never served).
- * Stream `path` with `Content-Length: size`; stored files are never overwritten, so the size holds.
+ * The regular file `name` directly in `dir`, opened for a download route, or undefined when the name
+ * is not a valid file name (so it cannot leave `dir`), the file does not exist, or it is not a
+ * regular file (folders and symbolic links are never served). The file is opened first and checked
+ * through its descriptor: a removal racing the download (an upload rolled back) either comes
+ * before the open (undefined: a 404) or leaves the open descriptor reading every byte. Stream it
+ * with `Content-Length: size` (stored files are never rewritten in place) and close the handle.
  */
-export function openStoredFile(dir: string, name: string): { path: string; size: number } | undefined {
+export async function openStoredFile(dir: string, name: string): Promise<OpenStoredFile | undefined> {
   const checked = sanitizeFileName(name);
   if (!checked.ok) return undefined;
   const folder = resolve(dir);
   const path = join(folder, checked.name);
   if (dirname(path) !== folder) return undefined;
+  let handle: FileHandle;
   try {
-    const stats = lstatSync(path);
-    if (!stats.isFile()) return undefined;
-    return { path, size: stats.size };
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
     return undefined;
   }
+  try {
+    const stats = await handle.stat();
+    if (stats.isFile()) return { handle, size: stats.size };
+  } catch {
+    // Unreadable: as absent.
+  }
+  await handle.close();
+  return undefined;
 }
 
 function checkLimits(limits: UploadLimits): UploadLimits {

@@ -66,10 +66,11 @@ export async function startUploadServer(options: {
       res.end(text);
     };
     if (req.method === "GET" && req.url?.startsWith("/files/")) {
-      const file = openStoredFile(options.dir, decodeURIComponent(req.url.slice("/files/".length)));
-      if (!file) return send(404, { detail: "not found" });
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.size });
-      createReadStream(file.path).pipe(res);
+      void openStoredFile(options.dir, decodeURIComponent(req.url.slice("/files/".length))).then((file) => {
+        if (!file) return send(404, { detail: "not found" });
+        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.size });
+        createReadStream("", { fd: file.handle }).pipe(res);
+      });
       return;
     }
     receiveUploads(req, options).then(

@@ -128,22 +128,31 @@ describe("openStoredFile", () => {
     await removeDir(root);
   });
 
-  it("finds a stored file with its size", () => {
-    expect(openStoredFile(dir, "report.csv")).toEqual({ path: join(dir, "report.csv"), size: 8 });
+  /** The name the open handle reads, its size, and the handle closed. */
+  const opened = async (folder: string, name: string) => {
+    const file = await openStoredFile(folder, name);
+    if (!file) return undefined;
+    const content = await file.handle.readFile("utf8");
+    await file.handle.close();
+    return { content, size: file.size };
+  };
+
+  it("opens a stored file with its size", async () => {
+    expect(await opened(dir, "report.csv")).toEqual({ content: "a,b\n1,2\n", size: 8 });
   });
 
-  it("finds an NFC-stored name asked for in NFD", () => {
-    expect(openStoredFile(dir, "re\u0301sume\u0301.pdf")?.path).toBe(join(dir, "résumé.pdf"));
+  it("finds an NFC-stored name asked for in NFD", async () => {
+    expect((await opened(dir, "re\u0301sume\u0301.pdf"))?.content).toBe("pdf");
   });
 
   it.each(["../secret.txt", "..", "/etc/passwd", "folder", "link.txt", "missing.txt", "", "folder/../report.csv"])(
     "refuses %j",
-    (name) => {
-      expect(openStoredFile(dir, name)).toBeUndefined();
+    async (name) => {
+      expect(await openStoredFile(dir, name)).toBeUndefined();
     },
   );
 
-  it("answers undefined for a folder that does not exist", () => {
-    expect(openStoredFile(join(root, "nope"), "report.csv")).toBeUndefined();
+  it("answers undefined for a folder that does not exist", async () => {
+    expect(await openStoredFile(join(root, "nope"), "report.csv")).toBeUndefined();
   });
 });
