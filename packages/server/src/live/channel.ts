@@ -18,6 +18,7 @@ import { canonicalConversationId, type ConversationService } from "../conversati
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
 import { rejectSocket } from "../http/client-errors.js";
+import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
@@ -320,21 +321,31 @@ class LiveConnection {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(payload, { binary: false });
   }
 
+  /**
+   * An error frame. Error frames answer what the client sends, so a client that sends and never
+   * reads would grow them without bound: past maxBufferedBytes of unsent data it is closed with
+   * 4429, as a slow consumer of live events is.
+   */
   private sendError(detail: ValidationError[]): void {
     this.send(JSON.stringify({ type: "error", detail }));
+    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
+      this.options.log.warn({ conversationId: this.conversation?.id ?? this.rawConversationId, buffered: this.ws.bufferedAmount }, "live connection does not read its error frames, closed");
+      this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
+    }
   }
 
   private onFrame(data: RawData, isBinary: boolean): void {
     if (this.phase === "closed") return;
     const text = isBinary ? undefined : rawText(data);
     let frame: unknown;
-    let parseError: string | undefined;
-    if (text === undefined) parseError = "binary frames are not accepted: send JSON text";
+    let parseError: ValidationError | undefined;
+    if (text === undefined) parseError = { loc: ["message"], msg: "binary frames are not accepted: send JSON text", type: "json_invalid" };
     else {
       try {
-        frame = JSON.parse(text);
+        frame = parseJsonText(text, ["message"]);
       } catch (error) {
-        parseError = `not valid JSON: ${(error as Error).message}`;
+        if (!(error instanceof RequestValidationError)) throw error;
+        parseError = error.detail[0]; // where the text is broken, never a piece of it (it may hold a key)
       }
     }
     const isAuth = typeof frame === "object" && frame !== null && (frame as { type?: unknown }).type === "auth";
@@ -345,7 +356,7 @@ class LiveConnection {
       this.canWrite = true;
       return this.open();
     }
-    if (parseError !== undefined) return this.sendError([{ loc: ["message"], msg: parseError, type: "json_invalid" }]);
+    if (parseError !== undefined) return this.sendError([parseError]);
     if (isAuth) {
       // A public reader may authenticate later to send messages; a wrong key ends the connection.
       const key = (frame as { session_api_key?: unknown }).session_api_key;
