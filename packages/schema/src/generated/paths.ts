@@ -3010,7 +3010,7 @@ export interface components {
         };
         /**
          * Settings
-         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets are write-only: they are never returned.
+         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
          * @example {
          *       "language": "en",
          *       "agent": "CodeActAgent",
@@ -3077,7 +3077,7 @@ export interface components {
         };
         /**
          * SettingsView
-         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags, as are MCP api_keys and stdio `env` values (`env_set`); `secrets_store` is never returned.
          * @example {
          *       "language": "en",
          *       "llm_model": "anthropic/claude-sonnet-4-5-20250929",
@@ -3166,7 +3166,10 @@ export interface components {
              */
             timeout?: number;
         };
-        /** MCPStdioServer */
+        /**
+         * MCPStdioServer
+         * @description An MCP server run as a process. Its `env` values are secrets (they hold tokens in practice): stored encrypted and never returned; `GET /api/settings` gives each variable as null and names the stored ones in `env_set`. A value sent as null or "" keeps the stored value of that variable of the stored server with the same `name` and `command` (so posting back what `GET /api/settings` returned loses nothing; a value is never carried to another program), and is dropped when there is none.
+         */
         MCPStdioServer: {
             name: string;
             command: string;
@@ -3174,8 +3177,10 @@ export interface components {
             args?: string[];
             /** @default {} */
             env?: {
-                [key: string]: string;
+                [key: string]: string | null;
             };
+            /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
+            readonly env_set?: string[];
         };
         /**
          * AddGitProvidersRequest
