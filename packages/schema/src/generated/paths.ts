@@ -157,7 +157,7 @@ export interface paths {
         put?: never;
         /**
          * Upload files into a conversation
-         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`.
+         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`. The reference server never repairs a name: it refuses (`invalid_name`) names with invisible or format characters (U+200B, U+FEFF, U+00A0, U+3000 and the like), and names that are not valid UTF-8 (they would decode to U+FFFD and collide); a name that differs from a stored one, or one earlier in the request, only by case is a `duplicate_name`.
          */
         post: operations["uploadFiles"];
         delete?: never;

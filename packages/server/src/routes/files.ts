@@ -8,7 +8,7 @@ import { HttpError } from "../http/errors.js";
 import type { Logger } from "../log.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
 import { requireConversation, type EventStore } from "../store/types.js";
-import { openStoredFile, receiveUploads, UploadRequestError, type UploadLimits } from "../uploads.js";
+import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
 
 export interface FileRoutesDeps {
   store: EventStore;
@@ -21,6 +21,7 @@ export interface FileRoutesDeps {
 
 export function fileRoutes({ store, validators, auth, dataDir, limits, log }: FileRoutesDeps): Router {
   const router = Router();
+  const folders = new UploadFolders();
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
   const conversationOf = (operationId: string, params: Record<string, string>) => {
     const { path: values } = validators.parameters(operationId, params, {});
@@ -31,7 +32,7 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, log }: Fi
     const { record } = conversationOf("uploadFiles", req.params as Record<string, string>);
     let outcome;
     try {
-      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits });
+      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits, folders });
     } catch (error) {
       if (error instanceof UploadRequestError) throw new RequestValidationError([{ loc: ["body"], msg: error.detail, type: "value_error" }]);
       throw error;

@@ -15,6 +15,7 @@ import { pipeline } from "node:stream/promises";
 import {
   openStoredFile,
   receiveUploads,
+  UploadFolders,
   UploadRequestError,
   type UploadLimits,
   type UploadOutcome,
@@ -59,6 +60,7 @@ export async function startUploadServer(options: {
     }
   };
 
+  const folders = new UploadFolders();
   const server = http.createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
@@ -73,7 +75,7 @@ export async function startUploadServer(options: {
       });
       return;
     }
-    receiveUploads(req, options).then(
+    receiveUploads(req, { ...options, folders }).then(
       (outcome) => {
         record({ ok: true, outcome });
         send(200, outcome);
