@@ -1,6 +1,5 @@
 /** Starts the reference server: data directory, keys, store, HTTP; and stops it gracefully. */
 import { createHmac } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { createServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -12,9 +11,11 @@ import type { ConversationService } from "./conversations.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
+import { privateDirectorySync } from "./private-files.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite.js";
+import { removeTemporaryFiles } from "./uploads.js";
 import type { EventStore } from "./store/types.js";
 
 export const VERSION = "0.1.0";
@@ -49,7 +50,12 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? createLogger(config.logLevel);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const widerMode = privateDirectorySync(config.dataDir);
+  if (widerMode !== undefined) {
+    log.warn({ dataDir: config.dataDir, was: `0${widerMode.toString(8)}` }, "the data directory was accessible to group or others; its mode is now 0700");
+  }
+  const leftovers = removeTemporaryFiles(path.join(config.dataDir, "uploads"));
+  if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
   const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });

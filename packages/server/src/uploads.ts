@@ -47,13 +47,14 @@
  * why names are normalised to NFC and not NFKC.
  */
 import { randomBytes } from "node:crypto";
-import { constants, createWriteStream, type WriteStream } from "node:fs";
-import { link, lstat, mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { constants, createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
+import { chmod, link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
 import type { SkippedFile as GeneratedSkippedFile } from "@acs-toolkit/schema";
+import { PRIVATE_FILE_MODE, privateDirectory } from "./private-files.js";
 
 export interface UploadLimits {
   /** Largest accepted file, in bytes; a larger one is skipped as `file_too_large`. */
@@ -218,6 +219,34 @@ export async function openStoredFile(dir: string, name: string): Promise<OpenSto
   }
   await handle.close();
   return undefined;
+}
+
+/**
+ * Removes the temporary files a killed process left in the upload folders under `root` (one folder
+ * per conversation); run at start, before any upload. Returns how many were removed.
+ */
+export function removeTemporaryFiles(root: string): number {
+  let removed = 0;
+  let folders: string[];
+  try {
+    folders = readdirSync(root);
+  } catch {
+    return 0; // no uploads yet
+  }
+  for (const folder of folders) {
+    let names: string[];
+    try {
+      names = readdirSync(join(root, folder));
+    } catch {
+      continue; // not a folder
+    }
+    for (const name of names) {
+      if (!name.startsWith(TEMP_FILE_PREFIX) || !name.endsWith(".part")) continue;
+      rmSync(join(root, folder, name), { force: true });
+      removed++;
+    }
+  }
+  return removed;
 }
 
 /** A name as compared for duplicates: full case folding (`ß` and `SS` fold alike), after NFC. */
@@ -393,7 +422,7 @@ export async function receiveUploads(
   }
   const dir = resolve(options.dir);
   try {
-    await mkdir(dir, { recursive: true });
+    await privateDirectory(dir);
   } catch (error) {
     discardBody(req);
     throw error;
@@ -550,7 +579,7 @@ export async function receiveUploads(
 
       const write = (): Promise<number> =>
         new Promise<number>((done, failedWrite) => {
-          const target = createWriteStream(temp, { flags: "wx" });
+          const target = createWriteStream(temp, { flags: "wx", mode: PRIVATE_FILE_MODE });
           out = target;
           let sourceEnded = false;
           let targetClosed = false;
@@ -583,6 +612,7 @@ export async function receiveUploads(
           if (!abortReason) {
             const bytes = await write();
             if (!abortReason) {
+              await chmod(temp, PRIVATE_FILE_MODE); // exactly 0600, whatever the umask
               if (await publish(temp, final, folders)) {
                 storedPaths.push(final);
                 slots[slot] = { stored: { name, bytes } };
