@@ -22,6 +22,7 @@ import { settingsRoutes } from "./routes/settings.js";
 import type { ConversationRuntime } from "./runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
+import { WriteHealth } from "./write-health.js";
 
 export interface AppDeps {
   config: Pick<ServerConfig, "publicRead" | "corsOrigins" | "uploadLimits" | "jsonLimitBytes" | "dataDir">;
@@ -35,6 +36,8 @@ export interface AppDeps {
   /** Secret that signs page cursors (stable across restarts so cursors survive them). */
   cursorSecret: Buffer;
   version: string;
+  /** Whether writes work (a full disk); one is made for `config.dataDir` when not given. */
+  writeHealth?: WriteHealth;
 }
 
 export interface App {
@@ -55,8 +58,17 @@ function requestLog(log: Logger): RequestHandler {
   };
 }
 
+/** A successful write clears a remembered full disk (space was freed). */
+function noteWrites(writeHealth: WriteHealth): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === "POST") res.once("finish", () => res.statusCode < 400 && writeHealth.succeeded());
+    next();
+  };
+}
+
 export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
+  const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
   const validators = new RequestValidators(openapiDocument);
   const conversations = new ConversationService(store, deps.bus, deps.runtime);
   const auth = requireSessionKey(createKeyCheck(deps.keys));
@@ -70,14 +82,15 @@ export function createApp(deps: AppDeps): App {
   app.set("etag", false);
   app.set("query parser", parseQueryString); // repeated parameters arrive as arrays and are refused, no nested objects
   app.use(requestLog(log));
+  app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));
   app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
-  app.use(metaRoutes({ store, openapi: openapiDocument, version: deps.version }));
+  app.use(metaRoutes({ store, writeHealth, openapi: openapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
-  app.use(errorHandler(log));
+  app.use(errorHandler(log, writeHealth));
   return { app, conversations };
 }

@@ -16,6 +16,7 @@ import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite.js";
 import { removeTemporaryFiles } from "./uploads.js";
+import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
 
 export const VERSION = "0.1.0";
@@ -60,6 +61,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
   const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });
   const bus = new EventBus();
+  const writeHealth = new WriteHealth(config.dataDir);
   const { app, conversations } = createApp({
     config,
     store,
@@ -70,11 +72,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     cipher: createCipher(secretKey),
     cursorSecret: createHmac("sha256", secretKey).update("page cursors").digest(),
     version: VERSION,
+    writeHealth,
   });
 
   const http = createServer(options.http ?? {}, app);
   answerClientErrors(http);
-  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log });
+  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.port, config.host, () => {

@@ -3496,11 +3496,21 @@ export interface components {
          *     }
          */
         Health: {
-            /** @enum {string} */
+            /**
+             * @description unavailable when the store does not answer or writes fail.
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
             /** @description The store in use (sqlite, postgres). */
             store: string;
             version?: string;
+            /**
+             * @description failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+             * @enum {string}
+             */
+            writes?: "ok" | "failing";
+            /** @description What is wrong, when status is unavailable. */
+            detail?: string;
         };
     };
     responses: {
@@ -3510,6 +3520,18 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The server's disk is full (the reference server: ENOSPC, EDQUOT or SQLITE_FULL); nothing of the request was stored, `detail` names the cause, and `GET /health` reports that writes fail. Writes resume without a restart once space is freed. */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Insufficient Storage: the server's disk is full (SQLITE_FULL: database or disk is full); nothing of this request was stored. Writes resume once space is freed."
+                 *     } */
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
@@ -3676,6 +3698,7 @@ export interface operations {
             404: components["responses"]["ConversationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getConversation: {
@@ -3801,6 +3824,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     createConversation: {
@@ -3840,6 +3864,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     addGitProviders: {
@@ -3870,6 +3895,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     uploadFiles: {
@@ -3900,6 +3926,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getHealth: {
@@ -3920,7 +3947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The store does not answer. */
+            /** @description The store does not answer, or writes fail (`writes` is failing: the disk is full). */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -2259,11 +2259,22 @@ export interface ErrorDetail {
  * via the `definition` "Health".
  */
 export interface Health {
+  /**
+   * unavailable when the store does not answer or writes fail.
+   */
   status: "ok" | "unavailable";
   /**
    * The store in use (sqlite, postgres).
    */
   store: string;
   version?: string;
+  /**
+   * failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+   */
+  writes?: "ok" | "failing";
+  /**
+   * What is wrong, when status is unavailable.
+   */
+  detail?: string;
   [k: string]: unknown;
 }

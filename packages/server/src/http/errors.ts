@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { Logger } from "../log.js";
+import { storageFullCause, storageFullDetail, type WriteHealth } from "../write-health.js";
 import { ConversationNotFoundError } from "../store/types.js";
 import { RequestValidationError } from "./validation.js";
 
@@ -21,9 +22,15 @@ function sendValidationError(res: Response, detail: RequestValidationError["deta
   res.status(422).json({ detail });
 }
 
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export function errorHandler(log: Logger, writeHealth: WriteHealth): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
+    const full = storageFullCause(error);
+    if (full !== undefined) {
+      writeHealth.failed(full);
+      log.warn({ cause: full, method: req.method, path: req.path }, "write failed: the disk is full");
+      return void res.status(507).json({ detail: storageFullDetail(full) });
+    }
     if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
     if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
     if (error instanceof ConversationNotFoundError) return void res.status(404).json({ detail: error.message });

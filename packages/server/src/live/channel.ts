@@ -22,6 +22,7 @@ import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
+import { storageFullCause, type WriteHealth } from "../write-health.js";
 
 /** Close codes of the live channel (documented in spec/asyncapi.yaml). */
 export const LIVE_CLOSE = {
@@ -53,6 +54,8 @@ export interface LiveEventsOptions {
   replayPageSize?: number;
   /** Largest inbound frame. Default 16 MiB. */
   maxPayloadBytes?: number;
+  /** Told when recording a message fails for lack of space (the server's /health reports it). */
+  writeHealth?: Pick<WriteHealth, "failed">;
 }
 
 export interface LiveEvents {
@@ -373,6 +376,12 @@ class LiveConnection {
     } catch (error) {
       if (error instanceof RequestValidationError) {
         return this.sendError(error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+      }
+      const full = storageFullCause(error);
+      if (full !== undefined) {
+        this.options.writeHealth?.failed(full);
+        this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
+        return this.sendError([{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
       }
       this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
       this.sendError([{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
