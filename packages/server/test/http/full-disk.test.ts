@@ -79,8 +79,8 @@ describe.skipIf(!canMountTmpfs)("a full disk (a tmpfs in a private mount namespa
 
   it("a message over the live channel gets an error frame naming the cause", async () => {
     const ws = new WebSocket(`${server.url.replace("http", "ws")}/sockets/events/${before}`, { headers: { "X-Session-API-Key": KEY } });
-    const frames: Array<{ type?: string; detail?: Array<{ type: string; msg: string }> }> = [];
-    const error = new Promise<(typeof frames)[number]>((resolve) =>
+    type Frame = { type?: string; detail?: Array<{ type: string; msg: string }> };
+    const error = new Promise<Frame>((resolve) =>
       ws.on("message", (data) => {
         const frame = JSON.parse(String(data));
         if (frame.type === "error") resolve(frame);
