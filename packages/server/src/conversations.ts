@@ -9,6 +9,7 @@ import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
 import { RequestValidationError, toValidationError } from "./http/validation.js";
+import { findTooDeep, tooDeepError } from "./json/depth.js";
 import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
 import { recordedTimestamp } from "./store/time.js";
 import {
@@ -38,11 +39,14 @@ export function parseReplay(text: string): EventToStore[] {
   const events: EventToStore[] = [];
   const errors = [];
   let index = 0;
+  let deep: Array<string | number> | undefined;
   for (const entry of trajectoryEntries(text)) {
     const at = ["replay_json", index];
     if (entry.parseError !== undefined) {
       const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
       errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
+    } else if ((deep = findTooDeep(entry.value))) {
+      errors.push(tooDeepError(["body", ...at], deep));
     } else {
       const result = validateEvent(entry.value);
       if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });

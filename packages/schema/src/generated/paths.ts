@@ -157,7 +157,7 @@ export interface paths {
         put?: never;
         /**
          * Upload files into a conversation
-         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`.
+         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`. The reference server never repairs a name: it refuses (`invalid_name`) names with invisible or format characters (U+200B, U+FEFF, U+00A0, U+3000 and the like), and names that are not valid UTF-8 (they would decode to U+FFFD and collide); a name that differs from a stored one, or one earlier in the request, only by case is a `duplicate_name`.
          */
         post: operations["uploadFiles"];
         delete?: never;
@@ -4259,7 +4259,7 @@ export interface components {
         };
         /**
          * Settings
-         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets are write-only: they are never returned.
+         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
          * @example {
          *       "language": "en",
          *       "agent": "CodeActAgent",
@@ -4326,7 +4326,7 @@ export interface components {
         };
         /**
          * SettingsView
-         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags, as are MCP api_keys and stdio `env` values (`env_set`); `secrets_store` is never returned.
          * @example {
          *       "language": "en",
          *       "llm_model": "anthropic/claude-sonnet-4-5-20250929",
@@ -4415,7 +4415,10 @@ export interface components {
              */
             timeout?: number;
         };
-        /** MCPStdioServer */
+        /**
+         * MCPStdioServer
+         * @description An MCP server run as a process. Its `env` values are secrets (they hold tokens in practice): stored encrypted and never returned; `GET /api/settings` gives each variable as null and names the stored ones in `env_set`. A value sent as null or "" keeps the stored value of that variable of the stored server with the same `name` and `command` (so posting back what `GET /api/settings` returned loses nothing; a value is never carried to another program), and is dropped when there is none.
+         */
         MCPStdioServer: {
             name: string;
             command: string;
@@ -4423,8 +4426,10 @@ export interface components {
             args?: string[];
             /** @default {} */
             env?: {
-                [key: string]: string;
+                [key: string]: string | null;
             };
+            /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
+            readonly env_set?: string[];
         };
         /**
          * AddGitProvidersRequest
@@ -4740,11 +4745,21 @@ export interface components {
          *     }
          */
         Health: {
-            /** @enum {string} */
+            /**
+             * @description unavailable when the store does not answer or writes fail.
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
             /** @description The store in use (sqlite, postgres). */
             store: string;
             version?: string;
+            /**
+             * @description failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+             * @enum {string}
+             */
+            writes?: "ok" | "failing";
+            /** @description What is wrong, when status is unavailable. */
+            detail?: string;
         };
     };
     responses: {
@@ -4754,6 +4769,18 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The server's disk is full (the reference server: ENOSPC, EDQUOT or SQLITE_FULL); nothing of the request was stored, `detail` names the cause, and `GET /health` reports that writes fail. Writes resume without a restart once space is freed. */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Insufficient Storage: the server's disk is full (SQLITE_FULL: database or disk is full); nothing of this request was stored. Writes resume once space is freed."
+                 *     } */
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
@@ -4920,6 +4947,7 @@ export interface operations {
             404: components["responses"]["ConversationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getConversation: {
@@ -5045,6 +5073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     createConversation: {
@@ -5084,6 +5113,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     addGitProviders: {
@@ -5114,6 +5144,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     uploadFiles: {
@@ -5144,6 +5175,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
             422: components["responses"]["ValidationFailed"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getHealth: {
@@ -5164,7 +5196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The store does not answer. */
+            /** @description The store does not answer, or writes fail (`writes` is failing: the disk is full). */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -255,7 +255,7 @@ export type CustomSecret =
       [k: string]: unknown;
     };
 /**
- * The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+ * The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags, as are MCP api_keys and stdio `env` values (`env_set`); `secrets_store` is never returned.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "SettingsView".
@@ -2655,7 +2655,7 @@ export interface EventPage {
   [k: string]: unknown;
 }
 /**
- * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets are write-only: they are never returned.
+ * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Settings".
@@ -2746,6 +2746,8 @@ export interface MCPSSEServer {
   [k: string]: unknown;
 }
 /**
+ * An MCP server run as a process. Its `env` values are secrets (they hold tokens in practice): stored encrypted and never returned; `GET /api/settings` gives each variable as null and names the stored ones in `env_set`. A value sent as null or "" keeps the stored value of that variable of the stored server with the same `name` and `command` (so posting back what `GET /api/settings` returned loses nothing; a value is never carried to another program), and is dropped when there is none.
+ *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "MCPStdioServer".
  */
@@ -2754,8 +2756,12 @@ export interface MCPStdioServer {
   command: string;
   args?: string[];
   env?: {
-    [k: string]: string;
+    [k: string]: string | null;
   };
+  /**
+   * In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests.
+   */
+  env_set?: string[];
   [k: string]: unknown;
 }
 /**
@@ -3030,11 +3036,22 @@ export interface ErrorDetail {
  * via the `definition` "Health".
  */
 export interface Health {
+  /**
+   * unavailable when the store does not answer or writes fail.
+   */
   status: "ok" | "unavailable";
   /**
    * The store in use (sqlite, postgres).
    */
   store: string;
   version?: string;
+  /**
+   * failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+   */
+  writes?: "ok" | "failing";
+  /**
+   * What is wrong, when status is unavailable.
+   */
+  detail?: string;
   [k: string]: unknown;
 }

@@ -7,6 +7,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
+import { MAX_QUERY_PARAMETERS, queryOverflow } from "./query.js";
 
 type Json = Record<string, unknown>;
 
@@ -168,6 +169,14 @@ export class RequestValidators {
     const errors: ValidationError[] = [];
     const pathValues: Json = { ...path };
     const queryValues: Json = {};
+    const overflow = queryOverflow(query);
+    if (overflow !== undefined) {
+      errors.push({
+        loc: ["query", overflow],
+        msg: `was not read: the query string has more than ${MAX_QUERY_PARAMETERS} parameters, and this is parameter ${MAX_QUERY_PARAMETERS + 1}`,
+        type: "value_error",
+      });
+    }
     for (const [name, value] of Object.entries(query)) {
       if (!validators.queryNames.has(name)) continue; // unknown query parameters are ignored, as FastAPI does
       if (Array.isArray(value)) {

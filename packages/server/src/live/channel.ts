@@ -17,9 +17,12 @@ import type { EventBus } from "../bus.js";
 import { canonicalConversationId, type ConversationService } from "../conversations.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
+import { rejectSocket } from "../http/client-errors.js";
+import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
+import { storageFullCause, type WriteHealth } from "../write-health.js";
 
 /** Close codes of the live channel (documented in spec/asyncapi.yaml). */
 export const LIVE_CLOSE = {
@@ -51,6 +54,8 @@ export interface LiveEventsOptions {
   replayPageSize?: number;
   /** Largest inbound frame. Default 16 MiB. */
   maxPayloadBytes?: number;
+  /** Told when recording a message fails for lack of space (the server's /health reports it). */
+  writeHealth?: Pick<WriteHealth, "failed">;
 }
 
 export interface LiveEvents {
@@ -83,25 +88,40 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
   const open = new Set<LiveConnection>();
   let closed = false;
 
+  // Never throws (an exception here would end the process): every refusal is answered in JSON
+  // and the socket closed.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    const match = PATH.exec(url.pathname);
-    if (!match) return; // another upgrade handler may own it; the socket is ended below if nobody does
-    if (closed) return void socket.destroy();
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings, encode);
-      open.add(connection);
-      ws.once("close", () => open.delete(connection));
-      connection.start();
-    });
+    try {
+      const target = upgradeTarget(request.url ?? "");
+      if (!target) return rejectSocket(socket, 400, "Bad Request: the request target is not a path");
+      const match = PATH.exec(target.pathname);
+      if (!match) return rejectSocket(socket, 404, "Not Found");
+      let conversationId: string;
+      try {
+        conversationId = decodeURIComponent(match[1]!);
+      } catch {
+        return rejectSocket(socket, 400, "Bad Request: the conversation id is not valid percent-encoded UTF-8");
+      }
+      if (closed) return rejectSocket(socket, 503, "Service Unavailable: the server is shutting down");
+      if (request.method !== "GET") return rejectSocket(socket, 405, "Method Not Allowed: a WebSocket upgrade is a GET", { Allow: "GET" });
+      const version = request.headers["sec-websocket-version"];
+      if (version !== "13" && version !== "8") {
+        return rejectSocket(socket, 400, "Bad Request: Sec-WebSocket-Version must be 13", { "Sec-WebSocket-Version": "13, 8" });
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        const connection = new LiveConnection(ws, request, target, conversationId, options, validators, checkKey, settings, encode);
+        open.add(connection);
+        ws.once("close", () => open.delete(connection));
+        connection.start();
+      });
+    } catch (error) {
+      options.log.error({ err: error }, "live channel: upgrade failed");
+      socket.destroy();
+    }
   };
-  // Upgrades on any other path: 404 (Node otherwise leaves the socket hanging).
-  const onStrayUpgrade = (request: IncomingMessage, socket: Duplex) => {
-    if (PATH.test(new URL(request.url ?? "/", "http://localhost").pathname)) return;
-    socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-  };
+  // The handshake checks ws makes itself (key, subprotocols, extensions): JSON too, not its text/html.
+  wss.on("wsClientError", (error: Error, socket: Duplex) => rejectSocket(socket, 400, `Bad Request: ${error.message}`));
   http.on("upgrade", onUpgrade);
-  http.on("upgrade", onStrayUpgrade);
 
   const heartbeat = setInterval(() => {
     for (const connection of open) connection.heartbeat();
@@ -117,7 +137,6 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
         closed = true;
         clearInterval(heartbeat);
         http.off("upgrade", onUpgrade);
-        http.off("upgrade", onStrayUpgrade);
         for (const connection of open) connection.close(LIVE_CLOSE.goingAway, "server shutting down");
       }
       return new Promise<void>((resolve) => {
@@ -162,7 +181,7 @@ class LiveConnection {
   constructor(
     private readonly ws: WebSocket,
     private readonly request: IncomingMessage,
-    private readonly url: URL,
+    private readonly url: UpgradeTarget,
     private readonly rawConversationId: string,
     private readonly options: LiveEventsOptions,
     private readonly validators: RequestValidators,
@@ -305,21 +324,31 @@ class LiveConnection {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(payload, { binary: false });
   }
 
+  /**
+   * An error frame. Error frames answer what the client sends, so a client that sends and never
+   * reads would grow them without bound: past maxBufferedBytes of unsent data it is closed with
+   * 4429, as a slow consumer of live events is.
+   */
   private sendError(detail: ValidationError[]): void {
     this.send(JSON.stringify({ type: "error", detail }));
+    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
+      this.options.log.warn({ conversationId: this.conversation?.id ?? this.rawConversationId, buffered: this.ws.bufferedAmount }, "live connection does not read its error frames, closed");
+      this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
+    }
   }
 
   private onFrame(data: RawData, isBinary: boolean): void {
     if (this.phase === "closed") return;
     const text = isBinary ? undefined : rawText(data);
     let frame: unknown;
-    let parseError: string | undefined;
-    if (text === undefined) parseError = "binary frames are not accepted: send JSON text";
+    let parseError: ValidationError | undefined;
+    if (text === undefined) parseError = { loc: ["message"], msg: "binary frames are not accepted: send JSON text", type: "json_invalid" };
     else {
       try {
-        frame = JSON.parse(text);
+        frame = parseJsonText(text, ["message"]);
       } catch (error) {
-        parseError = `not valid JSON: ${(error as Error).message}`;
+        if (!(error instanceof RequestValidationError)) throw error;
+        parseError = error.detail[0]; // where the text is broken, never a piece of it (it may hold a key)
       }
     }
     const isAuth = typeof frame === "object" && frame !== null && (frame as { type?: unknown }).type === "auth";
@@ -330,7 +359,7 @@ class LiveConnection {
       this.canWrite = true;
       return this.open();
     }
-    if (parseError !== undefined) return this.sendError([{ loc: ["message"], msg: parseError, type: "json_invalid" }]);
+    if (parseError !== undefined) return this.sendError([parseError]);
     if (isAuth) {
       // A public reader may authenticate later to send messages; a wrong key ends the connection.
       const key = (frame as { session_api_key?: unknown }).session_api_key;
@@ -348,10 +377,36 @@ class LiveConnection {
       if (error instanceof RequestValidationError) {
         return this.sendError(error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
       }
+      const full = storageFullCause(error);
+      if (full !== undefined) {
+        this.options.writeHealth?.failed(full);
+        this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
+        return this.sendError([{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
+      }
       this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
       this.sendError([{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
     }
   }
+}
+
+/** The path and query of an upgrade's request target. */
+interface UpgradeTarget {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/**
+ * The path and query of a request target in origin form (`/path?query`) or absolute form
+ * (`http://host/path`); undefined for anything else (`*`, a URL that does not parse). Never throws.
+ */
+function upgradeTarget(raw: string): UpgradeTarget | undefined {
+  if (raw.startsWith("/")) {
+    const query = raw.indexOf("?");
+    return { pathname: query === -1 ? raw : raw.slice(0, query), searchParams: new URLSearchParams(query === -1 ? "" : raw.slice(query + 1)) };
+  }
+  if (!URL.canParse(raw) || !/^https?:/i.test(raw)) return undefined;
+  const url = new URL(raw);
+  return { pathname: url.pathname, searchParams: url.searchParams };
 }
 
 function rawText(data: RawData): string {

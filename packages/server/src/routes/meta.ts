@@ -4,6 +4,7 @@ import path from "node:path";
 import express, { Router } from "express";
 import type { Health } from "@acs-toolkit/schema";
 import type { EventStore } from "../store/types.js";
+import type { WriteHealth } from "../write-health.js";
 
 const require = createRequire(import.meta.url);
 
@@ -26,7 +27,14 @@ const DOCS_PAGE = `<!doctype html>
 // A file, not an inline script, so the page works under a CSP without 'unsafe-inline'.
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true });\n`;
 
-export function metaRoutes({ store, openapi, version }: { store: EventStore; openapi: Record<string, unknown>; version: string }): Router {
+export interface MetaRoutesDeps {
+  store: EventStore;
+  writeHealth: WriteHealth;
+  openapi: Record<string, unknown>;
+  version: string;
+}
+
+export function metaRoutes({ store, writeHealth, openapi, version }: MetaRoutesDeps): Router {
   const router = Router();
   const assets = path.dirname(require.resolve("swagger-ui-dist/package.json"));
   const document = JSON.stringify({ ...openapi, servers: [{ url: "/", description: "This server" }] });
@@ -39,8 +47,17 @@ export function metaRoutes({ store, openapi, version }: { store: EventStore; ope
         return false;
       }
     })();
-    const body: Health = { status: ok ? "ok" : "unavailable", store: store.kind, version };
-    res.status(ok ? 200 : 503).json(body);
+    // Reads may work while writes fail (a full disk): either makes the server unavailable.
+    const failure = writeHealth.check();
+    const body: Health = {
+      status: ok && !failure ? "ok" : "unavailable",
+      store: store.kind,
+      version,
+      writes: failure ? "failing" : "ok",
+      ...(failure && { detail: `writes fail since ${failure.since}: the disk is full (${failure.cause})` }),
+      ...(!ok && { detail: "the store does not answer" }),
+    };
+    res.status(body.status === "ok" ? 200 : 503).json(body);
   });
   router.get("/openapi.json", (_req, res) => void res.type("application/json").send(document));
   router.get("/docs", (_req, res) => void res.type("html").send(DOCS_PAGE));

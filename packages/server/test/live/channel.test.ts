@@ -4,7 +4,7 @@
  * heartbeats and shutdown.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { validateEvent } from "@acs-toolkit/validator";
 import { asyncapiDocument } from "@acs-toolkit/schema/documents";
@@ -149,7 +149,7 @@ describe("inbound messages", () => {
   });
 
   it.each([
-    ["not JSON", "{oops", ["message"], "json_invalid"],
+    ["not JSON", "{oops", ["message", 1], "json_invalid"],
     ["a wrong role", userMessage("x") && { role: "assistant", content: [] }, ["message", "role"], "literal_error"],
     ["a wrong content type", { role: "user", content: [{ type: "video", text: "x" }] }, ["message", "content", 0, "type"], undefined],
     ["not an object", [1, 2], ["message"], "type_error"],
@@ -271,6 +271,43 @@ describe("slow consumers", () => {
     const rest = stored.slice(received.length ? replay.length + received.length : 0);
     const frames = await resumed.waitFor(rest.length, isEventFrame);
     expect([...received.map((e) => e.id), ...frames.map((f) => f.value.id)].slice(-400)).toEqual(stored.slice(replay.length));
+  });
+});
+
+describe("floods of invalid frames (issue 13, finding 7)", () => {
+  it("a client that sends invalid frames and never reads is closed with 4429 once its error frames pass the bound", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    (p.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const garbage = `{"role": ${"x".repeat(200)}`;
+    // About 12 MB of error frames: more than the kernel's socket buffers and the 256 KiB bound.
+    for (let i = 0; i < 60_000; i++) p.ws.send(garbage);
+    // Still not reading while the server answers them all (until it says it gave up, or 20 s).
+    await vi
+      .waitFor(() => expect(t.logs.some((line) => line.includes("does not read its error frames"))).toBe(true), { timeout: 20_000, interval: 50 })
+      .catch(() => {});
+    (p.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await Promise.race([p.closed, new Promise<{ code: number }>((resolve) => setTimeout(() => resolve({ code: 0 }), 10_000))]);
+    expect(closed.code).toBe(LIVE_CLOSE.slowConsumer);
+    const errors = p.frames.filter((f) => f.value.type === "error");
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.length).toBeLessThan(60_000);
+    expect(errorFrameSchema(errors[0]!.value), JSON.stringify(errorFrameSchema.errors)).toBe(true);
+    expect((await t.call("GET", "/health")).status).toBe(200);
+  });
+
+  it("an invalid frame's error names the position, echoes nothing, and a deep one is refused", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    p.send('{"role":"user","content":sk-ant-SECRETSECRET}');
+    p.send(`{"role":"user","content":[{"type":"text","text":"x"}],"x":${"[".repeat(5_000)}${"]".repeat(5_000)}}`);
+    const [syntax, deep] = await p.waitFor(2, (f) => f.value.type === "error");
+    expect(syntax!.value.detail).toEqual([expect.objectContaining({ loc: ["message", 25], type: "json_invalid" })]);
+    expect(syntax!.text).not.toContain("SECRET");
+    expect(deep!.value.detail).toEqual([expect.objectContaining({ loc: ["message", "x", 0, 0, 0, 0, 0, 0, 0] })]);
+    expect(t.logs.filter((line) => line.includes("recording a message failed"))).toEqual([]);
   });
 });
 
