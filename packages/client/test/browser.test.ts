@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonl, KEY, manyEvents, startReferenceServer, type ReferenceServer } from "./support/server.js";
 
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/browser");
-const events = manyEvents(240);
+const events = manyEvents(240, "stored");
 
 const app = (baseUrl: string) => `
 import { AbortError, ApiError, NetworkError, createClient, isApiError } from "/client/acs-client.js";

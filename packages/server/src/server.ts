@@ -27,8 +27,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
   shutdownGraceMs?: number;
-  /** Tuning of the live channel (timeouts, buffer bound, heartbeat). */
-  live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes">;
+  /** Tuning of the live channel (timeouts, buffer bound, heartbeat, connections per conversation). */
+  live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes" | "maxConnectionsPerConversation">;
   /** Node's HTTP timeouts (defaults: Node's). A request past them is answered 408. */
   http?: Pick<ServerOptions, "requestTimeout" | "headersTimeout" | "connectionsCheckingInterval">;
 }

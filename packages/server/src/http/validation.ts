@@ -208,6 +208,17 @@ export class RequestValidators {
     return validate(body) ? [] : issuesOf(validate.errors);
   }
 
+  /**
+   * Whether a JSON value conforms to a schema of the document's components, named by its path
+   * under `components/schemas` (`ExecutionStatus`, `AgentConversationState/properties/stats`).
+   * Compiled on first use.
+   */
+  conforms(schemaPath: string, value: unknown): boolean {
+    const validate = this.json.getSchema(`${COMPONENTS}#/components/schemas/${schemaPath}`);
+    if (!validate) throw new Error(`no schema ${schemaPath} in the OpenAPI document's components`);
+    return validate(value) as boolean;
+  }
+
   /** Validates a parsed JSON body. @throws RequestValidationError */
   body(operationId: string, body: unknown): void {
     const validate = this.operation(operationId).body?.();

@@ -77,19 +77,19 @@ describe.skipIf(!canMountTmpfs)("a full disk (a tmpfs in a private mount namespa
     expect(await readdir(path.join(inside, "uploads", before)).catch(() => [])).toEqual([]);
   });
 
-  it("a message over the live channel gets an error frame naming the cause", async () => {
+  it("a message over the live channel gets a ServerErrorEvent naming the cause", async () => {
     const ws = new WebSocket(`${server.url.replace("http", "ws")}/sockets/events/${before}`, { headers: { "X-Session-API-Key": KEY } });
-    type Frame = { type?: string; detail?: Array<{ type: string; msg: string }> };
+    type Frame = { kind?: string; code?: string; detail?: string };
     const error = new Promise<Frame>((resolve) =>
       ws.on("message", (data) => {
         const frame = JSON.parse(String(data));
-        if (frame.type === "error") resolve(frame);
+        if (frame.kind === "ServerErrorEvent") resolve(frame);
         else if (frame.key === "full_state") ws.send(JSON.stringify({ role: "user", content: [{ type: "text", text: "z".repeat(300_000) }] }));
       }),
     );
     const frame = await error;
     ws.close();
-    expect(frame.detail?.[0]).toMatchObject({ type: "insufficient_storage", msg: expect.stringMatching(/disk is full/) });
+    expect(frame).toMatchObject({ code: "InsufficientStorage", detail: expect.stringMatching(/disk is full/) });
   });
 
   it("/health reports that writes fail; reads keep working", async () => {
