@@ -5,8 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
-import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
 import { RequestValidationError, toValidationError } from "./http/validation.js";
