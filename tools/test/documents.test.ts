@@ -65,7 +65,7 @@ describe("asyncapi.json", () => {
     expect(asyncapi.components.messages.Event.payload).toEqual({ $ref: "#/components/schemas/Event" });
     expect(asyncapi.components.messages.UserMessage.payload).toEqual({ $ref: "#/components/schemas/UserMessage" });
     expect(asyncapi.components.messages.Auth.payload).toEqual({ $ref: "#/components/schemas/LiveAuthFrame" });
-    expect(asyncapi.components.messages.Error.payload).toEqual({ $ref: "#/components/schemas/LiveErrorFrame" });
+    expect(asyncapi.components.messages.Error.payload).toEqual({ $ref: "#/components/schemas/ServerErrorEvent" });
   });
 });
 

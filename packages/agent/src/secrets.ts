@@ -51,7 +51,7 @@ export function secretEnvironment(settings: AgentSettings): SecretEnvironment {
   if (settings.llm_api_key) values.push(settings.llm_api_key);
   const mcp = settings.mcp_config;
   for (const server of [...(mcp?.sse_servers ?? []), ...(mcp?.shttp_servers ?? [])]) if (server.api_key) values.push(server.api_key);
-  for (const server of mcp?.stdio_servers ?? []) values.push(...Object.values(server.env ?? {}).filter((value) => value.length >= 8));
+  for (const server of mcp?.stdio_servers ?? []) values.push(...Object.values(server.env ?? {}).filter((value): value is string => typeof value === "string" && value.length >= 8));
   return { env, skipped, values };
 }
 

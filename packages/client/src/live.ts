@@ -7,7 +7,7 @@
  * recent ids drops anything seen twice all the same. Platform-neutral: the entries pass in how to
  * open a socket (the browser's `WebSocket`, or `ws` in Node, which can send the key as a header).
  */
-import type { ConversationFullState, LiveErrorFrame } from "@acs-toolkit/schema";
+import type { ConversationFullState, ServerErrorEvent } from "@acs-toolkit/schema";
 import type { OperationBody, SearchedEvent } from "./types.js";
 
 /** An event as the live channel delivers it: the same type as a search result's item. */
@@ -25,6 +25,8 @@ export const LIVE_CLOSE_CODES = {
   notFound: 4004,
   badRequest: 4400,
   slowConsumer: 4429,
+  /** Too many connections for this conversation: reconnecting later (with backoff) may succeed. */
+  tryAgainLater: 1013,
 } as const;
 
 /** Codes after which reconnecting cannot help: the subscription ends with a `LiveError`. */
@@ -71,8 +73,11 @@ export interface SubscribeOptions {
   onStatus?(status: LiveStatus, detail: StatusDetail): void;
   /** The `full_state` snapshot the server sends at the start of every connection. */
   onFullState?(state: ConversationFullState): void;
-  /** The server refused a message this client sent (the connection stays open). */
-  onServerError?(frame: LiveErrorFrame): void;
+  /**
+   * The server refused a frame this client sent (the connection stays open): a ServerErrorEvent,
+   * sent to this connection only and never stored; `code` says what went wrong, `detail` where.
+   */
+  onServerError?(frame: ServerErrorEvent): void;
   /**
    * Where to start: `"start"` (every stored event, the default), `"now"` (only events recorded
    * from now on), or `{ afterId }` (every event after that one).
@@ -232,7 +237,7 @@ export function createLive(deps: LiveDeps) {
           for (const w of this.waiting.splice(0)) w.resolve();
           return;
         }
-        if (frame.type === "error") return this.options.onServerError?.(frame as unknown as LiveErrorFrame);
+        if (frame.kind === "ServerErrorEvent") return this.options.onServerError?.(frame as unknown as ServerErrorEvent);
         if (typeof frame.kind !== "string" || typeof frame.id !== "string") return;
         if (this.seen.has(frame.id)) return;
         this.remember(frame.id);

@@ -22,7 +22,7 @@ const validatorDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)),
 const importMap = JSON.stringify({ imports: { "@acs-toolkit/validator": "/validator/index.js" } });
 // An inline import map is a script for the CSP: allowed by its hash, not by 'unsafe-inline'.
 const importMapHash = `'sha256-${createHash("sha256").update(importMap).digest("base64")}'`;
-const events = manyEvents(240);
+const events = manyEvents(240, "stored");
 
 const app = (baseUrl: string, noCorsUrl: string) => `
 import { AbortError, ApiError, NetworkError, createClient, isApiError } from "/client/acs-client.js";

@@ -13,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
+import type { ServerErrorEvent } from "@acs-toolkit/schema";
 import { createClient, LiveError, type LiveStatus, type SearchedEvent } from "@acs-toolkit/client";
 import { jsonl, KEY, manyEvents, startReferenceServer, type ReferenceServer } from "./support/server.js";
 import { startTcpProxy } from "./support/proxy.js";
@@ -25,7 +26,7 @@ afterAll(async () => {
   await ref?.close();
 });
 
-const stored = manyEvents(120);
+const stored = manyEvents(120, "stored");
 const fast = { initialMs: 5, maxMs: 50 };
 
 async function conversationWith(client: ReturnType<typeof createClient>, events = stored): Promise<string> {
@@ -68,6 +69,23 @@ describe("subscribe", () => {
     await sub.done;
     expect(statuses).toEqual(["open", "closed"]);
     expect(sub.status).toBe("closed");
+  });
+
+  it("hands the server's answer to a refused frame (a ServerErrorEvent) to onServerError, never to onEvent, and carries on", async () => {
+    const client = createClient({ baseUrl: ref.url, apiKey: KEY });
+    const id = await conversationWith(client, []);
+    const received: SearchedEvent[] = [];
+    const errors: ServerErrorEvent[] = [];
+    const sub = client.subscribe(id, { onEvent: (e) => received.push(e), onServerError: (e) => errors.push(e) });
+    await sub.sendMessage({ role: "assistant", content: [] } as never);
+    await until(() => errors.length === 1, () => `${errors.length} errors`);
+    expect(errors[0]).toMatchObject({ kind: "ServerErrorEvent", source: "environment", code: "ValidationError", detail: expect.stringContaining("message.role") });
+    await sub.sendMessage("after the refusal");
+    await until(() => received.length === 1, () => `${received.length} events`);
+    expect(received[0]).toMatchObject({ kind: "MessageEvent", source: "user" });
+    expect(await allStoredIds(client, id)).toEqual(received.map((e) => e.id));
+    sub.close();
+    await sub.done;
   });
 
   it("starts now or after a given event", async () => {

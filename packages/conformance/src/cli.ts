@@ -7,7 +7,7 @@ import { EXIT_USAGE, parseCommandLine, UsageError, usageErrorLine } from "@acs-t
 import packageJson from "../package.json" with { type: "json" };
 import { CHECKS } from "./checks/index.js";
 import { formatCheckTable, formatJson, formatJUnit, formatResultLine, formatTotal } from "./report.js";
-import { DEFAULT_SETTLE_MS, DEFAULT_TIMEOUT_MS, runConformance, selectChecks, UnknownPatternError, UnreachableError } from "./runner.js";
+import { DEFAULT_TIMEOUT_MS, runConformance, selectChecks, UnknownPatternError, UnreachableError } from "./runner.js";
 
 export const USAGE = `Usage: acs-conformance --base-url URL [options]
 
@@ -24,9 +24,8 @@ Options:
   --only PATTERN        run only matching checks; repeatable or comma-separated
   --skip PATTERN        leave out matching checks; repeatable or comma-separated
   --timeout MS          time one check (and one request) may take (default ${DEFAULT_TIMEOUT_MS})
-  --settle MS           how long a conversation must stay unchanged before the suite judges it
-                        (default ${DEFAULT_SETTLE_MS}); raise it for an implementation whose agent
-                        records events of its own at a real-time pace
+  --settle MS           ignored (deprecated): an implementation whose agent records events of
+                        its own at any pace needs no waiting
   --list                print the checks (id, what must hold, spec, needs) and exit
   -h, --help            print this help
   -v, --version         print the version
@@ -94,14 +93,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       return Number(text);
     };
     const timeoutMs = milliseconds("timeout", values.timeout, 1);
-    const settleMs = milliseconds("settle", values.settle, 0);
+    milliseconds("settle", values.settle, 0); // deprecated and ignored; still checked, as it was
     const report = await runConformance({
       baseUrl,
       apiKey: values["api-key"] ?? (env.SESSION_API_KEY || undefined),
       only,
       skip,
       timeoutMs,
-      settleMs,
       onResult: format === "text" ? (result) => io.out(formatResultLine(result) + "\n") : undefined,
     });
     io.out(format === "text" ? formatTotal(report) + "\n" : format === "json" ? formatJson(report) : formatJUnit(report));

@@ -17,10 +17,17 @@ export interface SeededConversation {
   events: AnyEvent[];
 }
 
-/** A seeded conversation and how the implementation lists it once it is quiet (its own events included). */
-export interface ListedConversation extends SeededConversation {
-  /** Every event, ascending, as search lists it. */
-  listed: AnyEvent[];
+/**
+ * A probe of a conversation that may record events of its own while it runs (an agent's actions and
+ * replies, state updates), and two listings that bound it: the probe must see every event of
+ * `before`, and may see events recorded meanwhile, which `after` holds.
+ */
+export interface Between<T> {
+  /** Every event, ascending, as search lists it before the probe. */
+  before: AnyEvent[];
+  result: T;
+  /** The same, after the probe. */
+  after: AnyEvent[];
 }
 
 /** The secrets the run stored (unique to the run, so that any answer of the run can be scanned for them). */
@@ -46,8 +53,6 @@ export class SuiteState {
     readonly baseUrl: URL,
     readonly apiKey: string | undefined,
     readonly timeoutMs: number,
-    /** How long a conversation must stay unchanged to count as quiet (see `CheckContext.settle`). */
-    readonly settleMs: number,
   ) {
     this.http = new HttpClient(baseUrl, apiKey, timeoutMs);
   }
@@ -107,43 +112,34 @@ export class CheckContext {
     return { id: await this.createConversation({ replay_json: asJsonLines(events) }), events };
   }
 
-  /** The run's main conversation: 110 events of every kind (see `mainTrajectory`). Never appended to. */
-  main(): Promise<ListedConversation> {
-    return this.fixture("main", (ctx) => ctx.seedAndSettle(mainTrajectory()));
+  /**
+   * The run's main conversation: 110 events of every kind (see `mainTrajectory`). The suite never
+   * appends to it; the implementation may (an agent), so checks judge it between two listings.
+   */
+  main(): Promise<SeededConversation> {
+    return this.fixture("main", (ctx) => ctx.seed(mainTrajectory()));
   }
 
   /** A conversation whose timestamps are out of append order (see `shuffledTrajectory`). */
-  shuffled(): Promise<ListedConversation> {
-    return this.fixture("shuffled", (ctx) => ctx.seedAndSettle(shuffledTrajectory()));
+  shuffled(): Promise<SeededConversation> {
+    return this.fixture("shuffled", (ctx) => ctx.seed(shuffledTrajectory()));
   }
 
-  /** Creates a conversation holding these events and lists it once it is quiet. */
-  async seedAndSettle(events: AnyEvent[]): Promise<ListedConversation> {
-    const seeded = await this.seed(events);
-    return { ...seeded, listed: await this.settle(seeded.id) };
-  }
-
-  /** Every event of a conversation, ascending (all pages of 100). */
+  /** Every event of a conversation, ascending (all pages of 100), as it stands now. */
   listing(conversationId: string): Promise<AnyEvent[]> {
     return this.searchAll(conversationId, { limit: 100 });
   }
 
   /**
-   * The conversation's listing once it is quiet. An implementation with an agent records events of
-   * its own after a conversation is created or sent a message; the checks judge the conversation as
-   * it stands once no new event has appeared for the run's settle time (none waits at 0).
+   * Runs `probe` between two listings of the conversation. An implementation with an agent records
+   * events of its own whenever it likes: a check compares what it saw with what the conversation
+   * held before (all of which it must see) and after (where anything else it saw must be), never
+   * with one moment's count, and never waits for the conversation to be quiet.
    */
-  async settle(conversationId: string): Promise<AnyEvent[]> {
-    let listed = await this.listing(conversationId);
-    const settleMs = this.suite.settleMs;
-    for (let round = 0; settleMs > 0; round++) {
-      if (round === 50) fail(`conversation ${conversationId} did not stay unchanged for ${settleMs} ms within 50 tries`);
-      await new Promise((resolve) => setTimeout(resolve, settleMs));
-      const again = await this.listing(conversationId);
-      if (again.length === listed.length && again.at(-1)?.id === listed.at(-1)?.id) return again;
-      listed = again;
-    }
-    return listed;
+  async between<T>(conversationId: string, probe: () => Promise<T>): Promise<Between<T>> {
+    const before = await this.listing(conversationId);
+    const result = await probe();
+    return { before, result, after: await this.listing(conversationId) };
   }
 
   /** One page of search, checked against the spec. */

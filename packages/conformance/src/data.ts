@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { instantMicros as parseInstant } from "@acs-toolkit/validator";
 import { DEFAULT_SOURCES } from "./spec.js";
 
 /** An event as the checks handle it: loosely typed, as it is sent and received. */
@@ -24,17 +25,14 @@ export interface SearchFilters {
 /** The word of the body-filter checks, in several cases and places. */
 export const BODY_WORD = "zephyr";
 
-/** The spec's Timestamp: ISO-8601, zone offset optional (`Z`, `+02:00`, `+0200`). */
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})?$/;
-
-/** Microseconds since the epoch of an ISO-8601 timestamp; no offset means UTC (as the spec says). */
+/**
+ * Microseconds since the epoch of a timestamp (the toolkit's one parser: ISO-8601, no offset means
+ * UTC, as the spec says); throws for text that is not one.
+ */
 export function instantMicros(timestamp: string): number {
-  const m = TIMESTAMP.exec(timestamp);
-  if (!m) throw new Error(`not a timestamp: ${timestamp}`);
-  const [, y, mo, d, h, mi, s, fraction = "", zone = "Z"] = m;
-  const offsetMinutes = /^[Zz]$/.test(zone) ? 0 : (zone[0] === "-" ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
-  const millis = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) - offsetMinutes * 60_000;
-  return millis * 1000 + Number(fraction.padEnd(6, "0").slice(0, 6));
+  const micros = parseInstant(timestamp);
+  if (micros === undefined) throw new Error(`not a timestamp: ${timestamp}`);
+  return micros;
 }
 
 /**

@@ -32,5 +32,5 @@ export { main as runCli, USAGE, type Output as CliOutput } from "./cli.js";
 export type { Reply, RequestOptions } from "./http.js";
 export type { SpecOperation, SpecResponses } from "./spec.js";
 export type { AnyEvent } from "./data.js";
-export type { ListedConversation, SeededConversation, StoredSecrets } from "./context.js";
+export type { Between, SeededConversation, StoredSecrets } from "./context.js";
 export type { Closed, Frame, LiveSocket } from "./socket.js";

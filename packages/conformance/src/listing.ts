@@ -3,8 +3,8 @@
  * implementation may record events of its own (an agent's actions, state updates): they are allowed
  * anywhere the order permits. The suite's events must all be there, unchanged, in their order.
  */
-import { ensure, fail } from "./check.js";
-import { expectedIds, instantMicros, type AnyEvent } from "./data.js";
+import { ensure, expectSameIds, fail } from "./check.js";
+import { expectedIds, filteredIds, instantMicros, matches, type AnyEvent, type SearchFilters } from "./data.js";
 
 /**
  * Where `received` differs from what was `sent`, or undefined when it holds everything sent. Absent
@@ -74,4 +74,41 @@ export function expectHolds(listed: readonly AnyEvent[], known: readonly AnyEven
   ensure(at < 0, () => `${what}: order differs at position ${at} of the given events: ${order[at]} where ${expected[at]} belongs (order: instant, then append order)`);
   expectMonotone(listed, "TIMESTAMP", what);
   return listed.length - known.length;
+}
+
+/**
+ * A search's result (every page) judged between two listings of a conversation that may record
+ * events of its own while the suite reads it: `before` was taken before the search, `after` after
+ * it. Every event of `before` that the filters keep must be there, once, in the search's order; an
+ * event recorded meanwhile (only in `after`) may be there too, if the filters keep it and it stands
+ * where `after` puts it; anything else fails.
+ */
+export function expectSearchBetween(
+  received: readonly AnyEvent[],
+  before: readonly AnyEvent[],
+  after: readonly AnyEvent[],
+  filters: SearchFilters,
+  order: "TIMESTAMP" | "TIMESTAMP_DESC",
+  what: string,
+): void {
+  const ids = received.map((e) => e.id);
+  expectNoDuplicate(ids, what);
+  const earlier = new Set(before.map((e) => e.id));
+  expectSameIds(
+    ids.filter((id) => earlier.has(id)),
+    filteredIds(before, filters, order),
+    what,
+  );
+  const later = new Map(after.map((e) => [e.id, e]));
+  for (const event of received) {
+    if (earlier.has(event.id)) continue;
+    ensure(later.has(event.id), `${what}: ${event.id} (${event.kind}) is listed, but neither before nor after the search`);
+    ensure(matches(event, filters), `${what}: ${event.id} (${event.kind}, recorded during the search) does not match the filters`);
+  }
+  const shown = new Set(ids);
+  expectSameIds(
+    ids,
+    filteredIds(after, filters, order).filter((id) => shown.has(id)),
+    `${what} (order, events recorded during the search included)`,
+  );
 }

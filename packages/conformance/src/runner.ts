@@ -45,8 +45,9 @@ export interface ConformanceOptions {
   /** Milliseconds one check may take (and one request of it). Default 20,000. */
   timeoutMs?: number;
   /**
-   * Milliseconds a conversation must stay unchanged before the suite judges its listing (default
-   * 100). An implementation whose agent records events of its own, paced in real time, needs more.
+   * @deprecated Ignored. The suite no longer waits for a conversation to be quiet: checks judge
+   * what they see between two listings of it, so an implementation whose agent records events of
+   * its own at any pace needs nothing.
    */
   settleMs?: number;
   /** The checks to choose from. Default: the whole suite. */
@@ -62,7 +63,8 @@ export class UnreachableError extends Error {}
 export class UnknownPatternError extends Error {}
 
 export const DEFAULT_TIMEOUT_MS = 20_000;
-export const DEFAULT_SETTLE_MS = 100;
+/** @deprecated The `settleMs` option is ignored. */
+export const DEFAULT_SETTLE_MS = 0;
 
 /**
  * A pattern matches a check by its id (`search.filter.kind`), a group prefix of it (`search`,
@@ -135,7 +137,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const checks = selectChecks(options.checks ?? CHECKS, options.only, options.skip);
   const baseUrl = new URL(options.baseUrl);
-  const suite = new SuiteState(baseUrl, options.apiKey, timeoutMs, options.settleMs ?? DEFAULT_SETTLE_MS);
+  const suite = new SuiteState(baseUrl, options.apiKey, timeoutMs);
   const startedAt = new Date();
   try {
     await suite.http.request("GET", "/health", { key: null });

@@ -9,7 +9,7 @@ describe("selectChecks", () => {
   it("matches an id, a group prefix, a glob or a need; keeps suite order", () => {
     expect(ids(selectChecks(CHECKS, ["search.filter.kind"]))).toEqual(["search.filter.kind"]);
     expect(ids(selectChecks(CHECKS, ["search.filter"]))).toEqual(ids(CHECKS).filter((id) => id.startsWith("search.filter.")));
-    expect(ids(selectChecks(CHECKS, ["*.timestamp-*"]))).toEqual(["search.filter.timestamp-gte", "search.filter.timestamp-lt", "bad-input.timestamp-gte", "bad-input.timestamp-lt"]);
+    expect(ids(selectChecks(CHECKS, ["*.timestamp-*"]))).toEqual(["search.filter.timestamp-gte", "search.filter.timestamp-lt", "search.filter.timestamp-forms", "bad-input.timestamp-gte", "bad-input.timestamp-lt", "bad-input.timestamp-ambiguous"]);
     expect(ids(selectChecks(CHECKS, ["append"]))).toEqual(ids(CHECKS.filter((c) => c.needs?.includes("append"))));
     expect(ids(selectChecks(CHECKS, ["limit", "create.empty"]))).toEqual(["create.empty", "limit.default", "limit.bounds"]);
   });

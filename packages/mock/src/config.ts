@@ -1,6 +1,7 @@
 /** The `acs-mock` command line. */
 import { existsSync } from "node:fs";
 import { closestOption, parseCommandLine } from "@acs-toolkit/cli-kit";
+import { instantMicros } from "@acs-toolkit/validator";
 import { parseDuration } from "./front.js";
 import type { MockOptions } from "./mock.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
@@ -92,8 +93,10 @@ export function parseMockArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
   }
   let start = DEFAULT_START;
   if (values.start !== undefined) {
-    start = values.start === "now" ? Date.now() : Date.parse(values.start);
-    if (Number.isNaN(start)) throw new MockConfigError(`--start must be an ISO-8601 date-time or "now", got "${values.start}"`);
+    // The toolkit's one timestamp parser: without an offset the time is UTC, as event timestamps are.
+    const micros = values.start === "now" ? Date.now() * 1000 : instantMicros(values.start);
+    if (micros === undefined) throw new MockConfigError(`--start must be an ISO-8601 date-time or "now", got "${values.start}"`);
+    start = Math.floor(micros / 1000);
   }
   let latencyMs = 0;
   if (values.latency !== undefined) {

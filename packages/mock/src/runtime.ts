@@ -5,11 +5,10 @@
  * exactly as on the reference server.
  */
 import type { ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
-import { EventBus, recordedTimestamp, type ConversationRecord, type ConversationRuntime, type ConversationService, type EventStore, type Logger, type RuntimeContext } from "@acs-toolkit/server";
+import { EventBus, eventTimeMicros, recordedTimestamp, type ConversationRecord, type ConversationRuntime, type ConversationService, type EventStore, type Logger, type RuntimeContext } from "@acs-toolkit/server";
 import { deriveSeed, randomUuid, seededRandom } from "./random.js";
 import { exampleAction, exampleObservation, text, toolNameFor } from "./scenarios/builder.js";
 import type { Scenario } from "./scenarios/types.js";
-import { eventTimeMicros } from "@acs-toolkit/server";
 
 /** How fast time passes: a factor (1 = the recorded pace, 10 = ten times faster) or instant. */
 export type Speed = number | "instant";
@@ -69,9 +68,10 @@ export interface ScriptedAgentOptions {
 }
 
 /**
- * The mock's agent. A new conversation starts STARTING and moves to RUNNING; every user message (the
- * initial one, one sent over the live channel or `POST …/events`) gets a scripted turn: an action,
- * its observation and a reply, paced by the speed factor. Ids come from the seed.
+ * The mock's agent. A new conversation starts STARTING and moves to RUNNING; every user message that
+ * runs the agent (the initial one, one sent over the live channel, one sent to `POST …/events` with
+ * `run: true`) gets a scripted turn: an action, its observation and a reply, paced by the speed
+ * factor. Ids come from the seed.
  */
 export class ScriptedAgent implements ConversationRuntime {
   readonly initialStatus: ConversationLifecycleStatus = "STARTING";
@@ -96,11 +96,16 @@ export class ScriptedAgent implements ConversationRuntime {
       // The initial user message (if any) is the last event the conversation was created with.
       const last = this.store?.readAfter(conversation.id, Math.max(0, conversation.eventCount - 1), 1)[0];
       const event = last ? (JSON.parse(last.json) as Event) : undefined;
-      if (event?.kind === "MessageEvent" && event.source === "user") this.onUserMessage(conversation, event, context);
+      if (event?.kind === "MessageEvent" && event.source === "user") this.onUserMessage(conversation, event, context, { run: true });
     }, this.fail);
   }
 
-  onUserMessage(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext): void {
+  /**
+   * A turn for a message that runs the agent: one over the live channel, or over HTTP with
+   * `run: true` (as on the agent server; one sent with `run` false or absent is only recorded).
+   */
+  onUserMessage(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext, { run }: { run: boolean }): void {
+    if (!run) return;
     const { scheduler, speed } = this.options;
     const random = this.randomFor(conversation.id);
     const said = messageText(message);

@@ -54,10 +54,16 @@ describe("a stateful world", () => {
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
   });
 
-  it("a user message over HTTP gets the scripted agent's turn", async () => {
-    const sent = await t.call("POST", `/api/conversations/${happy}/events`, { json: { role: "user", content: [{ type: "text", text: "And the docs?" }] } });
-    expect(sent.body).toMatchObject({ kind: "MessageEvent", source: "user" });
+  it("a user message over HTTP gets the scripted agent's turn with run: true, and is only recorded without", async () => {
+    const send = (text: string, run?: boolean) => t.call("POST", `/api/conversations/${happy}/events`, { json: { role: "user", content: [{ type: "text", text }], ...(run !== undefined && { run }) } });
+    for (const [text, run] of [["Not yet: without run", undefined], ["Not yet: run false", false], ["And the docs?", true]] as const) {
+      const sent = await send(text, run);
+      expect(sent.body).toMatchObject({ kind: "MessageEvent", source: "user", llm_message: { role: "user", content: [{ type: "text", text }] } });
+      expect(sent.body.llm_message).not.toHaveProperty("run");
+    }
     await expect.poll(async () => (await t.call("GET", `/api/conversations/${happy}/events/search`, { query: { body: "and the docs", source: "agent" } })).body.items.length).toBe(1);
+    // Turns are recorded in the order their messages came: had either of the first two run, its reply would be there by now.
+    expect((await t.call("GET", `/api/conversations/${happy}/events/search`, { query: { body: "not yet", source: "agent" } })).body.items).toEqual([]);
   });
 
   it("the errors scenario ends in ERROR", async () => {

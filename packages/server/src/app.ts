@@ -9,6 +9,9 @@ import { createCursorCodec } from "./cursor.js";
 import { requireSessionKey } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
+import { jsonBody } from "./http/json-body.js";
+import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
+import { parseQueryString } from "./http/query.js";
 import { RequestValidators } from "./http/validation.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
@@ -20,6 +23,7 @@ import { settingsRoutes } from "./routes/settings.js";
 import type { ConversationRuntime } from "./runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
+import { WriteHealth } from "./write-health.js";
 
 export interface AppDeps {
   config: Pick<ServerConfig, "publicRead" | "corsOrigins" | "uploadLimits" | "jsonLimitBytes" | "dataDir">;
@@ -38,6 +42,8 @@ export interface AppDeps {
    * (requests are validated against the bundled spec whatever this is).
    */
   apiDocument?: Record<string, unknown>;
+  /** Whether writes work (a full disk); one is made for `config.dataDir` when not given. */
+  writeHealth?: WriteHealth;
 }
 
 /**
@@ -65,28 +71,39 @@ function requestLog(log: Logger): RequestHandler {
   };
 }
 
+/** A successful write clears a remembered full disk (space was freed). */
+function noteWrites(writeHealth: WriteHealth): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === "POST") res.once("finish", () => res.statusCode < 400 && writeHealth.succeeded());
+    next();
+  };
+}
+
 export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
+  const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
   const validators = new RequestValidators(openapiDocument);
   const conversations = new ConversationService(store, deps.bus, deps.runtime);
   const auth = requireSessionKey(createKeyCheck(deps.keys));
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
-  const json = express.json({ limit: config.jsonLimitBytes, strict: false, type: ["application/json", "application/*+json"] });
+  const json = jsonBody(config.jsonLimitBytes);
 
   const app = express();
   app.disable("x-powered-by");
   // No ETag: hashing every body (a page of 100 events is tens of kB) costs more than it saves, and
   // clients of a live record of events do not revalidate pages.
   app.set("etag", false);
-  app.set("query parser", "simple"); // repeated parameters arrive as arrays and are refused, no nested objects
+  app.set("query parser", parseQueryString); // repeated parameters arrive as arrays and are refused, no nested objects
   app.use(requestLog(log));
+  app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));
-  app.use(metaRoutes({ store, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
+  app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
+  app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
-  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits }));
+  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
-  app.use(errorHandler(log));
+  app.use(errorHandler(log, writeHealth));
   return { app, conversations };
 }

@@ -6,9 +6,12 @@
 import { randomUUID } from "node:crypto";
 import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
 import { RequestValidationError, toValidationError } from "./http/validation.js";
+import { findTooDeep, tooDeepError } from "./json/depth.js";
+import { RecordedStates } from "./agent-state.js";
 import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
 import { recordedTimestamp } from "./store/time.js";
 import {
@@ -38,11 +41,14 @@ export function parseReplay(text: string): EventToStore[] {
   const events: EventToStore[] = [];
   const errors = [];
   let index = 0;
+  let deep: Array<string | number> | undefined;
   for (const entry of trajectoryEntries(text)) {
     const at = ["replay_json", index];
     if (entry.parseError !== undefined) {
       const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
       errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
+    } else if ((deep = findTooDeep(entry.value))) {
+      errors.push(tooDeepError(["body", ...at], deep));
     } else {
       const result = validateEvent(entry.value);
       if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });
@@ -69,6 +75,16 @@ function userMessageEvent(message: MessageEvent["llm_message"]): MessageEvent {
     critic_result: null,
     kind: "MessageEvent",
   };
+}
+
+/** The properties a recorded message keeps: those of the spec's Message, but its legacy ones. */
+const MESSAGE_PROPERTIES = Object.entries(
+  (openapiDocument.components as { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> }).schemas.Message!.properties,
+).flatMap(([name, property]) => (property.deprecated ? [] : [name]));
+
+function messageProperties(message: UserMessage): MessageEvent["llm_message"] {
+  const sent = message as Record<string, unknown>;
+  return Object.fromEntries(MESSAGE_PROPERTIES.filter((name) => sent[name] !== undefined).map((name) => [name, sent[name]])) as MessageEvent["llm_message"];
 }
 
 function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
@@ -140,15 +156,17 @@ export class ConversationService {
   }
 
   /**
-   * Records a user message (already validated as a UserMessage) as a user MessageEvent, pushes it
-   * to subscribers and hands it to the runtime.
+   * Records a user message (already validated as a SendMessageRequest or a UserMessage) as a user
+   * MessageEvent holding the Message's own properties (`run` and unknown keys are dropped, as the
+   * agent server drops them), pushes it to subscribers and hands it to the runtime, which runs the
+   * agent on it when `options.run` is true (false by default, as the agent server's `run`).
    * @throws ConversationNotFoundError
    */
-  sendMessage(conversationId: string, message: UserMessage): MessageEvent {
-    const event = userMessageEvent(message as MessageEvent["llm_message"]);
+  sendMessage(conversationId: string, message: UserMessage, options: { run: boolean } = { run: false }): MessageEvent {
+    const event = userMessageEvent(messageProperties(message));
     this.record(conversationId, [event]);
     if (this.runtime.onUserMessage) {
-      this.runtime.onUserMessage(requireConversation(this.store, conversationId), event, this.contextFor(conversationId));
+      this.runtime.onUserMessage(requireConversation(this.store, conversationId), event, this.contextFor(conversationId), options);
     }
     return event;
   }
@@ -169,6 +187,12 @@ export class ConversationService {
     ]);
     return record;
   }
+
+  /** The agent server's state of each conversation (execution status, stats, …), derived from what it recorded. */
+  get states(): RecordedStates {
+    return (this.recordedStates ??= new RecordedStates(this.store));
+  }
+  private recordedStates?: RecordedStates;
 
   private contextFor(conversationId: string): RuntimeContext {
     return {

@@ -21,6 +21,9 @@ export interface CursorCodec {
 
 const VERSION = 1;
 
+/** The reason of a page_id that is no cursor of this server at all (forged, truncated, or something else). */
+export const NOT_A_CURSOR = "is not a page cursor issued by this server";
+
 export function createCursorCodec(secret: Buffer): CursorCodec {
   const key = createHmac("sha256", secret).update("acs page cursor v1").digest();
   const sign = (payload: string) => createHmac("sha256", key).update(payload).digest().subarray(0, 16);
@@ -31,20 +34,20 @@ export function createCursorCodec(secret: Buffer): CursorCodec {
     },
     decode(scope, cursor) {
       const [payload, signature, extra] = cursor.split(".");
-      if (!payload || !signature || extra !== undefined || cursor.length > 512) return { ok: false, reason: "is not a page cursor issued by this server" };
+      if (!payload || !signature || extra !== undefined || cursor.length > 512) return { ok: false, reason: NOT_A_CURSOR };
       const expected = sign(payload);
       const given = Buffer.from(signature, "base64url");
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        return { ok: false, reason: "is not a page cursor issued by this server" };
+        return { ok: false, reason: NOT_A_CURSOR };
       }
       let fields: unknown[];
       try {
         fields = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as unknown[];
       } catch {
-        return { ok: false, reason: "is not a page cursor issued by this server" };
+        return { ok: false, reason: NOT_A_CURSOR };
       }
       const [version, conversationId, order, ts, seq] = Array.isArray(fields) ? fields : [];
-      if (version !== VERSION || typeof ts !== "number" || typeof seq !== "number") return { ok: false, reason: "is not a page cursor issued by this server" };
+      if (version !== VERSION || typeof ts !== "number" || typeof seq !== "number") return { ok: false, reason: NOT_A_CURSOR };
       if (conversationId !== scope.conversationId) return { ok: false, reason: "belongs to another conversation" };
       if (order !== scope.order) return { ok: false, reason: `was issued for sort_order ${order === "asc" ? "TIMESTAMP" : "TIMESTAMP_DESC"}` };
       return { ok: true, position: { ts, seq } };

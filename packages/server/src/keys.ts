@@ -23,6 +23,7 @@ export function loadSessionKeys(dataDir: string, env: NodeJS.ProcessEnv = proces
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32).toString("base64url");
   writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600); // exactly, whatever the umask
   return { keys: [key], generated: key, source: "file" };
 }
 

@@ -14,6 +14,7 @@ export const REDACTED_PATHS = [
   "*.token",
   "*.session_api_key",
   "*.api_key",
+  "*.stdio_servers[*].env",
 ];
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {

@@ -24,9 +24,11 @@ export interface ConversationRuntime {
   start(conversation: ConversationRecord, context: RuntimeContext): void;
   /**
    * Called after a user message (sent over the live channel or `POST …/events`) is recorded and
-   * pushed, so the agent can answer with `context.record`.
+   * pushed, so the agent can answer with `context.record`. `options.run` says whether to run the
+   * agent on it: as on the OpenHands agent server, a message over HTTP runs it only with
+   * `run: true`, one on the live channel always; a message that does not run waits for a run.
    */
-  onUserMessage?(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext): void;
+  onUserMessage?(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext, options: { run: boolean }): void;
 }
 
 /** No agent: conversations are records only. */

@@ -1,20 +1,23 @@
 /** Starts the reference server: data directory, keys, store, HTTP; and stops it gracefully. */
 import { createHmac } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { createApp } from "./app.js";
+import { answerClientErrors } from "./http/client-errors.js";
 import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversations.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
+import { privateDirectorySync } from "./private-files.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite.js";
+import { removeTemporaryFiles } from "./uploads.js";
+import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
 
 /** The package's version (what /health and `acs-server --version` report). */
@@ -26,8 +29,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
   shutdownGraceMs?: number;
-  /** Tuning of the live channel (timeouts, buffer bound, heartbeat). */
-  live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes">;
+  /** Tuning of the live channel (timeouts, buffer bound, heartbeat, connections per conversation). */
+  live?: Pick<LiveEventsOptions, "authTimeoutMs" | "heartbeatMs" | "maxBufferedBytes" | "replayPageSize" | "maxPayloadBytes" | "maxConnectionsPerConversation">;
+  /** Node's HTTP timeouts (defaults: Node's). A request past them is answered 408. */
+  http?: Pick<ServerOptions, "requestTimeout" | "headersTimeout" | "connectionsCheckingInterval">;
 }
 
 export interface RunningServer {
@@ -48,11 +53,17 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? createLogger(config.logLevel);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const widerMode = privateDirectorySync(config.dataDir);
+  if (widerMode !== undefined) {
+    log.warn({ dataDir: config.dataDir, was: `0${widerMode.toString(8)}` }, "the data directory was accessible to group or others; its mode is now 0700");
+  }
+  const leftovers = removeTemporaryFiles(path.join(config.dataDir, "uploads"));
+  if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
   const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });
   const bus = new EventBus();
+  const writeHealth = new WriteHealth(config.dataDir);
   const { app, conversations } = createApp({
     config,
     store,
@@ -63,10 +74,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     cipher: createCipher(secretKey),
     cursorSecret: createHmac("sha256", secretKey).update("page cursors").digest(),
     version: VERSION,
+    writeHealth,
   });
 
-  const http = createServer(app);
-  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log });
+  const http = createServer(options.http ?? {}, app);
+  answerClientErrors(http);
+  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.port, config.host, () => {

@@ -36,6 +36,11 @@
  *   with the same url in the same list (the view blanks api_keys, so round trips must keep them; a
  *   key stays bound to its url, so it is never sent to another server); `""` means "no key".
  *   Defaults are filled in: lists [], stdio `args` [] and `env` {}, shttp `timeout` 60.
+ * - Stdio `env` values are secrets (they hold tokens in practice: GITHUB_TOKEN, API keys): sealed
+ *   like the others. A value sent as null or "" keeps the stored value of that variable of the
+ *   stored stdio server with the same `name` and `command` (the view blanks them, so round trips
+ *   must keep them; a value stays bound to the program it was given to); with nothing stored, the
+ *   variable is dropped.
  *
  * POST /api/add-git-providers (`storeGitProviders`):
  * - The stored provider map is replaced by the incoming one: providers not sent are removed. An
@@ -50,7 +55,8 @@
  *   absent leaves the stored one alone.
  *
  * GET /api/settings (`settingsView`): every Settings field (null when unset), the three secrets null,
- * `secrets_store` null, every MCP api_key null, plus `llm_api_key_set`, `search_api_key_set`,
+ * `secrets_store` null, every MCP api_key null, every stdio env value null (the server's `env_set`
+ * names its variables), plus `llm_api_key_set`, `search_api_key_set`,
  * `sandbox_api_key_set` and `provider_tokens_set` (provider → host, only providers with a stored token).
  */
 import type {
@@ -69,7 +75,8 @@ import { SecretDecryptionError, isSealed, type SecretCipher } from "./secrets.js
 /** A string produced by `SecretCipher.encrypt` (`v1:<iv>:<ciphertext+tag>`). */
 export type SealedSecret = string;
 
-export const STORED_SETTINGS_VERSION = 1;
+/** Version 2 seals stdio `env` values (version 1 held them in clear; readStoredSettings upgrades it). */
+export const STORED_SETTINGS_VERSION = 2;
 
 export interface StoredProviderToken {
   /** Sealed token; null when the provider is stored without one. */
@@ -98,7 +105,8 @@ export interface StoredMCPStdioServer {
   name: string;
   command: string;
   args: string[];
-  env: Record<string, string>;
+  /** Variable name → sealed value. */
+  env: Record<string, SealedSecret>;
 }
 
 export interface StoredMCPConfig {
@@ -149,10 +157,10 @@ export interface DecryptedSecrets {
   sandbox_api_key: string | null;
   provider_tokens: Partial<Record<ProviderType, { token: string | null; host: string | null; user_id: string | null }>>;
   custom_secrets: Record<string, { secret: string; description: string | null }>;
-  /** The stored MCP configuration with its api_keys in clear. */
+  /** The stored MCP configuration with its api_keys and stdio env values in clear. */
   mcp_config: {
     sse_servers: { url: string; api_key: string | null }[];
-    stdio_servers: StoredMCPStdioServer[];
+    stdio_servers: { name: string; command: string; args: string[]; env: Record<string, string> }[];
     shttp_servers: { url: string; api_key: string | null; timeout: number }[];
   } | null;
 }
@@ -173,12 +181,14 @@ export const SECRET_FIELD_PATHS = {
     "secrets_store.custom_secrets.*.secret",
     "mcp_config.sse_servers[*].api_key",
     "mcp_config.shttp_servers[*].api_key",
+    "mcp_config.stdio_servers[*].env.*",
   ],
   /** POST /api/add-git-providers body (AddGitProvidersRequest). */
   addGitProvidersRequest: [
     "provider_tokens.*.token",
     "mcp_config.sse_servers[*].api_key",
     "mcp_config.shttp_servers[*].api_key",
+    "mcp_config.stdio_servers[*].env.*",
   ],
   /** The StoredSettings document: each of these holds a sealed string or null, never a clear value. */
   stored: [
@@ -189,6 +199,7 @@ export const SECRET_FIELD_PATHS = {
     "custom_secrets.*.secret",
     "mcp_config.sse_servers[*].api_key",
     "mcp_config.shttp_servers[*].api_key",
+    "mcp_config.stdio_servers[*].env.*",
   ],
 } as const;
 
@@ -463,15 +474,18 @@ function normalizeMcpConfig(
     const args = own(server, "args") ?? [];
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string")) throw typeError(`${where}.args`, "an array of strings");
     const env = own(server, "env") ?? {};
-    if (!isObject(env) || !Object.values(env).every((value) => typeof value === "string")) {
-      throw typeError(`${where}.env`, "an object of strings");
+    if (!isObject(env)) throw typeError(`${where}.env`, "an object of strings");
+    const name = requiredString(own(server, "name"), `${where}.name`);
+    const command = requiredString(own(server, "command"), `${where}.command`);
+    const kept = stored?.stdio_servers.find((candidate) => candidate.name === name && candidate.command === command)?.env ?? {};
+    const sealed: [string, SealedSecret][] = [];
+    for (const [variable, value] of Object.entries(env)) {
+      const given = optionalString(value, `${where}.env.${variable}`);
+      if (given) sealed.push([variable, cipher.encrypt(given)]);
+      else if (Object.hasOwn(kept, variable)) sealed.push([variable, kept[variable]!]);
+      // Blank with nothing stored under that name: dropped.
     }
-    return {
-      name: requiredString(own(server, "name"), `${where}.name`),
-      command: requiredString(own(server, "command"), `${where}.command`),
-      args: [...(args as string[])],
-      env: Object.fromEntries(Object.entries(env as Record<string, string>)),
-    };
+    return { name, command, args: [...(args as string[])], env: Object.fromEntries(sealed) };
   });
   return { sse_servers, stdio_servers, shttp_servers };
 }
@@ -491,7 +505,13 @@ export function settingsView(stored: StoredSettings | undefined): SettingsView {
       : {
           sse_servers: mcp.sse_servers.map((server): MCPSSEServer => ({ url: server.url, api_key: null })),
           stdio_servers: mcp.stdio_servers.map(
-            (server): MCPStdioServer => ({ name: server.name, command: server.command, args: [...server.args], env: { ...server.env } }),
+            (server): MCPStdioServer => ({
+              name: server.name,
+              command: server.command,
+              args: [...server.args],
+              env: Object.fromEntries(Object.keys(server.env).map((variable) => [variable, null])),
+              env_set: Object.keys(server.env),
+            }),
           ),
           shttp_servers: mcp.shttp_servers.map(
             (server): MCPSHTTPServer => ({ url: server.url, api_key: null, timeout: server.timeout }),
@@ -548,6 +568,9 @@ export function secretSlots(stored: StoredSettings): { path: string; sealed: Sea
   stored.mcp_config?.shttp_servers.forEach((server, index) =>
     slots.push({ path: `mcp_config.shttp_servers[${index}].api_key`, sealed: server.api_key }),
   );
+  stored.mcp_config?.stdio_servers.forEach((server, index) => {
+    for (const [variable, sealed] of Object.entries(server.env)) slots.push({ path: `mcp_config.stdio_servers[${index}].env.${variable}`, sealed });
+  });
   return slots;
 }
 
@@ -595,7 +618,14 @@ export function decryptedSecrets(stored: StoredSettings | undefined, cipher: Sec
               url: server.url,
               api_key: open(server.api_key, `mcp_config.sse_servers[${index}].api_key`),
             })),
-            stdio_servers: structuredClone(mcp.stdio_servers),
+            stdio_servers: mcp.stdio_servers.map((server, index) => ({
+              name: server.name,
+              command: server.command,
+              args: [...server.args],
+              env: Object.fromEntries(
+                Object.entries(server.env).map(([variable, sealed]) => [variable, open(sealed, `mcp_config.stdio_servers[${index}].env.${variable}`) ?? ""]),
+              ),
+            })),
             shttp_servers: mcp.shttp_servers.map((server, index) => ({
               url: server.url,
               api_key: open(server.api_key, `mcp_config.shttp_servers[${index}].api_key`),
@@ -603,6 +633,33 @@ export function decryptedSecrets(stored: StoredSettings | undefined, cipher: Sec
             })),
           },
   };
+}
+
+/**
+ * Reads back a stored document as parseStoredSettings does, and upgrades one of version 1 (its
+ * stdio `env` values in clear) by sealing them: `upgraded` says the caller should store it again.
+ */
+export function readStoredSettings(text: string, cipher: SecretCipher): { settings: StoredSettings; upgraded: boolean } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error("stored settings are not valid JSON");
+  }
+  if (!isObject(value) || value.version !== 1) return { settings: parseStoredSettings(text), upgraded: false };
+  const mcp = value.mcp_config as StoredMCPConfig | null | undefined;
+  const upgraded = {
+    ...value,
+    version: STORED_SETTINGS_VERSION,
+    mcp_config: mcp && {
+      ...mcp,
+      stdio_servers: (mcp.stdio_servers ?? []).map((server) => ({
+        ...server,
+        env: Object.fromEntries(Object.entries(server.env ?? {}).map(([variable, clear]) => [variable, cipher.encrypt(String(clear))])),
+      })),
+    },
+  };
+  return { settings: parseStoredSettings(JSON.stringify(upgraded)), upgraded: true };
 }
 
 /**

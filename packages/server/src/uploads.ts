@@ -29,19 +29,32 @@
  *     same answer wherever the server runs and a stored folder can be copied to Windows. (Windows
  *     strips trailing dots and spaces, so `a.txt.` would alias `a.txt`; `:` opens NTFS streams.)
  *   - more than 255 bytes in UTF-8 (the usual file-system limit for one name);
- *   - a name starting with `.acs-upload-`, reserved for this module's temporary files.
+ *   - a name starting with `.acs-upload-`, reserved for this module's temporary files;
+ *   - an invisible or format character: format controls (Cf: U+200B zero width space, U+FEFF byte
+ *     order mark, U+00AD soft hyphen, U+200D zero width joiner, bidi marks…), default-ignorable
+ *     code points (U+3164 Hangul filler…), spaces other than U+0020 (U+00A0, U+3000, U+2009…),
+ *     line and paragraph separators and noncharacters. Decision: refused, not stripped — a name is
+ *     never repaired — because they make two different names look the same (`a.txt` and
+ *     `a\u200B.txt`). This refuses the joiners that some scripts and emoji sequences use, too;
+ *   - U+FFFD, the replacement character: it is what a name that was not valid UTF-8 decodes to,
+ *     and keeping it would make different byte strings (`a\xFF`, `a\xFE`) one name.
+ * - `duplicate_name` (besides an exact repeat): a name that differs from a stored one, or from one
+ *   earlier in the request, only by case (`Report.csv`, `REPORT.CSV`; compared after full case
+ *   folding, so `straße` and `STRASSE` are one name). Decision: one name per folder whatever the
+ *   file system's case rules, so that a folder copies to macOS and Windows without collisions.
  * Anything else is valid, including Unicode (`résumé.pdf`, `数据.csv`), spaces inside, and a leading
  * dot (`.env`). Look-alike characters (`∕`, `／`) are plain characters on every file system, which is
  * why names are normalised to NFC and not NFKC.
  */
 import { randomBytes } from "node:crypto";
-import { createWriteStream, lstatSync, type WriteStream } from "node:fs";
-import { link, lstat, mkdir, rename, unlink } from "node:fs/promises";
+import { constants, createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
+import { chmod, link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
 import type { SkippedFile as GeneratedSkippedFile } from "@acs-toolkit/schema";
+import { PRIVATE_FILE_MODE, privateDirectory } from "./private-files.js";
 
 export interface UploadLimits {
   /** Largest accepted file, in bytes; a larger one is skipped as `file_too_large`. */
@@ -117,6 +130,8 @@ function hasControlCharacter(name: string): boolean {
   return false;
 }
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+/** Characters that do not show (or show as a plain space): see the module comment. */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}]|(?!\u0020)\p{Zs}/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 const WINDOWS_FORBIDDEN = /[<>:"|?*]/u;
 const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\s*\..*)?$/iu;
@@ -147,6 +162,14 @@ export function sanitizeFileName(raw: string): SanitizedName {
   if (BIDI_CONTROL.test(name)) {
     return reject("invalid_name", "The name contains a bidirectional text control, which can disguise it.");
   }
+  if (name.includes("\uFFFD")) {
+    return reject("invalid_name", "The name is not valid UTF-8 (or holds U+FFFD, the replacement character).");
+  }
+  const invisible = INVISIBLE.exec(name)?.[0];
+  if (invisible !== undefined) {
+    const codePoint = `U+${invisible.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+    return reject("invalid_name", `The name contains an invisible or format character (${codePoint}), which makes names look alike.`);
+  }
   if (/^\.+$/u.test(name)) return reject("invalid_name", "The name is only dots.");
   if (/[. ]$/u.test(name)) return reject("invalid_name", "The name ends with a dot or a space.");
   if (WINDOWS_FORBIDDEN.test(name)) {
@@ -162,24 +185,94 @@ export function sanitizeFileName(raw: string): SanitizedName {
   return { ok: true, name };
 }
 
+/** A stored file, open for reading: its descriptor holds the bytes even if the name is removed. */
+export interface OpenStoredFile {
+  handle: FileHandle;
+  size: number;
+}
+
 /**
- * Where a stored file is, for a download route: `{ path, size }` of the regular file `name` directly
- * in `dir`, or undefined when the name is not a valid file name (so it cannot leave `dir`), the file
- * does not exist, or it is not a regular file (folders and symbolic links are never served).
- * Stream `path` with `Content-Length: size`; stored files are never overwritten, so the size holds.
+ * The regular file `name` directly in `dir`, opened for a download route, or undefined when the name
+ * is not a valid file name (so it cannot leave `dir`), the file does not exist, or it is not a
+ * regular file (folders and symbolic links are never served). The file is opened first and checked
+ * through its descriptor: a removal racing the download (an upload rolled back) either comes
+ * before the open (undefined: a 404) or leaves the open descriptor reading every byte. Stream it
+ * with `Content-Length: size` (stored files are never rewritten in place) and close the handle.
  */
-export function openStoredFile(dir: string, name: string): { path: string; size: number } | undefined {
+export async function openStoredFile(dir: string, name: string): Promise<OpenStoredFile | undefined> {
   const checked = sanitizeFileName(name);
   if (!checked.ok) return undefined;
   const folder = resolve(dir);
   const path = join(folder, checked.name);
   if (dirname(path) !== folder) return undefined;
+  let handle: FileHandle;
   try {
-    const stats = lstatSync(path);
-    if (!stats.isFile()) return undefined;
-    return { path, size: stats.size };
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
     return undefined;
+  }
+  try {
+    const stats = await handle.stat();
+    if (stats.isFile()) return { handle, size: stats.size };
+  } catch {
+    // Unreadable: as absent.
+  }
+  await handle.close();
+  return undefined;
+}
+
+/**
+ * Removes the temporary files a killed process left in the upload folders under `root` (one folder
+ * per conversation); run at start, before any upload. Returns how many were removed.
+ */
+export function removeTemporaryFiles(root: string): number {
+  let removed = 0;
+  let folders: string[];
+  try {
+    folders = readdirSync(root);
+  } catch {
+    return 0; // no uploads yet
+  }
+  for (const folder of folders) {
+    let names: string[];
+    try {
+      names = readdirSync(join(root, folder));
+    } catch {
+      continue; // not a folder
+    }
+    for (const name of names) {
+      if (!name.startsWith(TEMP_FILE_PREFIX) || !name.endsWith(".part")) continue;
+      rmSync(join(root, folder, name), { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** A name as compared for duplicates: full case folding (`ß` and `SS` fold alike), after NFC. */
+export function foldedName(name: string): string {
+  return name.normalize("NFC").toUpperCase().toLowerCase();
+}
+
+/**
+ * Publishing into a folder, one file at a time per folder within this process, so that a check
+ * of the folder's names and the link that follows cannot interleave with another request's
+ * (two names differing only by case, sent at once, would both pass the check). Pass one instance
+ * to every receiveUploads call of a server.
+ */
+export class UploadFolders {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  /** Runs `task` once every earlier task on `dir` is done. */
+  exclusive<T>(dir: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(dir) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.then(() => {}, () => {});
+    this.queues.set(dir, settled);
+    void settled.then(() => {
+      if (this.queues.get(dir) === settled) this.queues.delete(dir);
+    });
+    return run;
   }
 }
 
@@ -234,23 +327,29 @@ async function removeQuietly(path: string): Promise<void> {
 
 /**
  * Moves a finished temporary file to its final name without ever overwriting: a hard link fails
- * atomically when the name exists (also when another request stores the same name concurrently).
- * Returns false when the name is taken.
+ * atomically when the name exists (also when another process stores the same name concurrently).
+ * A name that differs from one in the folder only by case is taken too. Returns false when the
+ * name is taken.
  */
-async function publish(temp: string, final: string): Promise<boolean> {
-  try {
-    await link(temp, final);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === "EEXIST") return false;
-    if (code === undefined || !NO_HARD_LINKS.has(code)) throw error;
-    // File systems without hard links: check, then rename (a narrow race between two requests).
-    if (await exists(final)) return false;
-    await rename(temp, final);
+async function publish(temp: string, final: string, folders: UploadFolders): Promise<boolean> {
+  const dir = dirname(final);
+  const folded = foldedName(basename(final));
+  return folders.exclusive(dir, async () => {
+    if ((await readdir(dir)).some((name) => !name.startsWith(TEMP_FILE_PREFIX) && foldedName(name) === folded)) return false;
+    try {
+      await link(temp, final);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "EEXIST") return false;
+      if (code === undefined || !NO_HARD_LINKS.has(code)) throw error;
+      // File systems without hard links: check, then rename (a narrow race between two processes).
+      if (await exists(final)) return false;
+      await rename(temp, final);
+      return true;
+    }
+    await removeQuietly(temp);
     return true;
-  }
-  await removeQuietly(temp);
-  return true;
+  });
 }
 
 type Slot = { stored: { name: string; bytes: number } } | { skipped: SkippedFile };
@@ -290,10 +389,11 @@ interface ActiveFile {
  */
 export async function receiveUploads(
   req: IncomingMessage,
-  options: { dir: string; limits: UploadLimits; fieldName?: string },
+  options: { dir: string; limits: UploadLimits; fieldName?: string; folders?: UploadFolders },
 ): Promise<UploadOutcome> {
   const limits = checkLimits(options.limits);
   const fieldName = options.fieldName ?? "files";
+  const folders = options.folders ?? new UploadFolders();
   if (req.readableEnded) throw new Error("receiveUploads: the request body was already read");
   if (!isMultipartFormData(req.headers["content-type"])) {
     discardBody(req);
@@ -322,7 +422,7 @@ export async function receiveUploads(
   }
   const dir = resolve(options.dir);
   try {
-    await mkdir(dir, { recursive: true });
+    await privateDirectory(dir);
   } catch (error) {
     discardBody(req);
     throw error;
@@ -350,7 +450,7 @@ export async function receiveUploads(
     };
 
     const tooLargeDetail = `The request is larger than ${limits.maxRequestBytes} bytes; this file was not stored.`;
-    const duplicateDetail = "A file with this name is already stored; it was not overwritten.";
+    const duplicateDetail = "A file with this name (ignoring case) is already stored; it was not overwritten.";
 
     /** Stops parsing; whatever is still sent is read and discarded. */
     const stopParser = (): void => {
@@ -443,12 +543,13 @@ export async function receiveUploads(
         stream.resume();
         return;
       }
-      if (claimed.has(checked.name)) {
-        skip(slot, raw, "duplicate_name", "A file with this name comes earlier in the same upload.");
+      const folded = foldedName(checked.name);
+      if (claimed.has(folded)) {
+        skip(slot, raw, "duplicate_name", "A file with this name (ignoring case) comes earlier in the same upload.");
         stream.resume();
         return;
       }
-      claimed.add(checked.name);
+      claimed.add(folded);
       tasks.push(storeFile(slot, raw ?? "", checked.name, stream));
     };
 
@@ -478,7 +579,7 @@ export async function receiveUploads(
 
       const write = (): Promise<number> =>
         new Promise<number>((done, failedWrite) => {
-          const target = createWriteStream(temp, { flags: "wx" });
+          const target = createWriteStream(temp, { flags: "wx", mode: PRIVATE_FILE_MODE });
           out = target;
           let sourceEnded = false;
           let targetClosed = false;
@@ -511,7 +612,8 @@ export async function receiveUploads(
           if (!abortReason) {
             const bytes = await write();
             if (!abortReason) {
-              if (await publish(temp, final)) {
+              await chmod(temp, PRIVATE_FILE_MODE); // exactly 0600, whatever the umask
+              if (await publish(temp, final, folders)) {
                 storedPaths.push(final);
                 slots[slot] = { stored: { name, bytes } };
               } else {

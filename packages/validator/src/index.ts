@@ -34,3 +34,4 @@ export { locatePointer, type TextLocation } from "./locate.js";
 export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIssue } from "./issues.js";
 export type { AjvErrorObject } from "./standalone.js";
 export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";
+export { instantMicros, instantError } from "./instant.js";

@@ -13,6 +13,7 @@
  * a recording of any length streams through it.
  */
 import { HashedStrings, IdIndex, LargeStringMap } from "./id-index.js";
+import { instantMicros } from "./instant.js";
 import { describeValue, type ValidationIssue } from "./issues.js";
 
 /** The sequence rules, each with its code, its severity and what it asks. */
@@ -80,20 +81,13 @@ export class TrajectoryChecker {
    * only consulted for a call that is not pending, to tell a call answered twice from one never made.
    */
   private readonly answered = new HashedStrings();
-  /** The instant (seconds, nanos) of the last event with a readable timestamp, its text and where. */
-  private previousSeconds = -Infinity;
-  private previousNanos = 0;
+  /** The instant (microseconds) of the last event with a readable timestamp, its text and where. */
+  private previousMicros = -Infinity;
   private previousText = "";
   private previousAt = 0;
-  /** Written by parseInstant. */
-  private seconds = 0;
-  private nanos = 0;
 
   /** Issues of the event being checked; undefined while it has none. */
   private result: SequenceResult | undefined;
-  /** The date (YYYY-MM-DD) of the last timestamp read, and its midnight in seconds since the epoch. */
-  private day = "";
-  private daySeconds = 0;
 
   /** True once the first event is known not to be a SystemPromptEvent: the trajectory is a fragment. */
   private fragment = false;
@@ -166,8 +160,9 @@ export class TrajectoryChecker {
       }
 
       const timestamp = e.timestamp;
-      if (typeof timestamp === "string" && this.parseInstant(timestamp)) {
-        if (this.seconds < this.previousSeconds || (this.seconds === this.previousSeconds && this.nanos < this.previousNanos)) {
+      const micros = typeof timestamp === "string" ? instantMicros(timestamp) : undefined;
+      if (micros !== undefined) {
+        if (micros < this.previousMicros) {
           this.error(
             "sequence/timestamp-backwards",
             "/timestamp",
@@ -175,9 +170,8 @@ export class TrajectoryChecker {
           );
         }
         // Each event is compared with the one before it: one misplaced event is one error, not a flood.
-        this.previousSeconds = this.seconds;
-        this.previousNanos = this.nanos;
-        this.previousText = timestamp;
+        this.previousMicros = micros;
+        this.previousText = timestamp as string;
         this.previousAt = at;
       }
     } catch {
@@ -244,60 +238,6 @@ export class TrajectoryChecker {
     this.pending.delete(toolCallId);
     this.answered.add(toolCallId, at);
   }
-
-  /**
-   * Reads an ISO-8601 timestamp (`YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]`, as the schema's
-   * pattern has it; no offset means UTC) into seconds and nanos; false when it is not one.
-   */
-  private parseInstant(text: string): boolean {
-    if (text.length < 19 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return false;
-    const t = text.charCodeAt(10);
-    if (t !== 84 && t !== 116 && t !== 32) return false;
-    const hour = digits(text, 11, 2);
-    const minute = digits(text, 14, 2);
-    const second = digits(text, 17, 2);
-    if ((hour | minute | second) < 0) return false;
-    // Consecutive events mostly share their date: Date.UTC runs once a day of events, not per event.
-    if (!sameStart(text, this.day, 10)) {
-      const year = digits(text, 0, 4);
-      const month = digits(text, 5, 2);
-      const day = digits(text, 8, 2);
-      if ((year | month | day) < 0) return false;
-      this.day = text.slice(0, 10);
-      this.daySeconds = Date.UTC(year, month - 1, day) / 1000;
-    }
-    let i = 19;
-    let nanos = 0;
-    if (text.charCodeAt(i) === 46) {
-      i++;
-      let scale = 100_000_000;
-      const start = i;
-      for (; i < text.length; i++) {
-        const c = text.charCodeAt(i);
-        if (c < 48 || c > 57) break;
-        if (scale >= 1) nanos += (c - 48) * scale; // digits past the ninth (nanoseconds) are ignored
-        scale /= 10;
-      }
-      if (i === start) return false;
-    }
-    let offsetSeconds = 0;
-    if (i < text.length) {
-      const c = text.charCodeAt(i);
-      if (c === 90 || c === 122) i++;
-      else if (c === 43 || c === 45) {
-        const hours = digits(text, i + 1, 2);
-        const colon = text.charCodeAt(i + 3) === 58 ? 1 : 0;
-        const minutes = digits(text, i + 3 + colon, 2);
-        if (hours < 0 || minutes < 0) return false;
-        offsetSeconds = (c === 43 ? 1 : -1) * (hours * 3600 + minutes * 60);
-        i += 5 + colon;
-      } else return false;
-    }
-    if (i !== text.length) return false;
-    this.seconds = this.daySeconds + hour * 3600 + minute * 60 + second - offsetSeconds;
-    this.nanos = nanos;
-    return Number.isFinite(this.seconds);
-  }
 }
 
 /** The reserved parent of a new root (release 1.31.0): no event has this id. */
@@ -312,24 +252,6 @@ function isSystemPrompt(event: unknown): boolean {
   } catch {
     return false; // a throwing getter: validateEvent reports it
   }
-}
-
-/** True when `a` and `b` have the same first `length` characters. */
-function sameStart(a: string, b: string, length: number): boolean {
-  if (b.length < length) return false;
-  for (let i = 0; i < length; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
-  return true;
-}
-
-/** `length` decimal digits of `text` from `start` as a number, or -1. */
-function digits(text: string, start: number, length: number): number {
-  let value = 0;
-  for (let i = start; i < start + length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return -1;
-    value = value * 10 + (c - 48);
-  }
-  return value;
 }
 
 /** Where an earlier event is, from the number the checker stored: "line 12" or "index 11". */

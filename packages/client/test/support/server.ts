@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { LIVE_ONLY_EVENT_KINDS } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { parseConfig, startServer, type RunningServer, type StartOptions } from "@acs-toolkit/server";
 
@@ -31,15 +32,17 @@ export async function startReferenceServer(flags: string[] = [], options: Pick<S
 }
 
 /**
- * `count` distinct events covering every kind: batches of the spec-built example trajectory (55
- * events each), each batch with its own seed (so its own ids) and a later start (so timestamps keep
- * increasing).
+ * `count` distinct events covering every kind (or every kind an agent server stores): batches of
+ * the spec-built example trajectory, each batch with its own seed (so its own ids) and a later start
+ * (so timestamps keep increasing).
  */
-export function manyEvents(count: number): ReturnType<typeof exampleEvents> {
+export function manyEvents(count: number, kinds: "every" | "stored" = "every"): ReturnType<typeof exampleEvents> {
   const events: ReturnType<typeof exampleEvents> = [];
   const start = Date.UTC(2026, 1, 5, 11, 24, 45);
+  // "stored": what an agent server stores, never a live-only kind (a ServerErrorEvent frame answers a sent frame).
+  const keep = (event: { kind: string }) => kinds === "every" || !(LIVE_ONLY_EVENT_KINDS as readonly string[]).includes(event.kind);
   for (let batch = 0; events.length < count; batch++) {
-    events.push(...exampleEvents({ seed: batch + 1, start: new Date(start + batch * 1000) }));
+    events.push(...exampleEvents({ seed: batch + 1, start: new Date(start + batch * 1000) }).filter(keep));
   }
   return events.slice(0, count);
 }

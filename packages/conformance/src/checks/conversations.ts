@@ -25,8 +25,8 @@ export const conversationChecks: Check[] = [
     title: "replay_json (JSON Lines) loads every event; search returns them as sent, in order",
     spec: "createConversation replay_json; searchEvents 200 (EventPage)",
     async run(ctx) {
-      const { events, listed } = await ctx.main();
-      const own = expectHolds(listed, events, "search after the replay");
+      const { id, events } = await ctx.main();
+      const own = expectHolds(await ctx.listing(id), events, "search after the replay");
       return `${events.length} events${own ? ` and ${own} the implementation recorded itself` : ""}`;
     },
   },

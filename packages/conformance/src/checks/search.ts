@@ -4,8 +4,8 @@
  */
 import { ensure, expectSameIds, fail, type Check } from "../check.js";
 import type { CheckContext } from "../context.js";
-import { BODY_WORD, filteredIds, freshTrajectory, instantMicros, timestampText, type AnyEvent, type SearchFilters } from "../data.js";
-import { expectHolds, expectMonotone, expectNoDuplicate } from "../listing.js";
+import { BODY_WORD, freshTrajectory, instantMicros, timestampText, type AnyEvent, type SearchFilters } from "../data.js";
+import { expectHolds, expectMonotone, expectNoDuplicate, expectSearchBetween } from "../listing.js";
 
 type Query = SearchFilters & { sort_order?: "TIMESTAMP" | "TIMESTAMP_DESC"; limit?: number };
 
@@ -18,16 +18,16 @@ function mainInstant(ctxEvents: ReadonlyArray<{ timestamp: string }>, seconds: n
 
 /**
  * Searches the main conversation with each query (all pages) and compares with the answer computed
- * from the conversation's own listing (the events the suite sent, and any the implementation added).
+ * from the conversation's own listings around the search (the events the suite sent, and any the
+ * implementation recorded, before or during the search).
  */
 async function expectSearches(ctx: CheckContext, queries: (events: ReadonlyArray<{ timestamp: string }>) => Query[]): Promise<string> {
-  const { id, events, listed } = await ctx.main();
+  const { id, events } = await ctx.main();
   const counts: number[] = [];
   for (const query of queries(events)) {
-    const expected = filteredIds(listed, query, query.sort_order);
-    const received = ids(await ctx.searchAll(id, { limit: 100, ...query }));
-    expectSameIds(received, expected, `search ${JSON.stringify(query)}`);
-    counts.push(expected.length);
+    const { before, result, after } = await ctx.between(id, () => ctx.searchAll(id, { limit: 100, ...query }));
+    expectSearchBetween(result, before, after, query, query.sort_order ?? "TIMESTAMP", `search ${JSON.stringify(query)}`);
+    counts.push(result.length);
   }
   return `${counts.length} searches, ${counts.join("/")} events`;
 }
@@ -56,6 +56,18 @@ export const searchChecks: Check[] = [
     spec: "searchEvents kind (KindFilter)",
     run: (ctx) =>
       expectSearches(ctx, () => [{ kind: "openhands.sdk.event.llm_convertible.action.ActionEvent" }, { kind: "openhands.sdk.event.llm_convertible.message.MessageEvent" }]),
+  },
+  {
+    id: "search.filter.kind-unstored",
+    title: "a well-formed kind that no event has (a later release's, short or fully qualified) gives an empty page, not a 422",
+    spec: "searchEvents kind (KindFilter)",
+    async run(ctx) {
+      const { id } = await ctx.main();
+      for (const kind of ["AcsConformanceLaterEvent", "openhands.sdk.event.acs_conformance.AcsConformanceLaterEvent"]) {
+        const page = await ctx.searchPage(id, { kind });
+        ensure(page.items.length === 0 && !page.next_page_id, `search kind=${kind}: expected an empty page, got ${page.items.length} events and next_page_id ${JSON.stringify(page.next_page_id)}`);
+      }
+    },
   },
   {
     id: "search.filter.source",
@@ -93,6 +105,26 @@ export const searchChecks: Check[] = [
       ]),
   },
   {
+    id: "search.filter.timestamp-forms",
+    title: "timestamp filters take every form the agent server accepts: space or t separator, comma fraction, no seconds, a date alone, +hhmm, epoch seconds and milliseconds",
+    spec: "searchEvents timestamp__gte, timestamp__lt (TimestampQuery)",
+    run: (ctx) =>
+      expectSearches(ctx, (events) => {
+        const iso = mainInstant(events, 20, "Z"); // …T10:00:20.123456Z
+        const seconds = (instantMicros(iso) - 123_456) / 1_000_000;
+        return [
+          { timestamp__gte: iso.slice(0, -1).replace("T", " ") },
+          { timestamp__gte: iso.slice(0, -1).replace("T", "t").replace(".", ",") },
+          { timestamp__lt: iso.slice(0, 16) },
+          { timestamp__gte: iso.slice(0, 10) },
+          { timestamp__gte: mainInstant(events, 33.5, "+01:00").replace(/:(\d\d)$/, "$1") },
+          { timestamp__gte: String(seconds) },
+          { timestamp__lt: `${seconds}.5` },
+          { timestamp__gte: String((seconds + 7) * 1000) },
+        ];
+      }),
+  },
+  {
     id: "search.filter.combined",
     title: "filters combine (all must hold), in both orders",
     spec: "searchEvents",
@@ -111,9 +143,10 @@ export const searchChecks: Check[] = [
     title: "default order (and TIMESTAMP) is by instant, then append order",
     spec: "searchEvents sort_order",
     async run(ctx) {
-      const { id, events, listed } = await ctx.shuffled();
-      expectHolds(listed, events, "search without sort_order");
-      expectSameIds(ids(await ctx.searchAll(id, { sort_order: "TIMESTAMP", limit: 9 })), ids(listed), "search with sort_order TIMESTAMP, limit 9");
+      const { id, events } = await ctx.shuffled();
+      expectHolds(await ctx.listing(id), events, "search without sort_order");
+      const { before, result, after } = await ctx.between(id, () => ctx.searchAll(id, { sort_order: "TIMESTAMP", limit: 9 }));
+      expectSearchBetween(result, before, after, {}, "TIMESTAMP", "search with sort_order TIMESTAMP, limit 9");
     },
   },
   {
@@ -121,10 +154,11 @@ export const searchChecks: Check[] = [
     title: "TIMESTAMP_DESC is the exact reverse of TIMESTAMP, ties included",
     spec: "searchEvents sort_order",
     async run(ctx) {
-      const { id, listed } = await ctx.shuffled();
-      const expected = ids(listed).reverse();
-      expectSameIds(ids(await ctx.searchAll(id, { sort_order: "TIMESTAMP_DESC" })), expected, "search with sort_order TIMESTAMP_DESC");
-      expectSameIds(ids(await ctx.searchAll(id, { sort_order: "TIMESTAMP_DESC", limit: 9 })), expected, "search with sort_order TIMESTAMP_DESC, limit 9");
+      const { id } = await ctx.shuffled();
+      for (const limit of [100, 9]) {
+        const { before, result, after } = await ctx.between(id, () => ctx.searchAll(id, { sort_order: "TIMESTAMP_DESC", limit }));
+        expectSearchBetween(result, before, after, {}, "TIMESTAMP_DESC", `search with sort_order TIMESTAMP_DESC, limit ${limit}`);
+      }
     },
   },
   {
@@ -132,13 +166,13 @@ export const searchChecks: Check[] = [
     title: "following next_page_id lists every event once: no duplicate, no gap, null exactly at the end",
     spec: "searchEvents page_id / next_page_id",
     async run(ctx) {
-      const { id, events, listed } = await ctx.main();
+      const { id, events } = await ctx.main();
       for (const sort_order of ["TIMESTAMP", "TIMESTAMP_DESC"] as const) {
         for (const limit of [1, 7, 10, 100]) {
-          const received = await ctx.searchAll(id, { limit, sort_order });
+          const { before, result, after } = await ctx.between(id, () => ctx.searchAll(id, { limit, sort_order }));
           const what = `paging with limit ${limit}, ${sort_order}`;
-          if (sort_order === "TIMESTAMP") expectHolds(received, events, what);
-          expectSameIds(ids(received), filteredIds(listed, {}, sort_order), what);
+          if (sort_order === "TIMESTAMP") expectHolds(result, events, what);
+          expectSearchBetween(result, before, after, {}, sort_order, what);
         }
       }
     },
@@ -154,6 +188,22 @@ export const searchChecks: Check[] = [
         { source: "environment", timestamp__gte: mainInstant(events, 3, "none"), limit: 4 },
         { body: BODY_WORD, limit: 1, sort_order: "TIMESTAMP_DESC" },
       ]),
+  },
+  {
+    id: "paging.page-id-event",
+    title: "page_id may be an event id: the page starts at that event (inclusive) in the chosen order, as the agent server reads it",
+    spec: "searchEvents page_id",
+    async run(ctx) {
+      const { id, events } = await ctx.main();
+      const at = 37;
+      const asc = await ctx.searchPage(id, { page_id: events[at]!.id, limit: 5 });
+      expectSameIds(ids(asc.items), ids(events.slice(at, at + 5)), `page_id=${events[at]!.id} (event ${at}), limit 5`);
+      ensure(typeof asc.next_page_id === "string", "no next_page_id after a page started at an event id, with more events left");
+      const next = await ctx.searchPage(id, { page_id: asc.next_page_id, limit: 5 });
+      expectSameIds(ids(next.items), ids(events.slice(at + 5, at + 10)), "the page after it");
+      const desc = await ctx.searchPage(id, { page_id: events[at]!.id, limit: 5, sort_order: "TIMESTAMP_DESC" });
+      expectSameIds(ids(desc.items), ids(events.slice(at - 4, at + 1)).reverse(), `page_id=${events[at]!.id} (event ${at}), limit 5, TIMESTAMP_DESC`);
+    },
   },
   {
     id: "paging.cursor-reuse",
@@ -175,7 +225,7 @@ export const searchChecks: Check[] = [
     needs: ["append"],
     async run(ctx) {
       for (const sort_order of ["TIMESTAMP", "TIMESTAMP_DESC"] as const) {
-        const { id, events } = await ctx.seedAndSettle(freshTrajectory(30));
+        const { id, events } = await ctx.seed(freshTrajectory(30));
         const appended: string[] = [];
         const received: AnyEvent[] = [];
         let pageId: string | null | undefined;

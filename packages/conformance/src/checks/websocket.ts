@@ -1,12 +1,15 @@
 /**
  * The live-events channel `/sockets/events/{conversation_id}` (spec/asyncapi.yaml and the
- * live-events protocol): the first frame, replay (`resend_all`, `after_id`), live events, resume
- * without gap or duplicate, inbound messages, authentication and close codes.
+ * live-events protocol): the first frame, replay (`resend_all`, `resend_mode`, `after_id`), live
+ * events, resume without gap or duplicate, inbound messages, authentication and close codes. A
+ * conversation may record events of its own while a check runs (an agent): every check compares
+ * the frames with the conversation as search lists it from where the stream began, so live events
+ * of the implementation's own are allowed wherever they fall in order.
  */
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { formatIssue, validateEvent } from "@acs-toolkit/validator";
-import { ensure, expectLoc, expectSameIds, fail, type Check } from "../check.js";
+import { ensure, expectSameIds, fail, type Check } from "../check.js";
 import { FRAME_TIMEOUT_MS, type CheckContext } from "../context.js";
 import { freshTrajectory, userMessage, type AnyEvent } from "../data.js";
 import type { Frame, LiveSocket } from "../socket.js";
@@ -39,22 +42,33 @@ async function expectFullState(ctx: CheckContext, socket: LiveSocket, conversati
   const issues = ctx.spec.componentIssues("LiveFullStateEvent", state);
   ensure(issues.length === 0, () => `the full_state frame is not a LiveFullStateEvent (${issues.slice(0, 3).join("; ")}): ${frame.text.slice(0, 300)}`);
   ensure(state.value.conversation_id === conversationId, `full_state.conversation_id is ${JSON.stringify(state.value.conversation_id)}, not ${conversationId}`);
+  ensure(state.value.id === conversationId, `full_state.id is ${JSON.stringify(state.value.id)}, not ${conversationId} (the agent server's clients read it)`);
   return { id: state.id, count: state.value.event_count, lastId: state.value.last_event_id };
 }
 
-/** full_state describes the conversation as search lists it (count and last event). */
-function expectStateOf(state: { count: number; lastId: string | null }, listed: readonly AnyEvent[]): void {
-  ensure(state.count === listed.length, `full_state.event_count is ${state.count}, search lists ${listed.length} events`);
-  ensure(state.lastId === (listed.at(-1)?.id ?? null), `full_state.last_event_id is ${JSON.stringify(state.lastId)}, the last event search lists is ${JSON.stringify(listed.at(-1)?.id ?? null)}`);
+/**
+ * full_state describes the conversation as search lists it (count and last event) at the moment the
+ * stream began, which lies between two listings (the conversation may grow: an implementation's
+ * agent records events of its own). The suite's conversations list in append order.
+ */
+function expectStateBetween(state: { count: number; lastId: string | null }, before: readonly AnyEvent[], after: readonly AnyEvent[]): void {
+  ensure(state.count >= before.length && state.count <= after.length, `full_state.event_count is ${state.count}, search lists ${before.length === after.length ? before.length : `${before.length} events before and ${after.length} after`} events`);
+  const last = state.count > 0 ? (after[state.count - 1]?.id ?? null) : null;
+  ensure(state.lastId === last, `full_state.last_event_id is ${JSON.stringify(state.lastId)}, the event search lists at position ${state.count} is ${JSON.stringify(last)}`);
 }
 
-/** Nothing arrives for a moment (where the protocol sends nothing more). */
-async function expectQuiet(socket: LiveSocket, what: string): Promise<void> {
+/**
+ * Whatever arrives for a moment (where the protocol sends nothing unasked) is a live event: one
+ * recorded after the stream began, in order, as search lists it from position `from` on. An
+ * implementation with an agent may record some; a replay nobody asked for fails.
+ */
+async function expectOnlyLive(ctx: CheckContext, socket: LiveSocket, conversationId: string, from: number, what: string): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-  if (socket.pending > 0) {
-    const extra = await socket.next(0);
-    fail(`${what}: an unexpected frame arrived: ${extra.text.slice(0, 200)}`);
-  }
+  const frames: Frame[] = [];
+  while (socket.pending > 0) frames.push(await socket.next(0));
+  if (frames.length === 0) return;
+  const received = frames.map((frame) => eventOf(frame, what));
+  expectStream(received, await ctx.listing(conversationId), from, `${what}: frames that are not events recorded after the stream began`);
 }
 
 /**
@@ -81,14 +95,41 @@ async function eventsUntil(socket: LiveSocket, awaited: readonly string[], what:
   return received;
 }
 
-/** A fresh conversation of `size` replayed events, listed once it is quiet. */
-async function seeded(ctx: CheckContext, size: number): Promise<{ id: string; listed: AnyEvent[] }> {
-  if (size === 0) {
-    const id = await ctx.createConversation({});
-    return { id, listed: await ctx.settle(id) };
+/**
+ * Frames (each a valid event) up to the first that `wanted` accepts, which is returned last; the
+ * ones before it must be live events recorded by the implementation (checked by the caller's
+ * stream comparison), at most `max`.
+ */
+async function eventsThrough(socket: LiveSocket, wanted: (event: AnyEvent) => boolean, what: string, max = 1_000): Promise<AnyEvent[]> {
+  const received: AnyEvent[] = [];
+  for (;;) {
+    if (received.length === max) fail(`${what}: ${max} frames without it`);
+    const event = eventOf(await socket.next(FRAME_TIMEOUT_MS, what), what);
+    received.push(event);
+    if (wanted(event)) return received;
   }
-  const { id, listed } = await ctx.seedAndSettle(freshTrajectory(size));
-  return { id, listed };
+}
+
+/** A fresh conversation of `size` replayed events (none: created empty). */
+async function seeded(ctx: CheckContext, size: number): Promise<{ id: string; events: AnyEvent[] }> {
+  if (size === 0) return { id: await ctx.createConversation({}), events: [] };
+  return ctx.seed(freshTrajectory(size));
+}
+
+/**
+ * Opens a socket between two listings (sending an auth frame first when given its key), and reads
+ * its full_state: where the stream began.
+ */
+async function openBetween(ctx: CheckContext, conversationId: string, options: Parameters<CheckContext["socket"]>[1] & { authFrame?: string } = {}) {
+  let state!: { id: string; count: number; lastId: string | null };
+  const { before, result: socket, after } = await ctx.between(conversationId, async () => {
+    const socket = await ctx.socket(conversationId, options);
+    if (options.authFrame !== undefined) socket.send({ type: "auth", session_api_key: options.authFrame });
+    state = await expectFullState(ctx, socket, conversationId);
+    return socket;
+  });
+  expectStateBetween(state, before, after);
+  return { socket, state, before, after };
 }
 
 /** The server closes the connection with this code (after accepting the upgrade). */
@@ -98,32 +139,34 @@ async function expectCloseCode(socket: LiveSocket, code: number, timeoutMs: numb
   if (reasonMentions) ensure(closed.reason.includes(reasonMentions), `${socket.description}: the close reason "${closed.reason}" does not name ${reasonMentions}`);
 }
 
-/** The next frame is an error frame (LiveErrorFrame) with an entry under `loc`. */
-async function expectErrorFrame(ctx: CheckContext, socket: LiveSocket, loc: ReadonlyArray<string | number>, answering: string): Promise<void> {
-  const frame = await socket.next(FRAME_TIMEOUT_MS, `the error frame answering ${answering}`);
-  ensure(frame.json?.type === "error" && frame.json.kind === undefined, `expected an error frame ({"type":"error"}) for ${answering}, got ${frame.text.slice(0, 200)}`);
-  const issues = ctx.spec.componentIssues("LiveErrorFrame", frame.json);
-  ensure(issues.length === 0, `the error frame is not a LiveErrorFrame (${issues.join("; ")}): ${frame.text.slice(0, 200)}`);
-  expectLoc(frame.json.detail, { loc, prefix: true });
+/**
+ * Frames up to the ServerErrorEvent answering an inbound frame (release 1.16.0 of the agent server):
+ * a valid event of that kind whose `detail` names where the frame went wrong. The frames before it
+ * must be live events (the caller compares them with the listing).
+ */
+async function expectErrorFrame(socket: LiveSocket, where: string, answering: string): Promise<AnyEvent[]> {
+  const frames = await eventsThrough(socket, (event) => event.kind === "ServerErrorEvent", `the ServerErrorEvent answering ${answering}`);
+  const error = frames.pop()!;
+  ensure(typeof error.detail === "string" && error.detail.includes(where), `the ServerErrorEvent answering ${answering} does not say where (${where}): ${JSON.stringify(error).slice(0, 200)}`);
+  return frames;
 }
 
 const userMessagesOf = (listed: readonly AnyEvent[]) => listed.filter((e) => e.kind === "MessageEvent" && e.source === "user");
 
+const isUserMessage = (words: string) => (event: AnyEvent) =>
+  event.kind === "MessageEvent" && event.source === "user" && event.llm_message?.content?.[0]?.text === words;
+
 export const websocketChecks: Check[] = [
   {
     id: "ws.first-frame",
-    title: "the first frame is a full_state ConversationStateUpdateEvent (count, last event), not stored, then nothing unasked",
+    title: "the first frame is a full_state ConversationStateUpdateEvent (count, last event, the agent server's id), not stored, then nothing unasked",
     spec: "asyncapi conversationEvents (first frame, LiveFullStateEvent)",
     needs: ["websocket"],
     async run(ctx) {
-      const { id, listed } = await ctx.main();
-      const socket = await ctx.socket(id);
-      const state = await expectFullState(ctx, socket, id);
-      expectStateOf(state, listed);
-      ensure(!listed.some((e) => e.id === state.id), `the full_state frame has the id of a stored event (${state.id})`);
-      await expectQuiet(socket, "without resend_all or after_id");
-      const after = await ctx.listing(id);
-      ensure(after.length === listed.length, `after connecting, search lists ${after.length} events instead of ${listed.length}: full_state was stored`);
+      const { id } = await ctx.main();
+      const { socket, state } = await openBetween(ctx, id);
+      ensure(!(await ctx.listing(id)).some((e) => e.id === state.id), `the full_state frame was stored: search lists its id ${state.id}`);
+      await expectOnlyLive(ctx, socket, id, state.count, "without resend_all, resend_mode or after_id");
     },
   },
   {
@@ -132,12 +175,33 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents resend_all",
     needs: ["websocket"],
     async run(ctx) {
-      const { id, listed } = await ctx.main();
-      const socket = await ctx.socket(id, { query: { resend_all: "true" } });
-      const state = await expectFullState(ctx, socket, id);
-      expectStateOf(state, listed);
-      expectStream(await events(socket, state.count, "replay"), listed, 0, "resend_all replay");
-      await expectQuiet(socket, "after the replay");
+      const { id } = await ctx.main();
+      const { socket, state } = await openBetween(ctx, id, { query: { resend_all: "true" } });
+      expectStream(await events(socket, state.count, "replay"), await ctx.listing(id), 0, "resend_all replay");
+      await expectOnlyLive(ctx, socket, id, state.count, "after the replay");
+    },
+  },
+  {
+    id: "ws.resend-mode",
+    title: "resend_mode=all sends every stored event; resend_mode=since sends those at or after after_timestamp (inclusive), none without one, and wins over resend_all",
+    spec: "asyncapi conversationEvents resend_mode, after_timestamp",
+    needs: ["websocket"],
+    async run(ctx) {
+      const { id, events: sent } = await ctx.main();
+      const all = await openBetween(ctx, id, { query: { resend_mode: "all" } });
+      expectStream(await events(all.socket, all.state.count, "replay"), await ctx.listing(id), 0, "resend_mode=all replay");
+      await expectOnlyLive(ctx, all.socket, id, all.state.count, "after the resend_mode=all replay");
+      all.socket.close();
+      // Events 60 and 61 share an instant, event 59 is a second earlier: inclusive means from event 60.
+      const from = sent[60]!;
+      const since = await openBetween(ctx, id, { query: { resend_mode: "since", after_timestamp: from.timestamp } });
+      const replayed = await events(since.socket, since.state.count - 60, "the since replay");
+      ensure(replayed[0]?.id === from.id, `resend_mode=since&after_timestamp=${from.timestamp}: the first event replayed is ${replayed[0]?.id}, not ${from.id}, whose timestamp that is`);
+      expectStream(replayed, await ctx.listing(id), 60, `resend_mode=since&after_timestamp=${from.timestamp} replay`);
+      await expectOnlyLive(ctx, since.socket, id, since.state.count, "after the since replay");
+      since.socket.close();
+      const none = await openBetween(ctx, id, { query: { resend_mode: "since", resend_all: "true" } });
+      await expectOnlyLive(ctx, none.socket, id, none.state.count, "resend_mode=since without after_timestamp (and resend_all=true, which it overrides)");
     },
   },
   {
@@ -146,14 +210,13 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents after_id",
     needs: ["websocket"],
     async run(ctx) {
-      const { id, listed } = await ctx.main();
-      const from = listed.length - 10;
-      const afterId = listed[from - 1]!.id;
+      const { id, events: sent } = await ctx.main();
+      const from = sent.length - 10;
+      const afterId = sent[from - 1]!.id;
       for (const query of [{ after_id: afterId }, { after_id: afterId, resend_all: "true" }] as Array<Record<string, string>>) {
-        const socket = await ctx.socket(id, { query });
-        await expectFullState(ctx, socket, id);
-        expectStream(await events(socket, 10, "replay after after_id"), listed, from, `replay with ${JSON.stringify(query)}`);
-        await expectQuiet(socket, `after the replay with ${JSON.stringify(query)}`);
+        const { socket, state } = await openBetween(ctx, id, { query });
+        expectStream(await events(socket, state.count - from, "replay after after_id"), await ctx.listing(id), from, `replay with ${JSON.stringify(query)}`);
+        await expectOnlyLive(ctx, socket, id, state.count, `after the replay with ${JSON.stringify(query)}`);
         socket.close();
       }
     },
@@ -164,14 +227,12 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi receiveEvents (live)",
     needs: ["websocket", "append"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 3);
-      const sockets = [await ctx.socket(id), await ctx.socket(id)];
-      for (const socket of sockets) expectStateOf(await expectFullState(ctx, socket, id), listed);
+      const { id } = await seeded(ctx, 3);
+      const clients = [await openBetween(ctx, id), await openBetween(ctx, id)];
       const appended = await ctx.append(id, "pushed live");
-      const after = await ctx.listing(id);
-      ensure(after[listed.length]?.id === appended.id, `the appended event ${appended.id} is not listed right after the events that were there`);
-      for (const [i, socket] of sockets.entries()) {
-        expectStream(await events(socket, 1, `the live event on client ${i + 1}`), after, listed.length, `client ${i + 1}`);
+      for (const [i, { socket, state }] of clients.entries()) {
+        const received = await eventsUntil(socket, [appended.id], `the live event on client ${i + 1}`);
+        expectStream(received, await ctx.listing(id), state.count, `client ${i + 1}`);
       }
     },
   },
@@ -181,45 +242,41 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi sendUserMessage",
     needs: ["websocket"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 0);
-      const sender = await ctx.socket(id);
-      const other = await ctx.socket(id);
-      expectStateOf(await expectFullState(ctx, sender, id), listed);
-      expectStateOf(await expectFullState(ctx, other, id), listed);
+      const { id } = await seeded(ctx, 0);
+      const sender = await openBetween(ctx, id);
+      const other = await openBetween(ctx, id);
       const words = `sent on the socket ${ctx.runTag}`;
-      sender.send(userMessage(words));
-      const [mine] = await events(sender, 1, "the sender's own message");
-      const [theirs] = await events(other, 1, "the message on another client");
-      for (const event of [mine!, theirs!]) {
-        ensure(event.kind === "MessageEvent" && event.source === "user", `expected a user MessageEvent, got ${event.kind} from ${event.source}`);
-        ensure(event.llm_message?.content?.[0]?.text === words, `the pushed message's text is not the one sent: ${JSON.stringify(event.llm_message)}`);
-      }
-      ensure(isDeepStrictEqual(mine, theirs), "the two clients received different events for the one message");
-      expectStream([mine!], await ctx.listing(id), listed.length, "the recorded message");
+      sender.socket.send(userMessage(words));
+      const mine = await eventsThrough(sender.socket, isUserMessage(words), "the sender's own message");
+      const theirs = await eventsThrough(other.socket, isUserMessage(words), "the message on another client");
+      ensure(isDeepStrictEqual(mine.at(-1), theirs.at(-1)), "the two clients received different events for the one message");
+      const listed = await ctx.listing(id);
+      expectStream(mine, listed, sender.state.count, "the sender's frames up to its message");
+      expectStream(theirs, listed, other.state.count, "the other client's frames up to the message");
     },
   },
   {
     id: "ws.inbound-invalid",
-    title: "an invalid inbound frame gets an error frame (loc under message), is not recorded, and the connection stays open",
-    spec: "asyncapi conversationEvents (LiveErrorFrame)",
+    title: "an invalid inbound frame gets a ServerErrorEvent saying where (to that socket, not stored), and the connection stays open",
+    spec: "asyncapi conversationEvents (Error: ServerErrorEvent)",
     needs: ["websocket"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 0);
-      const socket = await ctx.socket(id);
-      await expectFullState(ctx, socket, id);
-      for (const [sent, loc] of [
-        [JSON.stringify({ role: "robot", content: [] }), ["message"]],
-        [JSON.stringify({ role: "assistant", content: [] }), ["message", "role"]],
-        ["this is not JSON", ["message"]],
+      const { id } = await seeded(ctx, 0);
+      const { socket, state } = await openBetween(ctx, id);
+      const live: AnyEvent[] = [];
+      for (const [sent, where] of [
+        [JSON.stringify({ role: "robot", content: [] }), "message"],
+        [JSON.stringify({ role: "assistant", content: [] }), "message.role"],
+        ["this is not JSON", "message"],
       ] as const) {
         socket.send(sent);
-        await expectErrorFrame(ctx, socket, loc, sent);
+        live.push(...(await expectErrorFrame(socket, where, sent)));
       }
       ensure(socket.isOpen, "the connection was closed after an invalid frame");
       socket.send(userMessage("valid after the invalid ones"));
-      const [event] = await events(socket, 1, "the valid message after the invalid ones");
+      live.push(...(await eventsThrough(socket, isUserMessage("valid after the invalid ones"), "the valid message after the invalid ones")));
       const after = await ctx.listing(id);
-      expectStream([event!], after, listed.length, "the valid message");
+      expectStream(live, after, state.count, "the events pushed around the error frames");
       const users = userMessagesOf(after);
       ensure(users.length === 1, `${users.length} user messages are recorded; only the valid one should be`);
     },
@@ -230,13 +287,12 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents after_id (resume)",
     needs: ["websocket", "append"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 10);
-      const first = await ctx.socket(id, { query: { resend_all: "true" } });
-      const state = await expectFullState(ctx, first, id);
-      const received = await events(first, state.count, "the replay before the disconnect");
-      expectStream(received, listed, 0, "the replay before the disconnect");
-      first.close();
-      await first.closed;
+      const { id } = await seeded(ctx, 10);
+      const first = await openBetween(ctx, id, { query: { resend_all: "true" } });
+      const received = await events(first.socket, first.state.count, "the replay before the disconnect");
+      expectStream(received, await ctx.listing(id), 0, "the replay before the disconnect");
+      first.socket.close();
+      await first.socket.closed;
       const missed = [await ctx.append(id, "missed 1"), await ctx.append(id, "missed 2"), await ctx.append(id, "missed 3")];
       const second = await ctx.socket(id, { query: { after_id: received.at(-1)!.id } });
       await expectFullState(ctx, second, id);
@@ -252,7 +308,7 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents (replay and live join)",
     needs: ["websocket", "append"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 40);
+      const { id, events: sent } = await seeded(ctx, 40);
       const appending = (async () => {
         const appended: AnyEvent[] = [];
         for (let i = 0; i < 30; i++) appended.push(await ctx.append(id, `during the replay ${i}`));
@@ -261,7 +317,7 @@ export const websocketChecks: Check[] = [
       const socket = await ctx.socket(id, { query: { resend_all: "true" } });
       await expectFullState(ctx, socket, id);
       const appended = await appending;
-      const received = await eventsUntil(socket, [...listed, ...appended].map((e) => e.id), "the replay and the live events");
+      const received = await eventsUntil(socket, [...sent, ...appended].map((e) => e.id), "the replay and the live events");
       expectStream(received, await ctx.listing(id), 0, "replay then live with appends during the replay");
     },
   },
@@ -271,14 +327,12 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents (LiveAuthFrame)",
     needs: ["key", "websocket"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 0);
-      const socket = await ctx.socket(id, { key: null });
-      socket.send({ type: "auth", session_api_key: ctx.apiKey });
-      expectStateOf(await expectFullState(ctx, socket, id), listed);
+      const { id } = await seeded(ctx, 0);
+      const { socket, state } = await openBetween(ctx, id, { key: null, authFrame: ctx.apiKey });
       // Authenticated: a message is accepted (where reading is public, only an authenticated client may send).
       socket.send(userMessage("authenticated by frame"));
-      const [event] = await events(socket, 1, "the message of the client authenticated by frame");
-      ensure(event!.kind === "MessageEvent" && event!.source === "user", `expected the user's MessageEvent, got ${event!.kind}`);
+      const frames = await eventsThrough(socket, isUserMessage("authenticated by frame"), "the message of the client authenticated by frame");
+      expectStream(frames, await ctx.listing(id), state.count, "the frames up to the message of the client authenticated by frame");
     },
   },
   {
@@ -287,12 +341,11 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents session_api_key (deprecated)",
     needs: ["key", "websocket"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 0);
-      const socket = await ctx.socket(id, { key: null, query: { session_api_key: ctx.apiKey! } });
-      expectStateOf(await expectFullState(ctx, socket, id), listed);
+      const { id } = await seeded(ctx, 0);
+      const { socket, state } = await openBetween(ctx, id, { key: null, query: { session_api_key: ctx.apiKey! } });
       socket.send(userMessage("authenticated by query"));
-      const [event] = await events(socket, 1, "the message of the client authenticated by query");
-      ensure(event!.kind === "MessageEvent" && event!.source === "user", `expected the user's MessageEvent, got ${event!.kind}`);
+      const frames = await eventsThrough(socket, isUserMessage("authenticated by query"), "the message of the client authenticated by query");
+      expectStream(frames, await ctx.listing(id), state.count, "the frames up to the message of the client authenticated by query");
     },
   },
   {
@@ -314,15 +367,14 @@ export const websocketChecks: Check[] = [
     spec: "asyncapi conversationEvents (close 4001, public read)",
     needs: ["key", "websocket"],
     async run(ctx) {
-      const { id, listed } = await seeded(ctx, 0);
-      const socket = await ctx.socket(id, { key: null });
+      const { id } = await seeded(ctx, 0);
       if (!(await ctx.publicRead())) {
-        await expectCloseCode(socket, 4001, AUTH_WINDOW_MS);
+        await expectCloseCode(await ctx.socket(id, { key: null }), 4001, AUTH_WINDOW_MS);
         return;
       }
-      expectStateOf(await expectFullState(ctx, socket, id), listed);
+      const { socket } = await openBetween(ctx, id, { key: null });
       socket.send(userMessage("from a client without a key"));
-      await expectErrorFrame(ctx, socket, ["message"], "a message from a client without a key");
+      await expectErrorFrame(socket, "message", "a message from a client without a key");
       const users = userMessagesOf(await ctx.listing(id));
       ensure(users.length === 0, "the message of a client without a key was recorded");
       return "reading is public: events served, the message refused";
@@ -341,13 +393,15 @@ export const websocketChecks: Check[] = [
   },
   {
     id: "ws.close-bad-request",
-    title: "an after_id not in the conversation, or a bad resend_all, is closed with 4400 naming the parameter",
+    title: "an after_id not in the conversation, or a bad resend_all, resend_mode or after_timestamp, is closed with 4400 naming the parameter",
     spec: "asyncapi conversationEvents (close 4400)",
     needs: ["websocket"],
     async run(ctx) {
       const { id } = await ctx.main();
       await expectCloseCode(await ctx.socket(id, { query: { after_id: randomUUID() } }), 4400, FRAME_TIMEOUT_MS, "after_id");
       await expectCloseCode(await ctx.socket(id, { query: { resend_all: "maybe" } }), 4400, FRAME_TIMEOUT_MS, "resend_all");
+      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "everything" } }), 4400, FRAME_TIMEOUT_MS, "resend_mode");
+      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "since", after_timestamp: "yesterday" } }), 4400, FRAME_TIMEOUT_MS, "after_timestamp");
     },
   },
 ];

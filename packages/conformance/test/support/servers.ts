@@ -3,13 +3,15 @@
  * directory), and thin HTTP proxies in front of it that corrupt one behaviour each, so that the
  * suite can be shown to catch it.
  */
+import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import http, { type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createLogger, parseConfig, startServer, type RunningServer } from "@acs-toolkit/server";
+import { seededRandom } from "@acs-toolkit/schema/examples";
+import { createLogger, parseConfig, recordedTimestamp, startServer, type ConversationRuntime, type RunningServer, type RuntimeContext } from "@acs-toolkit/server";
 
 export const KEY = "conformance-test-key-0123456789";
 
@@ -19,13 +21,17 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/** The reference server on 127.0.0.1, any free port, a fresh data directory, quiet; `flags` as on its command line. */
-export async function startReference(flags: string[] = []): Promise<ReferenceServer> {
+/**
+ * The reference server on 127.0.0.1, any free port, a fresh data directory, quiet; `flags` as on its
+ * command line, and the runtime that runs its conversations (none by default).
+ */
+export async function startReference(flags: string[] = [], runtime?: ConversationRuntime): Promise<ReferenceServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "acs-conformance-"));
   const server = await startServer(parseConfig(["--port", "0", "--data-dir", dataDir, ...flags], {}), {
     env: { SESSION_API_KEY: KEY },
     log: createLogger("silent"),
     shutdownGraceMs: 1_000,
+    runtime,
   });
   return {
     url: server.url,
@@ -187,3 +193,63 @@ export const INTERFACE_ONLY: Corruption = {
     if (request.method === "POST" && /\/api\/conversations\/[^/]+\/events$/.test(request.url.pathname)) return json(404, { detail: "Not Found" });
   },
 };
+
+/** A runtime that records events of its own, and how many it recorded. */
+export interface AppendingRuntime extends ConversationRuntime {
+  readonly recorded: number;
+  /** Stops every clock (before the server closes). */
+  stop(): void;
+}
+
+/**
+ * An agent that records on its own clock, as a real one does while a client reads: from its start
+ * every conversation gets one to three state updates every 20 to 150 ms, for as long as the runtime
+ * runs, and every user message (whether it runs the agent or not) a turn of three events a few
+ * milliseconds apart. Pacing comes from a seed, so runs differ only by scheduling.
+ */
+export function appendingRuntime(seed = 14): AppendingRuntime {
+  const random = seededRandom(seed);
+  const timers = new Set<NodeJS.Timeout>();
+  let recorded = 0;
+  let stopped = false;
+  const later = (ms: number, task: () => Promise<void>) => {
+    if (stopped) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!stopped) task().catch(() => {}); // a conversation the suite made unreadable: nothing to do
+    }, ms);
+    timers.add(timer);
+  };
+  const record = async (context: RuntimeContext, events: Array<Record<string, unknown>>) => {
+    await context.record(events.map((event) => ({ id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", ...event })) as never);
+    recorded += events.length;
+  };
+  const update = (value: string) => ({ key: "execution_status", value, kind: "ConversationStateUpdateEvent" });
+  const tick = (context: RuntimeContext) =>
+    later(20 + random() * 130, async () => {
+      const count = 1 + Math.floor(random() * 3);
+      await record(context, Array.from({ length: count }, (_, i) => update(i % 2 ? "idle" : "running")));
+      tick(context);
+    });
+  return {
+    initialStatus: "RUNNING",
+    get recorded() {
+      return recorded;
+    },
+    start(_conversation, context) {
+      tick(context);
+    },
+    onUserMessage(_conversation, _message, context) {
+      later(random() * 10, () => record(context, [update("running")]));
+      later(5 + random() * 10, () =>
+        record(context, [{ source: "agent", llm_message: { role: "assistant", content: [{ type: "text", text: "noted" }] }, llm_response_id: "resp-1", kind: "MessageEvent" }]),
+      );
+      later(15 + random() * 10, () => record(context, [update("finished")]));
+    },
+    stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}

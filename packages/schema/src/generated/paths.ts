@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Send a user message to a conversation (extension)
-         * @description Records the message as a user MessageEvent (server-assigned id and timestamp), pushes it to every WebSocket subscriber of the conversation and hands it to the conversation's runtime. The same as sending the Message as a text frame on the live channel.
+         * @description Records the message as a user MessageEvent (server-assigned id and timestamp), pushes it to every WebSocket subscriber of the conversation and hands it to the conversation's runtime, which runs the agent on it when `run` is true (a text frame on the live channel always runs it). `run` and unknown properties are never recorded.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -67,7 +67,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a conversation's status, times and event count (extension) */
+        /** Read a conversation's status, times, event count and agent state (extension) */
         get: operations["getConversation"];
         put?: never;
         post?: never;
@@ -157,7 +157,7 @@ export interface paths {
         put?: never;
         /**
          * Upload files into a conversation
-         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`.
+         * @description Each part of the form field `files` is one file. A file that cannot be stored (hostile or empty name, duplicate, over a limit) is skipped and named in `skipped_files`. The reference server never repairs a name: it refuses (`invalid_name`) names with invisible or format characters (U+200B, U+FEFF, U+00A0, U+3000 and the like), and names that are not valid UTF-8 (they would decode to U+FFFD and collide); a name that differs from a stored one, or one earlier in the request, only by case is a `duplicate_name`.
          */
         post: operations["uploadFiles"];
         delete?: never;
@@ -259,6 +259,15 @@ export interface components {
          * @example 2026-02-05T11:24:47Z
          */
         Timestamp: string;
+        /**
+         * TimestampQuery
+         * @description An instant given in a query (`timestamp__gte`, `timestamp__lt`, the live channel's `after_timestamp`), in every form the OpenHands agent server accepts there (pydantic's datetime rules): ISO 8601 with `T`, `t` or a space between date and time, the fraction after `.` or `,` (digits past the sixth dropped), seconds optional (`2026-02-05T11:24`), or a date alone (midnight); a zone `Z`, `z`, `+02:00`, `+0200`, or none, which is read as UTC (the agent server reads it as its own local time); or epoch seconds, integer or decimal (`1770290687`, `1770290687.5`, `-1`), read as milliseconds above 2·10¹⁰ (`1770290687000`). Refused (422): impossible dates and times (`2026-02-30`, `T24:00`), an instant outside the years 1–9999, and exactly eight bare digits, which the agent server reads as epoch seconds (`20260205` is 1970-08-23) where a person means a date: write `2026-02-05`, or `20260205.0` for the epoch value. Encode `+` as `%2B` in a URL (a raw `+` arrives as a space).
+         * @example 2026-02-05T11:24:47.142819
+         * @example 2026-02-05T13:24:47+02:00
+         * @example 2026-02-05
+         * @example 1770290687.5
+         */
+        TimestampQuery: string;
         /**
          * EventSource
          * @description Who produced the event. `hook` (release 1.13.0) is the source of HookExecutionEvent.
@@ -4178,7 +4187,7 @@ export interface components {
         };
         /**
          * ServerErrorEvent
-         * @description Sent by the agent server (release 1.16.0) to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored, so never in search or replay.
+         * @description Sent by the agent server (release 1.16.0), and by the reference server, to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored by the agent server, so never in its search or replay (a replayed WebSocket capture may hold some).
          * @example {
          *       "id": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
          *       "timestamp": "2026-04-01T08:45:10.026633",
@@ -4276,7 +4285,7 @@ export interface components {
         };
         /**
          * Settings
-         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets are write-only: they are never returned.
+         * @description User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
          * @example {
          *       "language": "en",
          *       "agent": "CodeActAgent",
@@ -4343,7 +4352,7 @@ export interface components {
         };
         /**
          * SettingsView
-         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+         * @description The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags, as are MCP api_keys and stdio `env` values (`env_set`); `secrets_store` is never returned.
          * @example {
          *       "language": "en",
          *       "llm_model": "anthropic/claude-sonnet-4-5-20250929",
@@ -4432,7 +4441,10 @@ export interface components {
              */
             timeout?: number;
         };
-        /** MCPStdioServer */
+        /**
+         * MCPStdioServer
+         * @description An MCP server run as a process. Its `env` values are secrets (they hold tokens in practice): stored encrypted and never returned; `GET /api/settings` gives each variable as null and names the stored ones in `env_set`. A value sent as null or "" keeps the stored value of that variable of the stored server with the same `name` and `command` (so posting back what `GET /api/settings` returned loses nothing; a value is never carried to another program), and is dropped when there is none.
+         */
         MCPStdioServer: {
             name: string;
             command: string;
@@ -4440,8 +4452,10 @@ export interface components {
             args?: string[];
             /** @default {} */
             env?: {
-                [key: string]: string;
+                [key: string]: string | null;
             };
+            /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
+            readonly env_set?: string[];
         };
         /**
          * AddGitProvidersRequest
@@ -4543,7 +4557,7 @@ export interface components {
         ConversationLifecycleStatus: "STARTING" | "RUNNING" | "STOPPED" | "ERROR";
         /**
          * ConversationInfo
-         * @description A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension).
+         * @description A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension): this project's fields (`conversation_id`, `status`, `event_count`, …) and what the OpenHands agent server's ConversationInfo carries and its clients read (`id`, `execution_status`, `stats`, `confirmation_policy`, `title`, …; see AgentConversationState). Unknown properties are allowed: a later release may add some.
          * @example {
          *       "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
          *       "status": "STOPPED",
@@ -4552,19 +4566,193 @@ export interface components {
          *       "event_count": 8,
          *       "repository": null,
          *       "selected_branch": null,
-         *       "git_provider": null
+         *       "git_provider": null,
+         *       "id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "execution_status": "finished",
+         *       "stats": {
+         *         "usage_to_metrics": {
+         *           "agent": {
+         *             "model_name": "anthropic/claude-sonnet-4-5-20250929",
+         *             "accumulated_cost": 0.0123,
+         *             "max_budget_per_task": null,
+         *             "accumulated_token_usage": {
+         *               "model": "anthropic/claude-sonnet-4-5-20250929",
+         *               "prompt_tokens": 3012,
+         *               "completion_tokens": 118,
+         *               "cache_read_tokens": 0,
+         *               "cache_write_tokens": 0,
+         *               "reasoning_tokens": 0,
+         *               "context_window": 200000,
+         *               "per_turn_token": 3130,
+         *               "response_id": ""
+         *             },
+         *             "costs": [],
+         *             "response_latencies": [],
+         *             "token_usages": []
+         *           }
+         *         }
+         *       },
+         *       "confirmation_policy": {
+         *         "kind": "NeverConfirm"
+         *       },
+         *       "max_iterations": 500,
+         *       "stuck_detection": true,
+         *       "activated_knowledge_skills": [],
+         *       "blocked_actions": {},
+         *       "blocked_messages": {},
+         *       "agent_state": {},
+         *       "tags": {},
+         *       "invoked_skills": [],
+         *       "title": null
          *     }
          */
         ConversationInfo: {
             /** @description The canonical (hyphenated, lower-case) UUID. */
             conversation_id: string;
             status: components["schemas"]["ConversationLifecycleStatus"];
+            /** @description When the conversation was created, UTC with `Z` (as the agent server writes it, unlike event timestamps). */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When the conversation last changed (an event recorded, a status change), UTC with `Z`. */
             updated_at: components["schemas"]["Timestamp"];
             event_count: number;
             repository?: string | null;
             selected_branch?: string | null;
             git_provider?: components["schemas"]["ProviderType"] | null;
+        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+        /**
+         * ExecutionStatus
+         * @description What the agent of a conversation is doing (the agent server's `execution_status`). idle and running are what they say; paused after a pause or an interrupt; waiting_for_confirmation while actions wait for the user's approval; finished, error and stuck end a run (error also after `max_iterations`); deleting while the conversation is being deleted.
+         * @enum {string}
+         */
+        ExecutionStatus: "idle" | "running" | "paused" | "waiting_for_confirmation" | "finished" | "error" | "stuck" | "deleting";
+        /**
+         * TokenUsage
+         * @description Tokens of one LLM call, or accumulated. Allows unknown properties.
+         */
+        TokenUsage: {
+            /** @default  */
+            model?: string;
+            /** @default 0 */
+            prompt_tokens?: number;
+            /** @default 0 */
+            completion_tokens?: number;
+            /** @default 0 */
+            cache_read_tokens?: number;
+            /** @default 0 */
+            cache_write_tokens?: number;
+            /** @default 0 */
+            reasoning_tokens?: number;
+            /** @default 0 */
+            context_window?: number;
+            /** @default 0 */
+            per_turn_token?: number;
+            /** @default  */
+            response_id?: string;
+        };
+        /**
+         * Metrics
+         * @description The LLM usage of one usage id (`agent`, `condenser`, …). The snapshot form (a per-field `stats` state update) has the first four properties; the full form (ConversationInfo, full_state) adds the per-call lists. Allows unknown properties.
+         */
+        Metrics: {
+            /** @default default */
+            model_name?: string;
+            /** @default 0 */
+            accumulated_cost?: number;
+            max_budget_per_task?: number | null;
+            accumulated_token_usage?: components["schemas"]["TokenUsage"] | null;
+            costs?: {
+                model?: string;
+                cost?: number;
+                /** @description Epoch seconds. */
+                timestamp?: number;
+            }[];
+            response_latencies?: {
+                model?: string;
+                latency?: number;
+                response_id?: string;
+            }[];
+            token_usages?: components["schemas"]["TokenUsage"][];
+        };
+        /**
+         * ConversationStats
+         * @description The LLM usage of a conversation, by usage id (the agent server's ConversationStats). Allows unknown properties.
+         * @example {
+         *       "usage_to_metrics": {}
+         *     }
+         */
+        ConversationStats: {
+            usage_to_metrics: {
+                [key: string]: components["schemas"]["Metrics"];
+            };
+        };
+        /**
+         * AgentConversationState
+         * @description What the OpenHands agent server's ConversationInfo and ConversationState carry and its clients read (`RemoteState.getExecutionStatus()`, `conversationStats()` of @openhands/typescript-client). Without an agent runtime the reference server derives them from what the conversation recorded: the last `full_state` ConversationStateUpdateEvent, if one was recorded (a replayed WebSocket capture), overlaid by the per-field ConversationStateUpdateEvents recorded after it (key = property name); a property nothing recorded has the agent server's default (`execution_status` idle, or error when the conversation's status is ERROR; `stats` empty). `stats` is always in its full form (per-call lists empty where only a snapshot was recorded). `agent`, `workspace` and the properties without a default appear only when recorded. Allows unknown properties.
+         */
+        AgentConversationState: {
+            /**
+             * Format: uuid
+             * @description The conversation's id (the same as `conversation_id`).
+             */
+            id: string;
+            /** @default idle */
+            execution_status: components["schemas"]["ExecutionStatus"];
+            /** @default {
+             *       "usage_to_metrics": {}
+             *     } */
+            stats: components["schemas"]["ConversationStats"];
+            /**
+             * @description `{kind: NeverConfirm | AlwaysConfirm | ConfirmRisky, …}`
+             * @default {
+             *       "kind": "NeverConfirm"
+             *     }
+             */
+            confirmation_policy?: {
+                kind: string;
+            };
+            /** @default 500 */
+            max_iterations?: number;
+            /** @default true */
+            stuck_detection?: boolean;
+            /** @default [] */
+            activated_knowledge_skills?: string[];
+            /**
+             * @description Reasons by action id.
+             * @default {}
+             */
+            blocked_actions?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Reasons by message id.
+             * @default {}
+             */
+            blocked_messages?: {
+                [key: string]: string;
+            };
+            /** @default {} */
+            agent_state?: Record<string, never>;
+            /** @default {} */
+            tags?: {
+                [key: string]: string;
+            };
+            /** @default [] */
+            invoked_skills?: string[];
+            /** @description The agent (`kind` Agent or ACPAgent), when recorded. */
+            agent?: Record<string, never>;
+            /** @description The workspace (`kind` LocalWorkspace, …), when recorded. */
+            workspace?: Record<string, never>;
+            persistence_dir?: string | null;
+            security_analyzer?: Record<string, never> | null;
+            last_user_message_id?: string | null;
+            hook_config?: Record<string, never> | null;
+            /** @description The HEAD of the conversation tree. */
+            leaf_event_id?: string | null;
+            /**
+             * @description The conversation's title (the agent server's ConversationInfo has it; its full_state does not).
+             * @default null
+             */
+            title?: string | null;
         };
         /**
          * UploadFilesRequest
@@ -4627,15 +4815,53 @@ export interface components {
             role: "user";
         } & WithRequired<components["schemas"]["Message"], "role">;
         /**
+         * SendMessageRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
+         * @example {
+         *       "role": "user",
+         *       "content": [
+         *         {
+         *           "type": "text",
+         *           "text": "Also update the changelog."
+         *         }
+         *       ],
+         *       "run": true
+         *     }
+         */
+        SendMessageRequest: {
+            /**
+             * @description Start the agent on the message. As on the agent server, a message sent over HTTP runs the agent only with `run: true` (the default is false: it is recorded and waits for a run), while a message sent on the live channel always runs it. Without a runtime nothing runs.
+             * @default false
+             */
+            run?: boolean;
+        } & components["schemas"]["UserMessage"];
+        /**
          * ConversationFullState
-         * @description The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts.
+         * @description The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts. This project's fields (`conversation_id`, `conversation_status`, `event_count`, `last_event_id`, …) and the agent server's conversation state (AgentConversationState: `id`, `execution_status`, `stats`, …).
          * @example {
          *       "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
          *       "conversation_status": "RUNNING",
          *       "created_at": "2026-02-05T11:00:00.000Z",
          *       "updated_at": "2026-02-05T11:24:45.301Z",
          *       "event_count": 42,
-         *       "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170"
+         *       "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170",
+         *       "id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "execution_status": "running",
+         *       "stats": {
+         *         "usage_to_metrics": {}
+         *       },
+         *       "confirmation_policy": {
+         *         "kind": "NeverConfirm"
+         *       },
+         *       "max_iterations": 500,
+         *       "stuck_detection": true,
+         *       "activated_knowledge_skills": [],
+         *       "blocked_actions": {},
+         *       "blocked_messages": {},
+         *       "agent_state": {},
+         *       "tags": {},
+         *       "invoked_skills": [],
+         *       "title": null
          *     }
          */
         ConversationFullState: {
@@ -4647,7 +4873,7 @@ export interface components {
             event_count: number;
             /** @description Id of the last stored event in append order (null when there is none). */
             last_event_id: string | null;
-        };
+        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
         /**
          * LiveFullStateEvent
          * @description The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
@@ -4662,7 +4888,24 @@ export interface components {
          *         "created_at": "2026-02-05T11:00:00.000Z",
          *         "updated_at": "2026-02-05T11:24:45.301Z",
          *         "event_count": 42,
-         *         "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170"
+         *         "last_event_id": "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170",
+         *         "id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *         "execution_status": "running",
+         *         "stats": {
+         *           "usage_to_metrics": {}
+         *         },
+         *         "confirmation_policy": {
+         *           "kind": "NeverConfirm"
+         *         },
+         *         "max_iterations": 500,
+         *         "stuck_detection": true,
+         *         "activated_knowledge_skills": [],
+         *         "blocked_actions": {},
+         *         "blocked_messages": {},
+         *         "agent_state": {},
+         *         "tags": {},
+         *         "invoked_skills": [],
+         *         "title": null
          *       },
          *       "kind": "ConversationStateUpdateEvent"
          *     }
@@ -4684,30 +4927,6 @@ export interface components {
             /** @constant */
             type: "auth";
             session_api_key: string;
-        };
-        /**
-         * LiveErrorFrame
-         * @description Sent by the server for an inbound frame it could not accept; the connection stays open. `type` (not `kind`) tells it apart from an event. `detail` entries are those of HTTPValidationError, with `loc` starting at `message`.
-         * @example {
-         *       "type": "error",
-         *       "detail": [
-         *         {
-         *           "loc": [
-         *             "message",
-         *             "content",
-         *             0,
-         *             "type"
-         *           ],
-         *           "msg": "must be one of: text, image",
-         *           "type": "value_error"
-         *         }
-         *       ]
-         *     }
-         */
-        LiveErrorFrame: {
-            /** @constant */
-            type: "error";
-            detail: components["schemas"]["ValidationError"][];
         };
         /**
          * HTTPValidationError
@@ -4757,11 +4976,21 @@ export interface components {
          *     }
          */
         Health: {
-            /** @enum {string} */
+            /**
+             * @description unavailable when the store does not answer or writes fail.
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
             /** @description The store in use (sqlite, postgres). */
             store: string;
             version?: string;
+            /**
+             * @description failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+             * @enum {string}
+             */
+            writes?: "ok" | "failing";
+            /** @description What is wrong, when status is unavailable. */
+            detail?: string;
         };
     };
     responses: {
@@ -4773,6 +5002,18 @@ export interface components {
             content: {
                 /** @example {
                  *       "detail": "The request body is larger than the server accepts (request entity too large)"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The server's disk is full (the reference server: ENOSPC, EDQUOT or SQLITE_FULL); nothing of the request was stored, `detail` names the cause, and `GET /health` reports that writes fail. Writes resume without a restart once space is freed. */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Insufficient Storage: the server's disk is full (SQLITE_FULL: database or disk is full); nothing of this request was stored. Writes resume once space is freed."
                  *     } */
                 "application/json": components["schemas"]["ErrorDetail"];
             };
@@ -4803,16 +5044,16 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
+        /** @description Keep events of this kind, given as the short name (`MessageEvent`) or as the fully qualified Python path the OpenHands agent server compares with (`openhands.sdk.event.llm_convertible.message.MessageEvent`; any dotted `module.ClassName` is read as its last part). Any well-formed kind name is accepted: a kind no stored event has (a kind of a later release, or one never stored such as ServerErrorEvent) gives an empty page, as on the agent server; a value that is not a kind name is a 422. */
         KindFilter: string;
         /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
         SourceFilter: components["schemas"]["EventSource"];
         /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
         BodyFilter: string;
-        /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
-        TimestampGte: components["schemas"]["Timestamp"];
-        /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
-        TimestampLt: components["schemas"]["Timestamp"];
+        /** @description Keep events with timestamp >= this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
+        TimestampGte: components["schemas"]["TimestampQuery"];
+        /** @description Keep events with timestamp < this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
+        TimestampLt: components["schemas"]["TimestampQuery"];
         /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
         ConversationIdPath: string;
     };
@@ -4825,20 +5066,20 @@ export interface operations {
     searchEvents: {
         parameters: {
             query?: {
-                /** @description The `next_page_id` of the previous page. */
+                /** @description Where the page starts: the `next_page_id` of the previous page (an opaque cursor of this server, bound to the conversation and the sort order), or the id of an event of this conversation, which the page then starts AT (inclusive), in the chosen order, as the OpenHands agent server reads `page_id` (the event itself is listed only if the filters keep it). Anything else is a 422 naming `page_id`; the agent server silently starts over at the first page instead. */
                 page_id?: string;
                 /** @description Maximum number of events in the page. */
                 limit?: number;
-                /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
+                /** @description Keep events of this kind, given as the short name (`MessageEvent`) or as the fully qualified Python path the OpenHands agent server compares with (`openhands.sdk.event.llm_convertible.message.MessageEvent`; any dotted `module.ClassName` is read as its last part). Any well-formed kind name is accepted: a kind no stored event has (a kind of a later release, or one never stored such as ServerErrorEvent) gives an empty page, as on the agent server; a value that is not a kind name is a 422. */
                 kind?: components["parameters"]["KindFilter"];
                 /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
                 source?: components["parameters"]["SourceFilter"];
                 /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
                 body?: components["parameters"]["BodyFilter"];
                 sort_order?: "TIMESTAMP" | "TIMESTAMP_DESC";
-                /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
+                /** @description Keep events with timestamp >= this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
                 timestamp__gte?: components["parameters"]["TimestampGte"];
-                /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
+                /** @description Keep events with timestamp < this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
                 timestamp__lt?: components["parameters"]["TimestampLt"];
             };
             header?: never;
@@ -4887,15 +5128,15 @@ export interface operations {
     countEvents: {
         parameters: {
             query?: {
-                /** @description Keep events of this kind, given as the short name (ActionEvent) or the fully qualified Python path (openhands.sdk.event.llm_convertible.action.ActionEvent). */
+                /** @description Keep events of this kind, given as the short name (`MessageEvent`) or as the fully qualified Python path the OpenHands agent server compares with (`openhands.sdk.event.llm_convertible.message.MessageEvent`; any dotted `module.ClassName` is read as its last part). Any well-formed kind name is accepted: a kind no stored event has (a kind of a later release, or one never stored such as ServerErrorEvent) gives an empty page, as on the agent server; a value that is not a kind name is a 422. */
                 kind?: components["parameters"]["KindFilter"];
                 /** @description Keep events from this source. `hook` (release 1.13.0) is the source of HookExecutionEvents; a source no stored event has gives an empty page. */
                 source?: components["parameters"]["SourceFilter"];
                 /** @description Keep MessageEvents whose text (message text content, extended content and reasoning content) contains this string, case-insensitively. Any value excludes every other kind. */
                 body?: components["parameters"]["BodyFilter"];
-                /** @description Keep events with timestamp >= this instant (date-time; without an offset it is read as UTC). */
+                /** @description Keep events with timestamp >= this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
                 timestamp__gte?: components["parameters"]["TimestampGte"];
-                /** @description Keep events with timestamp < this instant (date-time; without an offset it is read as UTC). */
+                /** @description Keep events with timestamp < this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
                 timestamp__lt?: components["parameters"]["TimestampLt"];
             };
             header?: never;
@@ -4954,7 +5195,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UserMessage"];
+                "application/json": components["schemas"]["SendMessageRequest"];
             };
         };
         responses: {
@@ -4991,6 +5232,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getConversation: {
@@ -5179,6 +5421,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     createConversation: {
@@ -5238,6 +5481,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     addGitProviders: {
@@ -5290,6 +5534,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     uploadFiles: {
@@ -5340,6 +5585,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getHealth: {
@@ -5360,7 +5606,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The store does not answer. */
+            /** @description The store does not answer, or writes fail (`writes` is failing: the disk is full). */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -25,6 +25,13 @@ export type ParentEventId = string | null;
  */
 export type Timestamp = string;
 /**
+ * An instant given in a query (`timestamp__gte`, `timestamp__lt`, the live channel's `after_timestamp`), in every form the OpenHands agent server accepts there (pydantic's datetime rules): ISO 8601 with `T`, `t` or a space between date and time, the fraction after `.` or `,` (digits past the sixth dropped), seconds optional (`2026-02-05T11:24`), or a date alone (midnight); a zone `Z`, `z`, `+02:00`, `+0200`, or none, which is read as UTC (the agent server reads it as its own local time); or epoch seconds, integer or decimal (`1770290687`, `1770290687.5`, `-1`), read as milliseconds above 2·10¹⁰ (`1770290687000`). Refused (422): impossible dates and times (`2026-02-30`, `T24:00`), an instant outside the years 1–9999, and exactly eight bare digits, which the agent server reads as epoch seconds (`20260205` is 1970-08-23) where a person means a date: write `2026-02-05`, or `20260205.0` for the epoch value. Encode `+` as `%2B` in a URL (a raw `+` arrives as a space).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TimestampQuery".
+ */
+export type TimestampQuery = string;
+/**
  * Who produced the event. `hook` (release 1.13.0) is the source of HookExecutionEvent.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -255,7 +262,7 @@ export type CustomSecret =
       [k: string]: unknown;
     };
 /**
- * The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags; `secrets_store` is never returned.
+ * The stored settings as `GET /api/settings` returns them (extension): the three secrets are blanked to null and reported by the `*_set` flags, as are MCP api_keys and stdio `env` values (`env_set`); `secrets_store` is never returned.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "SettingsView".
@@ -269,12 +276,41 @@ export type SettingsView = Settings & SettingsView1;
  */
 export type ConversationLifecycleStatus = "STARTING" | "RUNNING" | "STOPPED" | "ERROR";
 /**
+ * A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension): this project's fields (`conversation_id`, `status`, `event_count`, …) and what the OpenHands agent server's ConversationInfo carries and its clients read (`id`, `execution_status`, `stats`, `confirmation_policy`, `title`, …; see AgentConversationState). Unknown properties are allowed: a later release may add some.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationInfo".
+ */
+export type ConversationInfo = AgentConversationState & ConversationInfo1;
+/**
+ * What the agent of a conversation is doing (the agent server's `execution_status`). idle and running are what they say; paused after a pause or an interrupt; waiting_for_confirmation while actions wait for the user's approval; finished, error and stuck end a run (error also after `max_iterations`); deleting while the conversation is being deleted.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ExecutionStatus".
+ */
+export type ExecutionStatus =
+  "idle" | "running" | "paused" | "waiting_for_confirmation" | "finished" | "error" | "stuck" | "deleting";
+/**
  * A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "UserMessage".
  */
 export type UserMessage = Message & UserMessage1;
+/**
+ * The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SendMessageRequest".
+ */
+export type SendMessageRequest = UserMessage & SendMessageRequest1;
+/**
+ * The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts. This project's fields (`conversation_id`, `conversation_status`, `event_count`, `last_event_id`, …) and the agent server's conversation state (AgentConversationState: `id`, `execution_status`, `stats`, …).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationFullState".
+ */
+export type ConversationFullState = AgentConversationState & ConversationFullState1;
 /**
  * The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
  *
@@ -2592,7 +2628,7 @@ export interface HookExecutionEvent {
   kind: "HookExecutionEvent";
 }
 /**
- * Sent by the agent server (release 1.16.0) to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored, so never in search or replay.
+ * Sent by the agent server (release 1.16.0), and by the reference server, to the one WebSocket whose inbound frame it could not accept (bad JSON, not a user Message, …); never stored by the agent server, so never in its search or replay (a replayed WebSocket capture may hold some).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ServerErrorEvent".
@@ -2655,7 +2691,7 @@ export interface EventPage {
   [k: string]: unknown;
 }
 /**
- * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets are write-only: they are never returned.
+ * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Settings".
@@ -2746,6 +2782,8 @@ export interface MCPSSEServer {
   [k: string]: unknown;
 }
 /**
+ * An MCP server run as a process. Its `env` values are secrets (they hold tokens in practice): stored encrypted and never returned; `GET /api/settings` gives each variable as null and names the stored ones in `env_set`. A value sent as null or "" keeps the stored value of that variable of the stored server with the same `name` and `command` (so posting back what `GET /api/settings` returned loses nothing; a value is never carried to another program), and is dropped when there is none.
+ *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "MCPStdioServer".
  */
@@ -2754,8 +2792,12 @@ export interface MCPStdioServer {
   command: string;
   args?: string[];
   env?: {
-    [k: string]: string;
+    [k: string]: string | null;
   };
+  /**
+   * In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests.
+   */
+  env_set?: string[];
   [k: string]: unknown;
 }
 /**
@@ -2878,12 +2920,137 @@ export interface ConversationCreateResponse {
   [k: string]: unknown;
 }
 /**
- * A stored conversation as `GET /api/conversations/{conversation_id}` returns it (extension).
+ * What the OpenHands agent server's ConversationInfo and ConversationState carry and its clients read (`RemoteState.getExecutionStatus()`, `conversationStats()` of @openhands/typescript-client). Without an agent runtime the reference server derives them from what the conversation recorded: the last `full_state` ConversationStateUpdateEvent, if one was recorded (a replayed WebSocket capture), overlaid by the per-field ConversationStateUpdateEvents recorded after it (key = property name); a property nothing recorded has the agent server's default (`execution_status` idle, or error when the conversation's status is ERROR; `stats` empty). `stats` is always in its full form (per-call lists empty where only a snapshot was recorded). `agent`, `workspace` and the properties without a default appear only when recorded. Allows unknown properties.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "ConversationInfo".
+ * via the `definition` "AgentConversationState".
  */
-export interface ConversationInfo {
+export interface AgentConversationState {
+  /**
+   * The conversation's id (the same as `conversation_id`).
+   */
+  id: string;
+  execution_status: ExecutionStatus;
+  stats: ConversationStats;
+  /**
+   * `{kind: NeverConfirm | AlwaysConfirm | ConfirmRisky, …}`
+   */
+  confirmation_policy?: {
+    kind: string;
+    [k: string]: unknown;
+  };
+  max_iterations?: number;
+  stuck_detection?: boolean;
+  activated_knowledge_skills?: string[];
+  /**
+   * Reasons by action id.
+   */
+  blocked_actions?: {
+    [k: string]: string;
+  };
+  /**
+   * Reasons by message id.
+   */
+  blocked_messages?: {
+    [k: string]: string;
+  };
+  agent_state?: {
+    [k: string]: unknown;
+  };
+  tags?: {
+    [k: string]: string;
+  };
+  invoked_skills?: string[];
+  /**
+   * The agent (`kind` Agent or ACPAgent), when recorded.
+   */
+  agent?: {
+    [k: string]: unknown;
+  };
+  /**
+   * The workspace (`kind` LocalWorkspace, …), when recorded.
+   */
+  workspace?: {
+    [k: string]: unknown;
+  };
+  persistence_dir?: string | null;
+  security_analyzer?: {
+    [k: string]: unknown;
+  } | null;
+  last_user_message_id?: string | null;
+  hook_config?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The HEAD of the conversation tree.
+   */
+  leaf_event_id?: string | null;
+  /**
+   * The conversation's title (the agent server's ConversationInfo has it; its full_state does not).
+   */
+  title?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * The LLM usage of a conversation, by usage id (the agent server's ConversationStats). Allows unknown properties.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationStats".
+ */
+export interface ConversationStats {
+  usage_to_metrics: {
+    [k: string]: Metrics;
+  };
+  [k: string]: unknown;
+}
+/**
+ * The LLM usage of one usage id (`agent`, `condenser`, …). The snapshot form (a per-field `stats` state update) has the first four properties; the full form (ConversationInfo, full_state) adds the per-call lists. Allows unknown properties.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "Metrics".
+ */
+export interface Metrics {
+  model_name?: string;
+  accumulated_cost?: number;
+  max_budget_per_task?: number | null;
+  accumulated_token_usage?: TokenUsage | null;
+  costs?: {
+    model?: string;
+    cost?: number;
+    /**
+     * Epoch seconds.
+     */
+    timestamp?: number;
+    [k: string]: unknown;
+  }[];
+  response_latencies?: {
+    model?: string;
+    latency?: number;
+    response_id?: string;
+    [k: string]: unknown;
+  }[];
+  token_usages?: TokenUsage[];
+  [k: string]: unknown;
+}
+/**
+ * Tokens of one LLM call, or accumulated. Allows unknown properties.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "TokenUsage".
+ */
+export interface TokenUsage {
+  model?: string;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+  context_window?: number;
+  per_turn_token?: number;
+  response_id?: string;
+  [k: string]: unknown;
+}
+export interface ConversationInfo1 {
   /**
    * The canonical (hyphenated, lower-case) UUID.
    */
@@ -2949,13 +3116,14 @@ export interface UserMessage1 {
   role: "user";
   [k: string]: unknown;
 }
-/**
- * The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts.
- *
- * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "ConversationFullState".
- */
-export interface ConversationFullState {
+export interface SendMessageRequest1 {
+  /**
+   * Start the agent on the message. As on the agent server, a message sent over HTTP runs the agent only with `run: true` (the default is false: it is recorded and waits for a run), while a message sent on the live channel always runs it. Without a runtime nothing runs.
+   */
+  run?: boolean;
+  [k: string]: unknown;
+}
+export interface ConversationFullState1 {
   conversation_id: string;
   conversation_status: ConversationLifecycleStatus;
   created_at: Timestamp;
@@ -2965,6 +3133,7 @@ export interface ConversationFullState {
    * Id of the last stored event in append order (null when there is none).
    */
   last_event_id: string | null;
+  [k: string]: unknown;
 }
 export interface LiveFullStateEvent1 {
   key: "full_state";
@@ -2982,14 +3151,14 @@ export interface LiveAuthFrame {
   session_api_key: string;
 }
 /**
- * Sent by the server for an inbound frame it could not accept; the connection stays open. `type` (not `kind`) tells it apart from an event. `detail` entries are those of HTTPValidationError, with `loc` starting at `message`.
+ * The body of every 422 answer.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "LiveErrorFrame".
+ * via the `definition` "HTTPValidationError".
  */
-export interface LiveErrorFrame {
-  type: "error";
-  detail: ValidationError[];
+export interface HTTPValidationError {
+  detail?: ValidationError[];
+  [k: string]: unknown;
 }
 /**
  * One validation failure. `loc` is the path to the culprit: its first element is where the input was (path, query, header, body), then property names and array indexes. Extra keys (input, ctx) may appear.
@@ -3001,16 +3170,6 @@ export interface ValidationError {
   loc: (string | number)[];
   msg: string;
   type: string;
-  [k: string]: unknown;
-}
-/**
- * The body of every 422 answer.
- *
- * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "HTTPValidationError".
- */
-export interface HTTPValidationError {
-  detail?: ValidationError[];
   [k: string]: unknown;
 }
 /**
@@ -3030,11 +3189,22 @@ export interface ErrorDetail {
  * via the `definition` "Health".
  */
 export interface Health {
+  /**
+   * unavailable when the store does not answer or writes fail.
+   */
   status: "ok" | "unavailable";
   /**
    * The store in use (sqlite, postgres).
    */
   store: string;
   version?: string;
+  /**
+   * failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
+   */
+  writes?: "ok" | "failing";
+  /**
+   * What is wrong, when status is unavailable.
+   */
+  detail?: string;
   [k: string]: unknown;
 }

@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { Logger } from "../log.js";
+import { storageFullCause, storageFullDetail, type WriteHealth } from "../write-health.js";
 import { ConversationNotFoundError } from "../store/types.js";
 import { RequestValidationError } from "./validation.js";
 
@@ -21,38 +22,20 @@ function sendValidationError(res: Response, detail: RequestValidationError["deta
   res.status(422).json({ detail });
 }
 
-interface BodyParserError extends Error {
-  type?: string;
-  status?: number;
-  body?: string;
-}
-
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export function errorHandler(log: Logger, writeHealth: WriteHealth): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
+    const full = storageFullCause(error);
+    if (full !== undefined) {
+      writeHealth.failed(full);
+      log.warn({ cause: full, method: req.method, path: req.path }, "write failed: the disk is full");
+      return void res.status(507).json({ detail: storageFullDetail(full) });
+    }
     if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
     if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
     if (error instanceof ConversationNotFoundError) return void res.status(404).json({ detail: error.message });
-    const parserError = error as BodyParserError;
-    switch (parserError.type) {
-      case "entity.parse.failed": {
-        // FastAPI's shape: loc ["body", <character position>]. Node 20 names a position only in
-        // some messages; truncated input fails where the text ends.
-        const position =
-          /position (\d+)/.exec(parserError.message)?.[1] ??
-          (/Unexpected end of JSON input/.test(parserError.message) && typeof parserError.body === "string" ? String(parserError.body.length) : undefined);
-        return sendValidationError(res, [
-          { loc: position === undefined ? ["body"] : ["body", Number(position)], msg: `JSON decode error: ${parserError.message.replace(/ in JSON at position \d+.*$/s, "")}`, type: "json_invalid" },
-        ]);
-      }
-      case "entity.too.large":
-        return void res.status(413).json({ detail: `The request body is larger than the server accepts (${parserError.message})` });
-      case "encoding.unsupported":
-      case "charset.unsupported":
-        return sendValidationError(res, [{ loc: ["body"], msg: parserError.message, type: "value_error" }]);
-      case "request.aborted":
-        return; // the client is gone
-    }
+    // Express's own decoding of a route parameter (the path check before the routes catches these).
+    if (error instanceof URIError) return sendValidationError(res, [{ loc: ["path"], msg: "is not valid percent-encoded UTF-8", type: "value_error" }]);
     log.error({ err: error, method: req.method, url: req.originalUrl?.split("?")[0] }, "unhandled error");
     res.status(500).json({ detail: "Internal Server Error" });
   };

@@ -7,6 +7,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
+import { MAX_QUERY_PARAMETERS, queryOverflow } from "./query.js";
 
 export type Json = Record<string, unknown>;
 
@@ -168,6 +169,14 @@ export class RequestValidators {
     const errors: ValidationError[] = [];
     const pathValues: Json = { ...path };
     const queryValues: Json = {};
+    const overflow = queryOverflow(query);
+    if (overflow !== undefined) {
+      errors.push({
+        loc: ["query", overflow],
+        msg: `was not read: the query string has more than ${MAX_QUERY_PARAMETERS} parameters, and this is parameter ${MAX_QUERY_PARAMETERS + 1}`,
+        type: "value_error",
+      });
+    }
     for (const [name, value] of Object.entries(query)) {
       if (!validators.queryNames.has(name)) continue; // unknown query parameters are ignored, as FastAPI does
       if (Array.isArray(value)) {
@@ -197,6 +206,17 @@ export class RequestValidators {
     if (validate && typeof validate !== "function") responses.set(String(status), (validate = this.json.compile(validate)));
     if (!validate) return [{ pointer: "", rule: "status", message: `status ${status} is not documented for ${operationId}` }];
     return validate(body) ? [] : issuesOf(validate.errors);
+  }
+
+  /**
+   * Whether a JSON value conforms to a schema of the document's components, named by its path
+   * under `components/schemas` (`ExecutionStatus`, `AgentConversationState/properties/stats`).
+   * Compiled on first use.
+   */
+  conforms(schemaPath: string, value: unknown): boolean {
+    const validate = this.json.getSchema(`${COMPONENTS}#/components/schemas/${schemaPath}`);
+    if (!validate) throw new Error(`no schema ${schemaPath} in the OpenAPI document's components`);
+    return validate(value) as boolean;
   }
 
   /** Validates a parsed JSON body. @throws RequestValidationError */

@@ -11,15 +11,19 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import type { ConversationFullState, ConversationStateUpdateEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
+import type { ConversationFullState, ConversationStateUpdateEvent, ServerErrorEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { instantError, instantMicros } from "@acs-toolkit/validator";
 import type { EventBus } from "../bus.js";
 import { canonicalConversationId, type ConversationService } from "../conversations.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
+import { rejectSocket } from "../http/client-errors.js";
+import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
-import type { ConversationRecord, EventStore, StoredEvent } from "../store/types.js";
+import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
+import { storageFullCause, type WriteHealth } from "../write-health.js";
 
 /** Close codes of the live channel (documented in spec/asyncapi.yaml). */
 export const LIVE_CLOSE = {
@@ -28,7 +32,11 @@ export const LIVE_CLOSE = {
   badRequest: 4400,
   slowConsumer: 4429,
   goingAway: 1001,
+  tryAgainLater: 1013,
 } as const;
+
+/** Connections one conversation may have at once, by default (see LiveEventsOptions.maxConnectionsPerConversation). */
+export const DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION = 10_000;
 
 export interface LiveEventsOptions {
   store: EventStore;
@@ -51,6 +59,16 @@ export interface LiveEventsOptions {
   replayPageSize?: number;
   /** Largest inbound frame. Default 16 MiB. */
   maxPayloadBytes?: number;
+  /** Told when recording a message fails for lack of space (the server's /health reports it). */
+  writeHealth?: Pick<WriteHealth, "failed">;
+  /**
+   * Connections one conversation may have at once; one more is closed with 1013 "Too many
+   * connections for this conversation", as the OpenHands agent server does past its 50. Default
+   * 10,000: this server encodes each event once for every subscriber and bounds each one's buffer
+   * (4429), so a conversation followed by a thousand dashboards is a use, not an abuse; the bound
+   * only stops a runaway client from opening connections until memory runs out.
+   */
+  maxConnectionsPerConversation?: number;
 }
 
 export interface LiveEvents {
@@ -62,6 +80,15 @@ export interface LiveEvents {
 
 const PATH = /^\/sockets\/events\/([^/?#]+)\/?$/;
 
+/** Events read per step of a `resend_mode=since` replay (a search page). */
+const SINCE_PAGE = 100;
+
+/**
+ * The `code` of a ServerErrorEvent answering an inbound frame: the agent server's exception class
+ * names where they apply (JSONDecodeError, ValidationError), this server's own cases otherwise.
+ */
+type ServerErrorCode = "JSONDecodeError" | "ValidationError" | "Unauthorized" | "InsufficientStorage" | "InternalError";
+
 /** Attaches the live channel to an HTTP server (its `upgrade` requests on the channel's path). */
 export function attachLiveEvents(http: Server, options: LiveEventsOptions): LiveEvents {
   const validators = options.validators ?? new RequestValidators(openapiDocument);
@@ -70,6 +97,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     authTimeoutMs: options.authTimeoutMs ?? 5_000,
     maxBufferedBytes: options.maxBufferedBytes ?? 4 * 1024 * 1024,
     replayPageSize: options.replayPageSize ?? 500,
+    subscribers: new SubscriberCounts(options.maxConnectionsPerConversation ?? DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION),
   };
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024 });
   // Each live event is encoded once, not once per subscriber: the bus hands every listener the
@@ -83,25 +111,40 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
   const open = new Set<LiveConnection>();
   let closed = false;
 
+  // Never throws (an exception here would end the process): every refusal is answered in JSON
+  // and the socket closed.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    const match = PATH.exec(url.pathname);
-    if (!match) return; // another upgrade handler may own it; the socket is ended below if nobody does
-    if (closed) return void socket.destroy();
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new LiveConnection(ws, request, url, decodeURIComponent(match[1]!), options, validators, checkKey, settings, encode);
-      open.add(connection);
-      ws.once("close", () => open.delete(connection));
-      connection.start();
-    });
+    try {
+      const target = upgradeTarget(request.url ?? "");
+      if (!target) return rejectSocket(socket, 400, "Bad Request: the request target is not a path");
+      const match = PATH.exec(target.pathname);
+      if (!match) return rejectSocket(socket, 404, "Not Found");
+      let conversationId: string;
+      try {
+        conversationId = decodeURIComponent(match[1]!);
+      } catch {
+        return rejectSocket(socket, 400, "Bad Request: the conversation id is not valid percent-encoded UTF-8");
+      }
+      if (closed) return rejectSocket(socket, 503, "Service Unavailable: the server is shutting down");
+      if (request.method !== "GET") return rejectSocket(socket, 405, "Method Not Allowed: a WebSocket upgrade is a GET", { Allow: "GET" });
+      const version = request.headers["sec-websocket-version"];
+      if (version !== "13" && version !== "8") {
+        return rejectSocket(socket, 400, "Bad Request: Sec-WebSocket-Version must be 13", { "Sec-WebSocket-Version": "13, 8" });
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        const connection = new LiveConnection(ws, request, target, conversationId, options, validators, checkKey, settings, encode);
+        open.add(connection);
+        ws.once("close", () => open.delete(connection));
+        connection.start();
+      });
+    } catch (error) {
+      options.log.error({ err: error }, "live channel: upgrade failed");
+      socket.destroy();
+    }
   };
-  // Upgrades on any other path: 404 (Node otherwise leaves the socket hanging).
-  const onStrayUpgrade = (request: IncomingMessage, socket: Duplex) => {
-    if (PATH.test(new URL(request.url ?? "/", "http://localhost").pathname)) return;
-    socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-  };
+  // The handshake checks ws makes itself (key, subprotocols, extensions): JSON too, not its text/html.
+  wss.on("wsClientError", (error: Error, socket: Duplex) => rejectSocket(socket, 400, `Bad Request: ${error.message}`));
   http.on("upgrade", onUpgrade);
-  http.on("upgrade", onStrayUpgrade);
 
   const heartbeat = setInterval(() => {
     for (const connection of open) connection.heartbeat();
@@ -117,7 +160,6 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
         closed = true;
         clearInterval(heartbeat);
         http.off("upgrade", onUpgrade);
-        http.off("upgrade", onStrayUpgrade);
         for (const connection of open) connection.close(LIVE_CLOSE.goingAway, "server shutting down");
       }
       return new Promise<void>((resolve) => {
@@ -140,6 +182,40 @@ interface ConnectionSettings {
   authTimeoutMs: number;
   maxBufferedBytes: number;
   replayPageSize: number;
+  /** Shared by every connection of the channel. */
+  subscribers: SubscriberCounts;
+}
+
+/** Streaming connections per conversation, bounded. */
+class SubscriberCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly limit: number) {}
+
+  /** Counts one more connection of a conversation, unless it has `limit` already. */
+  add(conversationId: string): boolean {
+    const count = this.counts.get(conversationId) ?? 0;
+    if (count >= this.limit) return false;
+    this.counts.set(conversationId, count + 1);
+    return true;
+  }
+
+  remove(conversationId: string): void {
+    const count = (this.counts.get(conversationId) ?? 1) - 1;
+    if (count > 0) this.counts.set(conversationId, count);
+    else this.counts.delete(conversationId);
+  }
+}
+
+/**
+ * A stored-history replay asked with `resend_mode=since`: the events stored when the connection
+ * opened (append order up to `end`) whose timestamp is at or after `from` (µs, inclusive), read in
+ * search order.
+ */
+interface SinceReplay {
+  from: number;
+  end: number;
+  after?: Position;
 }
 
 /** Where a connection stands: waiting for its auth frame, catching up from the store, or following the bus. */
@@ -156,13 +232,17 @@ class LiveConnection {
   private sent = 0;
   private alive = true;
   private unsubscribe?: () => void;
+  /** Set while the connection counts against its conversation's bound. */
+  private counted = false;
+  /** The `resend_mode=since` replay still to send before catching up in append order. */
+  private since?: SinceReplay;
   private authTimer?: NodeJS.Timeout;
   private readonly closeListeners: Array<() => void> = [];
 
   constructor(
     private readonly ws: WebSocket,
     private readonly request: IncomingMessage,
-    private readonly url: URL,
+    private readonly url: UpgradeTarget,
     private readonly rawConversationId: string,
     private readonly options: LiveEventsOptions,
     private readonly validators: RequestValidators,
@@ -179,6 +259,7 @@ class LiveConnection {
     ws.once("close", (code) => {
       this.phase = "closed";
       this.unsubscribe?.();
+      this.uncount();
       clearTimeout(this.authTimer);
       this.options.log.info({ conversationId: this.conversation?.id ?? this.rawConversationId, code, sent: this.sent }, "live connection closed");
       for (const listener of this.closeListeners.splice(0)) listener();
@@ -210,6 +291,7 @@ class LiveConnection {
     if (this.phase === "closed") return;
     this.phase = "closed";
     this.unsubscribe?.();
+    this.uncount();
     clearTimeout(this.authTimer);
     this.ws.close(code, reason);
   }
@@ -233,21 +315,13 @@ class LiveConnection {
     if (!conversation) return this.close(LIVE_CLOSE.notFound, truncateReason(`Conversation not found: ${this.rawConversationId}`));
     this.conversation = conversation;
 
-    const resendAll = this.url.searchParams.get("resend_all");
-    if (resendAll !== null && !/^(true|false|1|0)$/i.test(resendAll)) {
-      return this.close(LIVE_CLOSE.badRequest, "resend_all must be true or false");
+    const badParameter = this.startingPoint(conversation);
+    if (badParameter !== undefined) return this.close(LIVE_CLOSE.badRequest, truncateReason(badParameter));
+    if (!this.settings.subscribers.add(conversation.id)) {
+      this.options.log.warn({ conversationId: conversation.id, limit: this.settings.subscribers.limit }, "live channel: too many connections for this conversation, refused");
+      return this.close(LIVE_CLOSE.tryAgainLater, "Too many connections for this conversation");
     }
-    const afterId = this.url.searchParams.get("after_id");
-    if (afterId !== null) {
-      const position = store.positionOf(conversation.id, afterId);
-      if (!position) return this.close(LIVE_CLOSE.badRequest, truncateReason(`after_id ${afterId} is not an event of this conversation`));
-      this.lastSeq = position.seq;
-      this.lastId = afterId;
-    } else if (resendAll !== null && /^(true|1)$/i.test(resendAll)) {
-      this.lastSeq = 0;
-    } else {
-      this.lastSeq = conversation.eventCount; // seqs run from 1 without gaps: only what comes next
-    }
+    this.counted = true;
 
     this.phase = "catch-up";
     // Subscribed before anything is read: the listener ignores what catch-up will read anyway.
@@ -255,6 +329,42 @@ class LiveConnection {
     this.send(JSON.stringify(this.fullState(conversation)));
     this.options.log.info({ conversationId: conversation.id, from: this.lastSeq, canWrite: this.canWrite }, "live connection opened");
     this.catchUp();
+  }
+
+  /**
+   * Where the stream starts, from the query (spec/asyncapi.yaml): `after_id` (everything appended
+   * after that event) wins; then `resend_mode` (`all`: everything; `since`: the events whose
+   * timestamp is at or after `after_timestamp`, nothing without one), which wins over the older
+   * `resend_all`; else only what comes next. Returns the close reason of a bad parameter.
+   */
+  private startingPoint(conversation: ConversationRecord): string | undefined {
+    const query = this.url.searchParams;
+    const resendAll = query.get("resend_all");
+    if (resendAll !== null && !/^(true|false|1|0)$/i.test(resendAll)) return "resend_all must be true or false";
+    const resendMode = query.get("resend_mode");
+    if (resendMode !== null && resendMode !== "all" && resendMode !== "since") return "resend_mode must be all or since";
+    const afterTimestamp = query.get("after_timestamp");
+    const from = afterTimestamp === null ? undefined : instantMicros(afterTimestamp);
+    if (afterTimestamp !== null && from === undefined) return `after_timestamp must be ${instantError(afterTimestamp)}`;
+    const afterId = query.get("after_id");
+    this.lastSeq = conversation.eventCount; // seqs run from 1 without gaps: only what comes next
+    if (afterId !== null) {
+      const position = this.options.store.positionOf(conversation.id, afterId);
+      if (!position) return `after_id ${afterId} is not an event of this conversation`;
+      this.lastSeq = position.seq;
+      this.lastId = afterId;
+    } else if (resendMode === "all" || (resendMode === null && resendAll !== null && /^(true|1)$/i.test(resendAll))) {
+      this.lastSeq = 0;
+    } else if (resendMode === "since") {
+      if (from !== undefined) this.since = { from, end: conversation.eventCount };
+      else this.options.log.warn({ conversationId: conversation.id }, "live channel: resend_mode=since without after_timestamp replays nothing");
+    }
+    return undefined;
+  }
+
+  private uncount(): void {
+    if (this.counted) this.settings.subscribers.remove(this.conversation.id);
+    this.counted = false;
   }
 
   private fullState(conversation: ConversationRecord): ConversationStateUpdateEvent {
@@ -266,21 +376,45 @@ class LiveConnection {
       updated_at: conversation.updatedAt,
       event_count: conversation.eventCount,
       last_event_id: last?.id ?? null,
+      ...this.options.conversations.states.of(conversation),
     };
     return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
   }
 
-  /** Sends stored events after `lastSeq` page by page, waiting while the socket's buffer is full. */
+  /**
+   * Sends the `since` replay, then stored events after `lastSeq` page by page, waiting while the
+   * socket's buffer is full.
+   */
   private catchUp(): void {
     while (this.phase === "catch-up") {
       if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
         setTimeout(() => this.catchUp(), 5);
         return;
       }
+      if (this.since) {
+        this.replaySince(this.since);
+        continue;
+      }
       const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
       for (const event of page) this.deliver(event, event.json);
       // Same tick as the read that came back short: nothing can have been stored in between.
       if (page.length < this.settings.replayPageSize) this.phase = "live";
+    }
+  }
+
+  /**
+   * One page of the `since` replay: stored events at or after its instant, in search order, that
+   * were stored when the connection opened (later ones come in append order after it, like live
+   * events). Then catch-up goes on from the end of that history.
+   */
+  private replaySince(since: SinceReplay): void {
+    const page = this.options.store.search(this.conversation.id, { order: "asc", limit: SINCE_PAGE, timestampGte: since.from, after: since.after });
+    for (const event of page.items) if (event.seq <= since.end) this.deliver(event, event.json);
+    const last = page.items[page.items.length - 1];
+    if (last) since.after = { ts: last.ts, seq: last.seq };
+    if (!page.hasMore) {
+      this.since = undefined;
+      this.lastSeq = since.end;
     }
   }
 
@@ -305,21 +439,41 @@ class LiveConnection {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(payload, { binary: false });
   }
 
-  private sendError(detail: ValidationError[]): void {
-    this.send(JSON.stringify({ type: "error", detail }));
+  /**
+   * Answers an inbound frame it could not accept as the OpenHands agent server does (release
+   * 1.16.0): a ServerErrorEvent to this socket only, never stored; `code` names what went wrong,
+   * `detail` what and where (`message.role: …`). Error frames answer what the client sends, so a
+   * client that sends and never reads would grow them without bound: past maxBufferedBytes of
+   * unsent data it is closed with 4429, as a slow consumer of live events is.
+   */
+  private sendError(code: ServerErrorCode, detail: ValidationError[]): void {
+    const event: ServerErrorEvent = {
+      id: randomUUID(),
+      timestamp: recordedTimestamp(),
+      source: "environment",
+      code,
+      detail: detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "),
+      kind: "ServerErrorEvent",
+    };
+    this.send(JSON.stringify(event));
+    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
+      this.options.log.warn({ conversationId: this.conversation?.id ?? this.rawConversationId, buffered: this.ws.bufferedAmount }, "live connection does not read its error frames, closed");
+      this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
+    }
   }
 
   private onFrame(data: RawData, isBinary: boolean): void {
     if (this.phase === "closed") return;
     const text = isBinary ? undefined : rawText(data);
     let frame: unknown;
-    let parseError: string | undefined;
-    if (text === undefined) parseError = "binary frames are not accepted: send JSON text";
+    let parseError: ValidationError | undefined;
+    if (text === undefined) parseError = { loc: ["message"], msg: "binary frames are not accepted: send JSON text", type: "json_invalid" };
     else {
       try {
-        frame = JSON.parse(text);
+        frame = parseJsonText(text, ["message"]);
       } catch (error) {
-        parseError = `not valid JSON: ${(error as Error).message}`;
+        if (!(error instanceof RequestValidationError)) throw error;
+        parseError = error.detail[0]; // where the text is broken, never a piece of it (it may hold a key)
       }
     }
     const isAuth = typeof frame === "object" && frame !== null && (frame as { type?: unknown }).type === "auth";
@@ -330,7 +484,7 @@ class LiveConnection {
       this.canWrite = true;
       return this.open();
     }
-    if (parseError !== undefined) return this.sendError([{ loc: ["message"], msg: parseError, type: "json_invalid" }]);
+    if (parseError !== undefined) return this.sendError("JSONDecodeError", [parseError]);
     if (isAuth) {
       // A public reader may authenticate later to send messages; a wrong key ends the connection.
       const key = (frame as { session_api_key?: unknown }).session_api_key;
@@ -339,19 +493,46 @@ class LiveConnection {
       return;
     }
     if (!this.canWrite) {
-      return this.sendError([{ loc: ["message"], msg: "Unauthorized: send an auth frame with a session API key before sending messages", type: "unauthorized" }]);
+      return this.sendError("Unauthorized", [{ loc: ["message"], msg: "send an auth frame with a session API key before sending messages", type: "unauthorized" }]);
     }
     try {
       this.validators.body("sendMessage", frame);
-      this.options.conversations.sendMessage(this.conversation.id, frame as UserMessage);
+      // A message on the socket always runs the agent (the agent server's rule; over HTTP only with run: true).
+      this.options.conversations.sendMessage(this.conversation.id, frame as UserMessage, { run: true });
     } catch (error) {
       if (error instanceof RequestValidationError) {
-        return this.sendError(error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+        return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+      }
+      const full = storageFullCause(error);
+      if (full !== undefined) {
+        this.options.writeHealth?.failed(full);
+        this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
+        return this.sendError("InsufficientStorage", [{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
       }
       this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
-      this.sendError([{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
+      this.sendError("InternalError", [{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
     }
   }
+}
+
+/** The path and query of an upgrade's request target. */
+interface UpgradeTarget {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/**
+ * The path and query of a request target in origin form (`/path?query`) or absolute form
+ * (`http://host/path`); undefined for anything else (`*`, a URL that does not parse). Never throws.
+ */
+function upgradeTarget(raw: string): UpgradeTarget | undefined {
+  if (raw.startsWith("/")) {
+    const query = raw.indexOf("?");
+    return { pathname: query === -1 ? raw : raw.slice(0, query), searchParams: new URLSearchParams(query === -1 ? "" : raw.slice(query + 1)) };
+  }
+  if (!URL.canParse(raw) || !/^https?:/i.test(raw)) return undefined;
+  const url = new URL(raw);
+  return { pathname: url.pathname, searchParams: url.searchParams };
 }
 
 function rawText(data: RawData): string {

@@ -1,6 +1,6 @@
 /** Creating and reading conversations. */
 import { Router, type RequestHandler } from "express";
-import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, UserMessage } from "@acs-toolkit/schema";
+import type { AgentConversationState, ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, SendMessageRequest } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
@@ -13,8 +13,9 @@ export interface ConversationRoutesDeps {
   json: RequestHandler;
 }
 
-function conversationInfo(record: ConversationRecord): ConversationInfo {
+function conversationInfo(record: ConversationRecord, state: AgentConversationState): ConversationInfo {
   return {
+    ...state,
     conversation_id: record.id,
     status: record.status,
     created_at: record.createdAt,
@@ -40,14 +41,15 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
 
   router.get("/api/conversations/:conversation_id", auth, (req, res) => {
     const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
-    res.json(conversationInfo(requireConversation(store, path.conversation_id as string)));
+    const record = requireConversation(store, path.conversation_id as string);
+    res.json(conversationInfo(record, conversations.states.of(record)));
   });
 
   router.post("/api/conversations/:conversation_id/events", auth, json, (req, res) => {
     const { path } = validators.parameters("sendMessage", req.params as Record<string, string>, {});
     const id = requireConversation(store, path.conversation_id as string).id;
     validators.body("sendMessage", req.body);
-    res.json(conversations.sendMessage(id, req.body as UserMessage));
+    res.json(conversations.sendMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
   });
 
   return router;

@@ -1,10 +1,10 @@
 /** Event search and count. */
 import { Router, type RequestHandler } from "express";
 import type { EventKind, EventSource } from "@acs-toolkit/schema";
-import type { CursorCodec } from "../cursor.js";
+import { instantError, instantMicros } from "@acs-toolkit/validator";
+import { NOT_A_CURSOR, type CursorCodec, type CursorScope } from "../cursor.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
-import { eventTimeMicros } from "../store/time.js";
-import { requireConversation, type EventStore, type SearchFilters } from "../store/types.js";
+import { requireConversation, type EventStore, type Position, type SearchFilters } from "../store/types.js";
 
 export interface EventRoutesDeps {
   store: EventStore;
@@ -22,7 +22,10 @@ interface FilterQuery {
   timestamp__lt?: string;
 }
 
-/** The filters of a validated query: `kind` as its short name, timestamps as instants. */
+/**
+ * The filters of a validated query: `kind` as its short name (a kind never stored matches nothing),
+ * timestamps as instants (every form the agent server accepts, see instantMicros; no offset is UTC).
+ */
 function filtersOf(query: FilterQuery): SearchFilters {
   const filters: SearchFilters = {};
   if (query.kind) filters.kind = query.kind.slice(query.kind.lastIndexOf(".") + 1) as EventKind;
@@ -31,11 +34,27 @@ function filtersOf(query: FilterQuery): SearchFilters {
   for (const [name, key] of [["timestamp__gte", "timestampGte"], ["timestamp__lt", "timestampLt"]] as const) {
     const text = query[name];
     if (text === undefined) continue;
-    const micros = eventTimeMicros(text);
-    if (micros === undefined) throw new RequestValidationError([{ loc: ["query", name], msg: "must be a valid date-time", type: "datetime_parsing" }]);
+    const micros = instantMicros(text);
+    if (micros === undefined) throw new RequestValidationError([{ loc: ["query", name], msg: `must be ${instantError(text)}`, type: "datetime_parsing" }]);
     filters[key] = micros;
   }
   return filters;
+}
+
+/**
+ * Where a page starts: strictly after the position a `next_page_id` carries, or AT an event given
+ * by its id (the agent server's meaning of `page_id`: that event comes first if the filters keep
+ * it, in the page's order, and it may be one they do not keep). Anything else is a 422 where the
+ * agent server silently starts over.
+ */
+function pageStart(store: EventStore, cursors: CursorCodec, scope: CursorScope, pageId: string): Position {
+  const decoded = cursors.decode(scope, pageId);
+  if (decoded.ok) return decoded.position;
+  const at = store.positionOf(scope.conversationId, pageId);
+  // The position just before the event in the page's order (seqs are unique), so that it is the first considered.
+  if (at) return { ts: at.ts, seq: scope.order === "asc" ? at.seq - 1 : at.seq + 1 };
+  const reason = decoded.reason === NOT_A_CURSOR ? "is neither a next_page_id of this server nor the id of an event of this conversation" : decoded.reason;
+  throw new RequestValidationError([{ loc: ["query", "page_id"], msg: `page_id ${reason}`, type: "value_error" }]);
 }
 
 const ITEMS_OPEN = Buffer.from('{"items":[');
@@ -51,9 +70,7 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
     const scope = { conversationId: conversation.id, order: q.sort_order === "TIMESTAMP_DESC" ? ("desc" as const) : ("asc" as const) };
     let after;
     if (q.page_id !== undefined) {
-      const decoded = cursors.decode(scope, q.page_id);
-      if (!decoded.ok) throw new RequestValidationError([{ loc: ["query", "page_id"], msg: `page_id ${decoded.reason}`, type: "value_error" }]);
-      after = decoded.position;
+      after = pageStart(store, cursors, scope, q.page_id);
     }
     const page = store.searchJson(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
     const next = page.hasMore && page.last ? cursors.encode(scope, page.last) : null;

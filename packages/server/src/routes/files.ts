@@ -1,12 +1,14 @@
 /** Uploads into a conversation (streamed to disk) and their download. */
 import { createReadStream } from "node:fs";
 import path from "node:path";
+import { pipeline } from "node:stream";
 import { Router, type RequestHandler } from "express";
 import type { UploadResponse } from "@acs-toolkit/schema";
 import { HttpError } from "../http/errors.js";
+import type { Logger } from "../log.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
 import { requireConversation, type EventStore } from "../store/types.js";
-import { openStoredFile, receiveUploads, UploadRequestError, type UploadLimits } from "../uploads.js";
+import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
 
 export interface FileRoutesDeps {
   store: EventStore;
@@ -14,10 +16,12 @@ export interface FileRoutesDeps {
   auth: RequestHandler;
   dataDir: string;
   limits: UploadLimits;
+  log: Logger;
 }
 
-export function fileRoutes({ store, validators, auth, dataDir, limits }: FileRoutesDeps): Router {
+export function fileRoutes({ store, validators, auth, dataDir, limits, log }: FileRoutesDeps): Router {
   const router = Router();
+  const folders = new UploadFolders();
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
   const conversationOf = (operationId: string, params: Record<string, string>) => {
     const { path: values } = validators.parameters(operationId, params, {});
@@ -28,7 +32,7 @@ export function fileRoutes({ store, validators, auth, dataDir, limits }: FileRou
     const { record } = conversationOf("uploadFiles", req.params as Record<string, string>);
     let outcome;
     try {
-      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits });
+      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits, folders });
     } catch (error) {
       if (error instanceof UploadRequestError) throw new RequestValidationError([{ loc: ["body"], msg: error.detail, type: "value_error" }]);
       throw error;
@@ -42,10 +46,10 @@ export function fileRoutes({ store, validators, auth, dataDir, limits }: FileRou
     res.json(response);
   });
 
-  router.get("/api/conversations/:conversation_id/files/:file_name", auth, (req, res) => {
+  router.get("/api/conversations/:conversation_id/files/:file_name", auth, async (req, res) => {
     const { record, values } = conversationOf("downloadFile", req.params as Record<string, string>);
     const name = String(values.file_name);
-    const file = openStoredFile(conversationDir(record.id), name);
+    const file = await openStoredFile(conversationDir(record.id), name);
     if (!file) throw new HttpError(404, `File not found: ${name}`);
     res.writeHead(200, {
       "Content-Type": "application/octet-stream",
@@ -53,7 +57,14 @@ export function fileRoutes({ store, validators, auth, dataDir, limits }: FileRou
       "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
       "X-Content-Type-Options": "nosniff",
     });
-    createReadStream(file.path).pipe(res);
+    // The open file is read, whatever happens to its name. A read error after the headers cannot
+    // change the status: pipeline cuts the response off, which the client sees against
+    // Content-Length (never a short body taken for the whole); the handle is closed either way.
+    pipeline(createReadStream("", { fd: file.handle }), res, (error) => {
+      if (error && (error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") {
+        log.warn({ err: error.message, conversationId: record.id }, "download failed while reading");
+      }
+    });
   });
 
   return router;

@@ -10,6 +10,7 @@ import express, { Router } from "express";
 import type { Health } from "@acs-toolkit/schema";
 import { ASYNCAPI_PAGE_CSS, HOST_PLACEHOLDER, renderAsyncApiPage } from "../docs/asyncapi-page.js";
 import type { EventStore } from "../store/types.js";
+import type { WriteHealth } from "../write-health.js";
 
 const require = createRequire(import.meta.url);
 
@@ -60,17 +61,15 @@ const docsAssets = () => path.join(path.dirname(require.resolve("@acs-toolkit/se
 /** Only a plain host[:port] goes into the page; anything else is shown as the placeholder it replaces. */
 const safeHost = (host: string | undefined) => (host && /^[\w.-]+(?::\d+)?$|^\[[\d:a-f.]+\](?::\d+)?$/i.test(host) ? host : "HOST");
 
-export function metaRoutes({
-  store,
-  openapi,
-  asyncapi,
-  version,
-}: {
+export interface MetaRoutesDeps {
   store: EventStore;
+  writeHealth: WriteHealth;
   openapi: Record<string, unknown>;
   asyncapi: Record<string, unknown>;
   version: string;
-}): Router {
+}
+
+export function metaRoutes({ store, writeHealth, openapi, asyncapi, version }: MetaRoutesDeps): Router {
   const router = Router();
   // Served without `jsonSchemaDialect`: Swagger UI supports only the default (the OpenAPI base
   // dialect, JSON Schema 2020-12 plus OpenAPI's vocabulary) and shows a warning for any other; the
@@ -89,8 +88,17 @@ export function metaRoutes({
         return false;
       }
     })();
-    const body: Health = { status: ok ? "ok" : "unavailable", store: store.kind, version };
-    res.status(ok ? 200 : 503).json(body);
+    // Reads may work while writes fail (a full disk): either makes the server unavailable.
+    const failure = writeHealth.check();
+    const body: Health = {
+      status: ok && !failure ? "ok" : "unavailable",
+      store: store.kind,
+      version,
+      writes: failure ? "failing" : "ok",
+      ...(failure && { detail: `writes fail since ${failure.since}: the disk is full (${failure.cause})` }),
+      ...(!ok && { detail: "the store does not answer" }),
+    };
+    res.status(body.status === "ok" ? 200 : 503).json(body);
   });
   router.get("/openapi.json", (_req, res) => void res.type("application/json").send(document));
   router.get("/asyncapi.json", (_req, res) => void res.type("application/json").send(asyncapiDocument));

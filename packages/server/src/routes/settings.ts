@@ -4,7 +4,7 @@ import type { AddGitProvidersRequest, MessageResponse, Settings } from "@acs-too
 import { HttpError } from "../http/errors.js";
 import type { RequestValidators } from "../http/validation.js";
 import type { SecretCipher } from "../secrets.js";
-import { parseStoredSettings, settingsView, storeGitProviders, storeSettings, type StoredSettings } from "../settings.js";
+import { readStoredSettings, settingsView, storeGitProviders, storeSettings, type StoredSettings } from "../settings.js";
 import type { EventStore } from "../store/types.js";
 
 export interface SettingsRoutesDeps {
@@ -19,11 +19,14 @@ const DOCUMENT = "settings";
 
 export function settingsRoutes({ store, cipher, validators, auth, json }: SettingsRoutesDeps): Router {
   const router = Router();
+  const save = (settings: StoredSettings) => store.putDocument(DOCUMENT, JSON.stringify(settings));
   const load = (): StoredSettings | undefined => {
     const text = store.getDocument(DOCUMENT);
-    return text === undefined ? undefined : parseStoredSettings(text);
+    if (text === undefined) return undefined;
+    const { settings, upgraded } = readStoredSettings(text, cipher);
+    if (upgraded) save(settings); // clear values of an older version leave the stored row at once
+    return settings;
   };
-  const save = (settings: StoredSettings) => store.putDocument(DOCUMENT, JSON.stringify(settings));
 
   router.get("/api/settings", auth, (_req, res) => {
     const stored = load();

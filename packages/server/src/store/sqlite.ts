@@ -75,6 +75,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { DEFAULT_EVENT_SOURCE, type ConversationLifecycleStatus, type MessageEvent } from "@acs-toolkit/schema";
+import { privateFileSync, privateIfExistsSync } from "../private-files.js";
 import { assertSchemaSupported, migrate } from "./migrations.js";
 import { eventTimeMicros } from "./time.js";
 import {
@@ -986,6 +987,11 @@ function canUseFts(needle: string): boolean {
  * @throws SchemaTooNewError when the file was written by a newer schema version.
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
+  if (options.file !== ":memory:" && options.file !== "") {
+    // 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's own mode.
+    privateFileSync(options.file);
+    for (const suffix of ["-wal", "-shm", "-journal"]) privateIfExistsSync(options.file + suffix);
+  }
   const db = new Database(options.file);
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);

@@ -14,6 +14,12 @@ const ajv = new Ajv2020({ strict: false, discriminator: true });
 ajv.addSchema({ $id: BASE, components: rebaseOpenapiRefs(doc.components, BASE) } as object);
 const deref = (node: Json): Json => (typeof node?.$ref === "string" && node.$ref.startsWith("#/") ? deref(node.$ref.slice(2).split("/").reduce((at: Json, key: string) => at[key], doc)) : node);
 
+/** The property names a body schema declares, its `allOf` parts included. */
+const propertyNames = (node: Json): string[] => {
+  const schema = deref(node);
+  return [...Object.keys(schema.properties ?? {}), ...((schema.allOf ?? []) as Json[]).flatMap(propertyNames)];
+};
+
 const examples = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
   Object.entries(item as Json).flatMap(([method, op]) =>
     Object.entries((op as Json).responses ?? {}).flatMap(([status, raw]) => {
@@ -39,7 +45,7 @@ describe("response examples of the OpenAPI document", () => {
     const body = deref(op.requestBody?.content ? (Object.values(op.requestBody.content)[0] as Json).schema : {});
     for (const { loc } of example.detail as Array<{ loc: [string, string | number] }>) {
       const [where, name] = loc;
-      if (where === "body") expect(Object.keys(deref(body).properties ?? {}), `body.${name}`).toContain(name);
+      if (where === "body") expect(propertyNames(body), `body.${name}`).toContain(name);
       else expect(parameters.filter((p) => p.in === where).map((p) => p.name), `${where}.${name}`).toContain(name);
     }
   });

@@ -3,48 +3,13 @@
  * conversation absent or complete, SIGTERM finishes in-flight requests; CORS; --public-read; the
  * key printed once.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY, startTestServer, type TestServer } from "../support/harness.js";
-
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/cli.js");
-
-interface Child {
-  process: ChildProcess;
-  url: string;
-  stdout: string[];
-}
-
-/** Starts the built `acs-server` bin and resolves once it listens. */
-async function spawnServer(dataDir: string, env: Record<string, string> = { SESSION_API_KEY: KEY }): Promise<Child> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`pnpm build\` first`);
-  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const stdout: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line: ${stdout.join("")}`)), 15_000);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      stdout.push(String(chunk));
-      const match = /listening on (http:\/\/\S+?) /.exec(stdout.join(""));
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`exited with ${code}: ${stdout.join("")}`)));
-  });
-  return { process: child, url, stdout };
-}
-
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
+import { exited, spawnServer } from "../support/process.js";
 
 const api = (url: string, route: string, init: RequestInit = {}) =>
   fetch(new URL(route, url), { ...init, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json", ...init.headers } });
@@ -113,13 +78,13 @@ describe("restart and crash", () => {
   it("prints a generated key once, at the start that created it", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "acs-keygen-"));
     try {
-      const first = await spawnServer(dir, {});
+      const first = await spawnServer(dir, { env: {} });
       const printed = /X-Session-API-Key: (\S+)/.exec(first.stdout.join(""))?.[1];
       expect(printed).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect((await fetch(new URL("/api/settings", first.url), { headers: { "X-Session-API-Key": printed! } })).status).toBe(404);
       first.process.kill("SIGTERM");
       await exited(first.process);
-      const second = await spawnServer(dir, {});
+      const second = await spawnServer(dir, { env: {} });
       expect(second.stdout.join("")).not.toContain("X-Session-API-Key");
       second.process.kill("SIGTERM");
       await exited(second.process);

@@ -6,6 +6,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCipher, loadSecretKey } from "../../src/secrets.js";
+import { decryptedSecrets, parseStoredSettings } from "../../src/settings.js";
 import { buildMultipart, MULTIPART_TYPE, rawPost } from "../uploads/harness.js";
 import { expect422, expectConforms, KEY, specValidators, startTestServer, type Reply, type TestServer } from "../support/harness.js";
 
@@ -17,6 +19,7 @@ const SECRETS = {
   gitlab: "glpat-SECRET-gitlab-9981",
   custom: "custom-SECRET-value-4410",
   mcp: "mcp-SECRET-apikey-3321",
+  mcpEnv: "ghp_SECRET-stdio-env-6642",
 };
 
 async function filesUnder(dir: string): Promise<string[]> {
@@ -43,7 +46,11 @@ describe("secrets never appear in a response, a log line or a stored file", () =
         search_api_key: SECRETS.search,
         sandbox_api_key: SECRETS.sandbox,
         secrets_store: { custom_secrets: { DB_PASSWORD: { secret: SECRETS.custom, description: "db" } } },
-        mcp_config: { sse_servers: [{ url: "https://mcp.example.com/sse", api_key: SECRETS.mcp }], stdio_servers: [], shttp_servers: [] },
+        mcp_config: {
+          sse_servers: [{ url: "https://mcp.example.com/sse", api_key: SECRETS.mcp }],
+          stdio_servers: [{ name: "github", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: SECRETS.mcpEnv } }],
+          shttp_servers: [],
+        },
       },
     });
     await call("POST", "/api/add-git-providers", {
@@ -57,6 +64,7 @@ describe("secrets never appear in a response, a log line or a stored file", () =
     await call("GET", "/api/settings");
     await call("POST", "/api/settings", { json: { llm_api_key: 5, search_api_key: { nested: SECRETS.search } } });
     await call("POST", "/api/add-git-providers", { json: { provider_tokens: { github: { token: 7 } } } });
+    await call("POST", "/api/settings", { json: { mcp_config: { stdio_servers: [{ name: "x", command: "y", env: { T: { nested: SECRETS.mcpEnv } } }] } } });
     await call("POST", "/api/settings", { key: SECRETS.llm, json: {} });
     await call("POST", "/api/conversations", { json: { initial_user_msg: "hello", mcp_config: { sse_servers: [{ url: "x", api_key: SECRETS.mcp }] } } });
     await call("GET", "/openapi.json");
@@ -70,6 +78,21 @@ describe("secrets never appear in a response, a log line or a stored file", () =
     // The second add-git-providers named only github: the stored map is replaced (gitlab gone),
     // and github's empty token kept the stored one.
     expect(view.body).toMatchObject({ llm_api_key_set: true, search_api_key_set: true, sandbox_api_key_set: true, provider_tokens_set: { github: "github.com" } });
+  });
+
+  it("stdio env values read back blanked, named in env_set, and kept when the view is posted back", async () => {
+    const server = { name: "github", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: SECRETS.mcpEnv } };
+    expectConforms("storeSettings", await call("POST", "/api/settings", { json: { mcp_config: { stdio_servers: [server] } } }), 200);
+    const view = await call("GET", "/api/settings");
+    expectConforms("getSettings", view, 200);
+    expect(view.body.mcp_config.stdio_servers).toEqual([
+      { name: "github", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: null }, env_set: ["GITHUB_TOKEN"] },
+    ]);
+    const cipher = createCipher(loadSecretKey({ dataDir: t.dataDir, env: {} }));
+    const envOf = () => decryptedSecrets(parseStoredSettings(t.server.store.getDocument("settings")!), cipher).mcp_config?.stdio_servers[0]?.env;
+    expect(envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
+    expectConforms("storeSettings", await call("POST", "/api/settings", { json: view.body }), 200);
+    expect(envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
   });
 
   it.each(Object.entries(SECRETS))("%s is in no response body or header", (_name, secret) => {

@@ -4,14 +4,15 @@
  * heartbeats and shutdown.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { LIVE_ONLY_EVENT_KINDS } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { validateEvent } from "@acs-toolkit/validator";
 import { asyncapiDocument } from "@acs-toolkit/schema/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { LIVE_CLOSE } from "../../src/live/channel.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
-import { connectLive, isEventFrame, livePath, type LivePeer } from "../support/live.js";
+import { connectLive, isErrorFrame, isEventFrame, livePath, type LivePeer } from "../support/live.js";
 
 let t: TestServer;
 const peers: LivePeer[] = [];
@@ -32,7 +33,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const replay = exampleEvents();
+// What an agent server stores: no live-only kinds (a ServerErrorEvent frame is then always an answer).
+const replay = exampleEvents().filter((event) => !(LIVE_ONLY_EVENT_KINDS as readonly string[]).includes(event.kind));
 
 async function createConversation(events = replay): Promise<string> {
   const reply = await t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(events) } });
@@ -57,7 +59,7 @@ function rebase(node: unknown): unknown {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? `urn:acs:async${v}` : k === "discriminator" ? { propertyName: (v as { propertyName: string }).propertyName } : rebase(v)]));
 }
 const fullStateSchema = ajv.compile({ $ref: "urn:acs:async#/components/schemas/LiveFullStateEvent/schema" });
-const errorFrameSchema = ajv.compile({ $ref: "urn:acs:async#/components/schemas/LiveErrorFrame/schema" });
+const errorFrameSchema = ajv.compile({ $ref: "urn:acs:async#/components/schemas/ServerErrorEvent/schema" });
 
 describe("the stream", () => {
   it("opens with one full_state update, then every stored event with resend_all, each as stored", async () => {
@@ -69,6 +71,8 @@ describe("the stream", () => {
     expect(validateEvent(first!.value).ok).toBe(true);
     expect(fullStateSchema(first!.value), JSON.stringify(fullStateSchema.errors)).toBe(true);
     expect(first!.value.value).toMatchObject({ conversation_id: id, conversation_status: "STOPPED", event_count: replay.length, last_event_id: replay.at(-1)!.id });
+    // What the agent server's full_state carries and its clients read.
+    expect(first!.value.value).toMatchObject({ id, execution_status: expect.any(String), stats: { usage_to_metrics: expect.any(Object) }, confirmation_policy: { kind: expect.any(String) } });
     expect(rest.map((f) => f.text)).toEqual(replay.map((e) => JSON.stringify(e)));
     // full_state is not stored
     expect((await storedIds(id)).length).toBe(replay.length);
@@ -93,7 +97,7 @@ describe("the stream", () => {
     const frames = await p.waitFor(replay.length - 41, isEventFrame);
     expect(frames.map((f) => f.value.id)).toEqual(replay.slice(41).map((e) => e.id));
     // and then live
-    t.server.conversations.sendMessage(id, userMessage("live") as never);
+    t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
     const after = await p.waitFor(replay.length - 40, isEventFrame);
     expect(after.at(-1)!.value.llm_message.content[0].text).toBe("live");
   });
@@ -104,7 +108,7 @@ describe("the stream", () => {
     let stop = false;
     const producer = (async () => {
       while (!stop) {
-        appended.push(t.server.conversations.sendMessage(id, userMessage(`m${appended.length}`) as never).id);
+        appended.push(t.server.conversations.sendMessage(id, userMessage(`m${appended.length}`) as never, { run: false }).id);
         await new Promise((r) => setImmediate(r));
       }
     })();
@@ -134,6 +138,123 @@ describe("the stream", () => {
   });
 });
 
+describe("resend_mode and after_timestamp (the OpenHands web client's replay)", () => {
+  /** Microseconds of an event's timestamp (naive: UTC). */
+  const micros = (timestamp: string) => Date.parse(`${timestamp}Z`) * 1000 + Number((timestamp.split(".")[1] ?? "").padEnd(6, "0").slice(3, 6));
+  const at40 = () => replay[40]!.timestamp;
+
+  it("resend_mode=all sends every stored event, then live ones", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { resend_mode: "all" }));
+    const frames = await p.waitFor(replay.length, isEventFrame);
+    expect(frames.map((f) => f.value.id)).toEqual(replay.map((e) => e.id));
+    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const after = await p.waitFor(replay.length + 1, isEventFrame);
+    expect(after.at(-1)!.value.id).toBe(live.id);
+  });
+
+  it.each([
+    ["as stored (no offset: UTC)", () => at40()],
+    ["with Z", () => `${at40()}Z`],
+    ["with an offset", () => new Date(micros(at40()) / 1000 + 3_600_000).toISOString().replace("Z", "+01:00")],
+    ["as epoch seconds", () => String(micros(at40()) / 1e6)],
+  ])("resend_mode=since sends the events at or after after_timestamp (inclusive), given %s", async (_name, timestamp) => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { resend_mode: "since", after_timestamp: timestamp() }));
+    const expected = replay.filter((e) => micros(e.timestamp) >= micros(at40())).map((e) => e.id);
+    expect(expected[0]).toBe(replay[40]!.id);
+    const frames = await p.waitFor(expected.length, isEventFrame);
+    expect(frames.map((f) => f.value.id)).toEqual(expected);
+    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const after = await p.waitFor(expected.length + 1, isEventFrame);
+    expect(after.at(-1)!.value.id).toBe(live.id);
+  });
+
+  it.each([
+    ["resend_mode=since without after_timestamp", { resend_mode: "since" }],
+    ["resend_mode=since over resend_all=true", { resend_mode: "since", resend_all: "true" }],
+    ["after_timestamp without resend_mode", { after_timestamp: "2020-01-01T00:00:00Z" }],
+  ])("%s replays nothing", async (_name, query) => {
+    const id = await createConversation();
+    const p = peer(livePath(id, query));
+    await p.waitFor(1);
+    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const [first] = await p.waitFor(1, isEventFrame);
+    expect(first!.value.id).toBe(live.id);
+  });
+
+  it("after_id wins over resend_mode=all", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id, { after_id: replay[50]!.id, resend_mode: "all" }));
+    const frames = await p.waitFor(replay.length - 51, isEventFrame);
+    expect(frames.map((f) => f.value.id)).toEqual(replay.slice(51).map((e) => e.id));
+  });
+
+  it("joins the since replay and live events exactly while events are being appended", async () => {
+    const id = await createConversation();
+    let stop = false;
+    const producer = (async () => {
+      for (let n = 0; !stop; n++) {
+        t.server.conversations.sendMessage(id, userMessage(`m${n}`) as never, { run: false });
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const subscribers = Array.from({ length: 10 }, () => peer(livePath(id, { resend_mode: "since", after_timestamp: at40() })));
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await producer;
+    // Every event at or after the instant once, in search order (appended events are the newest).
+    const expected: string[] = [];
+    for (let pageId: string | undefined; ; ) {
+      const page = await t.call("GET", `/api/conversations/${id}/events/search`, { query: { timestamp__gte: at40(), limit: 100, ...(pageId && { page_id: pageId }) } });
+      expected.push(...page.body.items.map((e: { id: string }) => e.id));
+      if (!(pageId = page.body.next_page_id)) break;
+    }
+    expect(expected.length).toBeGreaterThan(replay.length - 40 + 10);
+    for (const p of subscribers) {
+      const frames = await p.waitFor(expected.length, isEventFrame);
+      expect(frames.map((f) => f.value.id)).toEqual(expected);
+    }
+  });
+
+  it.each([
+    [{ resend_mode: "everything" }, "resend_mode must be all or since"],
+    [{ resend_mode: "since", after_timestamp: "yesterday" }, /^after_timestamp must be a date-time/],
+    [{ resend_mode: "since", after_timestamp: "20260205" }, /^after_timestamp must be an unambiguous date-time/],
+  ])("a bad parameter %j: 4400 naming it", async (query, reason) => {
+    const id = await createConversation();
+    const p = peer(livePath(id, query));
+    expect(await p.closed).toEqual({ code: LIVE_CLOSE.badRequest, reason: typeof reason === "string" ? reason : expect.stringMatching(reason) });
+  });
+});
+
+describe("connections per conversation", () => {
+  it("past the bound a connection is closed with 1013, and a place that frees up is taken again", async () => {
+    const own = await startTestServer([], {}, undefined, { live: { maxConnectionsPerConversation: 2 } });
+    try {
+      const create = async () => (await own.call("POST", "/api/conversations", { json: {} })).body.conversation_id as string;
+      const [id, other] = [await create(), await create()];
+      const open = [connectLive(own.url, livePath(id), withKey), connectLive(own.url, livePath(id), withKey)];
+      await Promise.all(open.map((p) => p.waitFor(1)));
+      const third = connectLive(own.url, livePath(id), withKey);
+      expect(await third.closed).toEqual({ code: LIVE_CLOSE.tryAgainLater, reason: "Too many connections for this conversation" });
+      expect(third.frames).toEqual([]);
+      const elsewhere = connectLive(own.url, livePath(other), withKey);
+      await elsewhere.waitFor(1);
+      open[0]!.ws.close();
+      await open[0]!.closed;
+      await vi.waitFor(async () => {
+        const again = connectLive(own.url, livePath(id), withKey);
+        await again.waitFor(1, () => true, 2_000);
+        again.ws.terminate();
+      });
+      for (const p of [open[1]!, elsewhere]) p.ws.terminate();
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe("inbound messages", () => {
   it("records a message frame as a user MessageEvent and pushes it to every subscriber, the sender too", async () => {
     const id = await createConversation();
@@ -149,33 +270,39 @@ describe("inbound messages", () => {
   });
 
   it.each([
-    ["not JSON", "{oops", ["message"], "json_invalid"],
-    ["a wrong role", userMessage("x") && { role: "assistant", content: [] }, ["message", "role"], "literal_error"],
-    ["a wrong content type", { role: "user", content: [{ type: "video", text: "x" }] }, ["message", "content", 0, "type"], undefined],
-    ["not an object", [1, 2], ["message"], "type_error"],
-  ])("answers %s with an error frame and stays open", async (_name, frame, loc, type) => {
+    ["not JSON", "{oops", "JSONDecodeError", "message.1: "],
+    ["a wrong role", { role: "assistant", content: [] }, "ValidationError", "message.role: "],
+    ["a wrong content type", { role: "user", content: [{ type: "video", text: "x" }] }, "ValidationError", "message.content.0.type: "],
+    ["not an object", [1, 2], "ValidationError", "message: "],
+  ])("answers %s with a ServerErrorEvent to that socket only, not stored, and stays open", async (_name, frame, code, where) => {
     const id = await createConversation();
     const p = peer(livePath(id));
-    await p.waitFor(1);
+    const other = peer(livePath(id));
+    await Promise.all([p.waitFor(1), other.waitFor(1)]);
     p.send(frame);
-    const [error] = await p.waitFor(1, (f) => f.value.type === "error");
+    const [error] = await p.waitFor(1, isErrorFrame);
     expect(errorFrameSchema(error!.value), JSON.stringify(errorFrameSchema.errors)).toBe(true);
-    expect(error!.value.detail.map((d: { loc: unknown }) => d.loc)).toContainEqual(loc);
-    if (type) expect(error!.value.detail.map((d: { type: string }) => d.type)).toContain(type);
-    // still open, and a good message still works
+    expect(validateEvent(error!.value).ok).toBe(true);
+    expect(error!.value).toMatchObject({ source: "environment", code, kind: "ServerErrorEvent" });
+    expect(error!.value.detail).toContain(where);
+    expect(error!.value).not.toHaveProperty("parent_id");
+    // still open, and a good message still works; the other socket saw only that message
     p.send(userMessage("after the error"));
     const [event] = await p.waitFor(1, isEventFrame);
     expect(event!.value.llm_message.content[0].text).toBe("after the error");
+    const [theirs] = await other.waitFor(1, isEventFrame);
+    expect(theirs!.value.id).toBe(event!.value.id);
+    expect(other.frames.filter(isErrorFrame)).toEqual([]);
     expect((await storedIds(id)).length).toBe(replay.length + 1);
   });
 
-  it("answers a binary frame with an error frame", async () => {
+  it("answers a binary frame with a ServerErrorEvent", async () => {
     const id = await createConversation();
     const p = peer(livePath(id));
     await p.waitFor(1);
     p.ws.send(Buffer.from([0, 1, 2]), { binary: true });
-    const [error] = await p.waitFor(1, (f) => f.value.type === "error");
-    expect(error!.value.detail[0].loc).toEqual(["message"]);
+    const [error] = await p.waitFor(1, isErrorFrame);
+    expect(error!.value).toMatchObject({ code: "JSONDecodeError", detail: "message: binary frames are not accepted: send JSON text" });
   });
 });
 
@@ -259,7 +386,7 @@ describe("slow consumers", () => {
     // Stop reading: the server's buffer for this client grows past its bound (256 KiB here).
     (p.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     const big = "x".repeat(16 * 1024);
-    for (let i = 0; i < 400; i++) t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never);
+    for (let i = 0; i < 400; i++) t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never, { run: false });
     (p.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     const closed = await p.closed;
     expect(closed.code).toBe(LIVE_CLOSE.slowConsumer);
@@ -271,6 +398,43 @@ describe("slow consumers", () => {
     const rest = stored.slice(received.length ? replay.length + received.length : 0);
     const frames = await resumed.waitFor(rest.length, isEventFrame);
     expect([...received.map((e) => e.id), ...frames.map((f) => f.value.id)].slice(-400)).toEqual(stored.slice(replay.length));
+  });
+});
+
+describe("floods of invalid frames (issue 13, finding 7)", () => {
+  it("a client that sends invalid frames and never reads is closed with 4429 once its error frames pass the bound", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    (p.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const garbage = `{"role": ${"x".repeat(200)}`;
+    // About 12 MB of error frames: more than the kernel's socket buffers and the 256 KiB bound.
+    for (let i = 0; i < 60_000; i++) p.ws.send(garbage);
+    // Still not reading while the server answers them all (until it says it gave up, or 20 s).
+    await vi
+      .waitFor(() => expect(t.logs.some((line) => line.includes("does not read its error frames"))).toBe(true), { timeout: 20_000, interval: 50 })
+      .catch(() => {});
+    (p.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await Promise.race([p.closed, new Promise<{ code: number }>((resolve) => setTimeout(() => resolve({ code: 0 }), 10_000))]);
+    expect(closed.code).toBe(LIVE_CLOSE.slowConsumer);
+    const errors = p.frames.filter(isErrorFrame);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.length).toBeLessThan(60_000);
+    expect(errorFrameSchema(errors[0]!.value), JSON.stringify(errorFrameSchema.errors)).toBe(true);
+    expect((await t.call("GET", "/health")).status).toBe(200);
+  });
+
+  it("an invalid frame's error names the position, echoes nothing, and a deep one is refused", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    p.send('{"role":"user","content":sk-ant-SECRETSECRET}');
+    p.send(`{"role":"user","content":[{"type":"text","text":"x"}],"x":${"[".repeat(5_000)}${"]".repeat(5_000)}}`);
+    const [syntax, deep] = await p.waitFor(2, isErrorFrame);
+    expect(syntax!.value).toMatchObject({ code: "JSONDecodeError", detail: expect.stringMatching(/^message\.25: /) });
+    expect(syntax!.text).not.toContain("SECRET");
+    expect(deep!.value).toMatchObject({ code: "JSONDecodeError", detail: expect.stringMatching(/^message\.x\.0\.0\.0\.0\.0\.0\.0: /) });
+    expect(t.logs.filter((line) => line.includes("recording a message failed"))).toEqual([]);
   });
 });
 
@@ -304,8 +468,8 @@ describe("--public-read", () => {
       const p = connectLive(pub.url, livePath(id, { resend_all: "true" }), {});
       await p.waitFor(1 + replay.length);
       p.send(userMessage("let me in"));
-      const [error] = await p.waitFor(1, (f) => f.value.type === "error");
-      expect(error!.value.detail[0]).toMatchObject({ loc: ["message"], type: "unauthorized" });
+      const [error] = await p.waitFor(1, isErrorFrame);
+      expect(error!.value).toMatchObject({ code: "Unauthorized", detail: "message: send an auth frame with a session API key before sending messages" });
       p.send({ type: "auth", session_api_key: KEY });
       p.send(userMessage("now with a key"));
       const [event] = await p.waitFor(replay.length + 1, isEventFrame).then((f) => f.slice(-1));

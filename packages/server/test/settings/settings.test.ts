@@ -10,6 +10,7 @@ import {
   decryptedSecrets,
   defaultStoredSettings,
   parseStoredSettings,
+  readStoredSettings,
   secretSlots,
   settingsView,
   storeGitProviders,
@@ -57,6 +58,7 @@ const SECRETS = {
   customObject: "CUSTOM-OBJECT-SECRET-4567",
   sse: "SSE-API-KEY-0123456789",
   shttp: "SHTTP-API-KEY-0123456789",
+  stdioEnv: "ghp_STDIO-ENV-TOKEN-0123456789",
 } as const;
 
 function fullSettings(): Settings {
@@ -89,7 +91,7 @@ function fullSettings(): Settings {
     sandbox_runtime_container_image: "runtime:1",
     mcp_config: {
       sse_servers: [{ url: "https://sse.example.com/sse", api_key: SECRETS.sse }],
-      stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: "debug" } }],
+      stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: "debug", GITHUB_TOKEN: SECRETS.stdioEnv } }],
       shttp_servers: [{ url: "https://shttp.example.com/mcp", api_key: SECRETS.shttp, timeout: 30 }],
     },
     search_api_key: SECRETS.search,
@@ -159,7 +161,7 @@ describe("POST /api/settings: full replace", () => {
       secrets_store: null,
       mcp_config: {
         sse_servers: [{ url: "https://sse.example.com/sse", api_key: null }],
-        stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: "debug" } }],
+        stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: null, GITHUB_TOKEN: null }, env_set: ["LOG", "GITHUB_TOKEN"] }],
         shttp_servers: [{ url: "https://shttp.example.com/mcp", api_key: null, timeout: 30 }],
       },
       llm_api_key_set: true,
@@ -324,6 +326,8 @@ describe("secrets at rest", () => {
         "custom_secrets.OBJECT_SECRET.secret",
         "mcp_config.sse_servers[0].api_key",
         "mcp_config.shttp_servers[0].api_key",
+        "mcp_config.stdio_servers[0].env.LOG",
+        "mcp_config.stdio_servers[0].env.GITHUB_TOKEN",
       ].sort(),
     );
     expect(slots.every((slot) => slot.sealed !== null)).toBe(true);
@@ -362,7 +366,7 @@ describe("secrets at rest", () => {
       },
       mcp_config: {
         sse_servers: [{ url: "https://sse.example.com/sse", api_key: SECRETS.sse }],
-        stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: "debug" } }],
+        stdio_servers: [{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: "debug", GITHUB_TOKEN: SECRETS.stdioEnv } }],
         shttp_servers: [{ url: "https://shttp.example.com/mcp", api_key: SECRETS.shttp, timeout: 30 }],
       },
     });
@@ -404,13 +408,18 @@ describe("parseStoredSettings", () => {
   });
 
   it("fills fields missing from an older document with their defaults", () => {
-    expect(parseStoredSettings(JSON.stringify({ version: 1, language: "en" }))).toEqual({ ...defaultStoredSettings(), language: "en" });
+    expect(parseStoredSettings(JSON.stringify({ version: 2, language: "en" }))).toEqual({ ...defaultStoredSettings(), language: "en" });
   });
 
   it.each([
     ["invalid JSON", "{", /not valid JSON/],
     ["an array", "[]", /not a JSON object/],
-    ["an unknown version", JSON.stringify({ version: 2 }), /unknown version/],
+    ["an unknown version", JSON.stringify({ version: 3 }), /unknown version/],
+    [
+      "a clear stdio env value",
+      JSON.stringify({ ...defaultStoredSettings(), mcp_config: { sse_servers: [], shttp_servers: [], stdio_servers: [{ name: "n", command: "c", args: [], env: { T: "sk-clear-value" } }] } }),
+      /not sealed at mcp_config.stdio_servers\[0\].env.T/,
+    ],
     ["a clear secret", JSON.stringify({ ...defaultStoredSettings(), llm_api_key: "sk-clear-value" }), /not sealed at llm_api_key/],
     [
       "a clear provider token",
@@ -646,6 +655,45 @@ describe("MCP servers", () => {
     const mcp = mcpOf(after);
     expect(mcp?.sse_servers.map((server) => server.api_key)).toEqual([null, null]);
     expect(mcp?.shttp_servers.map((server) => server.api_key)).toEqual([null]);
+  });
+
+  it.each([
+    ["null", null, SECRETS.stdioEnv],
+    ["the empty string", "", SECRETS.stdioEnv],
+    ["a new value", "ghp_NEW", "ghp_NEW"],
+  ])("a stdio env value sent as %s on the same server (name and command)", (_name, value, expected) => {
+    const after = storeSettings(stored(), { mcp_config: { stdio_servers: [{ name: "fetch", command: "uvx", env: { GITHUB_TOKEN: value as string } }] } }, cipher);
+    expect(mcpOf(after)?.stdio_servers[0]?.env).toEqual({ GITHUB_TOKEN: expected });
+  });
+
+  it("a blank stdio env value is never carried to another server name or command, and is dropped with nothing to keep", () => {
+    const after = storeSettings(
+      stored(),
+      {
+        mcp_config: {
+          stdio_servers: [
+            { name: "fetch", command: "sh", env: { GITHUB_TOKEN: null as unknown as string } },
+            { name: "other", command: "uvx", env: { GITHUB_TOKEN: "", NEW: null as unknown as string } },
+          ],
+        },
+      },
+      cipher,
+    );
+    expect(mcpOf(after)?.stdio_servers.map((server) => server.env)).toEqual([{}, {}]);
+  });
+
+  it("the view blanks every stdio env value and names the set ones", () => {
+    const view = settingsView(stored());
+    expect(view.mcp_config?.stdio_servers).toEqual([{ name: "fetch", command: "uvx", args: ["mcp-server-fetch"], env: { LOG: null, GITHUB_TOKEN: null }, env_set: ["LOG", "GITHUB_TOKEN"] }]);
+  });
+
+  it("a version-1 document (stdio env values in clear) is read with its values sealed", () => {
+    const legacy = { ...defaultStoredSettings(), version: 1, mcp_config: { sse_servers: [], shttp_servers: [], stdio_servers: [{ name: "gh", command: "npx", args: [], env: { TOKEN: SECRETS.stdioEnv } }] } };
+    const { settings, upgraded } = readStoredSettings(JSON.stringify(legacy), cipher);
+    expect(upgraded).toBe(true);
+    expect(JSON.stringify(settings)).not.toContain(SECRETS.stdioEnv);
+    expect(decryptedSecrets(settings, cipher).mcp_config?.stdio_servers[0]?.env).toEqual({ TOKEN: SECRETS.stdioEnv });
+    expect(readStoredSettings(JSON.stringify(settings), cipher).upgraded).toBe(false);
   });
 
   it("the view blanks every api_key", () => {

@@ -10,7 +10,7 @@ export interface Frame {
 export interface LivePeer {
   ws: WebSocket;
   frames: Frame[];
-  /** Event frames only (those with `kind`), full_state excluded. */
+  /** Stored events' frames only (see isEventFrame). */
   events(): any[];
   /** Resolves once `count` frames matching `filter` have arrived (rejects on close first). */
   waitFor(count: number, filter?: (frame: Frame) => boolean, timeoutMs?: number): Promise<Frame[]>;
@@ -48,7 +48,7 @@ export function connectLive(baseUrl: string, path: string, options: ClientOption
   return {
     ws,
     frames,
-    events: () => frames.map((f) => f.value).filter((v) => v.kind && !(v.kind === "ConversationStateUpdateEvent" && v.key === "full_state")),
+    events: () => frames.filter(isEventFrame).map((f) => f.value),
     closed,
     opened,
     send: (value) => ws.send(typeof value === "string" ? value : JSON.stringify(value)),
@@ -77,4 +77,8 @@ export function connectLive(baseUrl: string, path: string, options: ClientOption
   };
 }
 
-export const isEventFrame = (f: Frame) => Boolean(f.value.kind) && f.value.key !== "full_state";
+/** A stored event's frame: not the full_state, not a ServerErrorEvent answering an inbound frame. */
+export const isEventFrame = (f: Frame) => Boolean(f.value.kind) && f.value.key !== "full_state" && f.value.kind !== "ServerErrorEvent";
+
+/** A ServerErrorEvent answering an inbound frame the server could not accept. */
+export const isErrorFrame = (f: Frame) => f.value.kind === "ServerErrorEvent";

@@ -65,11 +65,14 @@ export function expectedSearchIds(events: readonly Event[], query: Record<string
   const ids = events
     .map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq }))
     .sort((a, b) => a.ts - b.ts || a.seq - b.seq)
-    .filter(({ event, ts }) => (!query.kind || event.kind === query.kind) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
+    .filter(({ event, ts }) => (!query.kind || event.kind === shortKind(String(query.kind))) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
     .filter(({ event }) => body === undefined || (event.kind === "MessageEvent" && messageBodyText(event).includes(body)))
     .map(({ event }) => event.id);
   return desc ? ids.reverse() : ids;
 }
+
+/** A kind filter's kind: the last part of a qualified `module.ClassName`. */
+const shortKind = (kind: string) => kind.slice(kind.lastIndexOf(".") + 1);
 
 /** An event's source, or its kind's default from the spec. */
 export const sourceOf = (event: Event): string => event.source ?? DEFAULT_EVENT_SOURCE[event.kind] ?? "";

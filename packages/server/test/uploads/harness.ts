@@ -15,6 +15,7 @@ import { pipeline } from "node:stream/promises";
 import {
   openStoredFile,
   receiveUploads,
+  UploadFolders,
   UploadRequestError,
   type UploadLimits,
   type UploadOutcome,
@@ -59,6 +60,7 @@ export async function startUploadServer(options: {
     }
   };
 
+  const folders = new UploadFolders();
   const server = http.createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
@@ -66,13 +68,14 @@ export async function startUploadServer(options: {
       res.end(text);
     };
     if (req.method === "GET" && req.url?.startsWith("/files/")) {
-      const file = openStoredFile(options.dir, decodeURIComponent(req.url.slice("/files/".length)));
-      if (!file) return send(404, { detail: "not found" });
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.size });
-      createReadStream(file.path).pipe(res);
+      void openStoredFile(options.dir, decodeURIComponent(req.url.slice("/files/".length))).then((file) => {
+        if (!file) return send(404, { detail: "not found" });
+        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.size });
+        createReadStream("", { fd: file.handle }).pipe(res);
+      });
       return;
     }
-    receiveUploads(req, options).then(
+    receiveUploads(req, { ...options, folders }).then(
       (outcome) => {
         record({ ok: true, outcome });
         send(200, outcome);

@@ -59,6 +59,22 @@ const rejected: Array<[string, SkipReason]> = [
   ["a".repeat(256), "invalid_name"],
   ["é".repeat(128), "invalid_name"], // 256 bytes in UTF-8
   [`${TEMP_FILE_PREFIX}0123.part`, "invalid_name"],
+  // Invisible and format characters (issue 13, finding 14): two names that look alike are one name.
+  ["zero\u200Bwidth.txt", "invalid_name"],
+  ["\uFEFFbom.txt", "invalid_name"],
+  ["no\u00A0break.txt", "invalid_name"],
+  ["trailing\u3000", "invalid_name"],
+  ["ideographic\u3000space.txt", "invalid_name"],
+  ["soft\u00ADhyphen.txt", "invalid_name"],
+  ["word\u2060joiner.txt", "invalid_name"],
+  ["joiner\u200D.txt", "invalid_name"],
+  ["mark\u200F.txt", "invalid_name"],
+  ["line\u2028separator.txt", "invalid_name"],
+  ["hangul\u3164filler.txt", "invalid_name"],
+  ["thin\u2009space.txt", "invalid_name"],
+  ["nonchar\uFFFE.txt", "invalid_name"],
+  // What a decoder makes of bytes that are not UTF-8: two different names would become one.
+  ["broken\uFFFD.txt", "invalid_name"],
 ];
 
 const accepted: Array<[string, string]> = [
@@ -77,6 +93,8 @@ const accepted: Array<[string, string]> = [
   ["a".repeat(255), "a".repeat(255)],
   ["é".repeat(127), "é".repeat(127)], // 254 bytes
   ["😀.png", "😀.png"],
+  ["日本語 ファイル.txt", "日本語 ファイル.txt"],
+  ["Ünïcödé-Straße.txt", "Ünïcödé-Straße.txt"],
 ];
 
 describe("sanitizeFileName", () => {
@@ -128,22 +146,31 @@ describe("openStoredFile", () => {
     await removeDir(root);
   });
 
-  it("finds a stored file with its size", () => {
-    expect(openStoredFile(dir, "report.csv")).toEqual({ path: join(dir, "report.csv"), size: 8 });
+  /** The name the open handle reads, its size, and the handle closed. */
+  const opened = async (folder: string, name: string) => {
+    const file = await openStoredFile(folder, name);
+    if (!file) return undefined;
+    const content = await file.handle.readFile("utf8");
+    await file.handle.close();
+    return { content, size: file.size };
+  };
+
+  it("opens a stored file with its size", async () => {
+    expect(await opened(dir, "report.csv")).toEqual({ content: "a,b\n1,2\n", size: 8 });
   });
 
-  it("finds an NFC-stored name asked for in NFD", () => {
-    expect(openStoredFile(dir, "re\u0301sume\u0301.pdf")?.path).toBe(join(dir, "résumé.pdf"));
+  it("finds an NFC-stored name asked for in NFD", async () => {
+    expect((await opened(dir, "re\u0301sume\u0301.pdf"))?.content).toBe("pdf");
   });
 
   it.each(["../secret.txt", "..", "/etc/passwd", "folder", "link.txt", "missing.txt", "", "folder/../report.csv"])(
     "refuses %j",
-    (name) => {
-      expect(openStoredFile(dir, name)).toBeUndefined();
+    async (name) => {
+      expect(await openStoredFile(dir, name)).toBeUndefined();
     },
   );
 
-  it("answers undefined for a folder that does not exist", () => {
-    expect(openStoredFile(join(root, "nope"), "report.csv")).toBeUndefined();
+  it("answers undefined for a folder that does not exist", async () => {
+    expect(await openStoredFile(join(root, "nope"), "report.csv")).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_UPLOAD_LIMITS, type UploadLimits, type UploadOutcome } from "../../src/uploads.js";
 import {
+  BOUNDARY,
   buildMultipart,
   fileBlob,
   listDir,
@@ -241,9 +242,52 @@ describe("receiveUploads: duplicates", () => {
     );
     expect(json.stored).toEqual([{ name: "b.txt", bytes: 1 }]);
     expect(json.skipped).toEqual([
-      { name: "a.txt", reason: "duplicate_name", detail: "A file with this name is already stored; it was not overwritten." },
+      { name: "a.txt", reason: "duplicate_name", detail: "A file with this name (ignoring case) is already stored; it was not overwritten." },
     ]);
     expect(await readFile(join(server.dir, "a.txt"), "utf8")).toBe("original");
+  });
+
+  it("names that differ only by case are one name, in one request and across requests (issue 13, finding 14)", async () => {
+    await start();
+    const first = await rawPost(
+      server.url,
+      buildMultipart([
+        { filename: "Report.csv", data: "first" },
+        { filename: "report.CSV", data: "second" },
+        { filename: "straße.txt", data: "s" },
+      ]),
+    );
+    expect(first.json.stored).toEqual([{ name: "Report.csv", bytes: 5 }, { name: "straße.txt", bytes: 1 }]);
+    expect(first.json.skipped).toEqual([{ name: "report.CSV", reason: "duplicate_name", detail: expect.stringMatching(/case/) }]);
+    const second = await rawPost(server.url, buildMultipart([{ filename: "REPORT.csv", data: "x" }, { filename: "STRASSE.TXT", data: "y" }]));
+    expect(second.json.stored).toEqual([]);
+    expect(second.json.skipped.map((s: { reason: string }) => s.reason)).toEqual(["duplicate_name", "duplicate_name"]);
+    expect(await listDir(server.dir)).toEqual(["Report.csv", "straße.txt"]);
+  });
+
+  it("lets exactly one of two concurrent uploads of names differing by case win", async () => {
+    await start();
+    const [one, two] = await Promise.all([
+      rawPost(server.url, buildMultipart([{ filename: "Race.bin", data: random(256 * 1024) }])),
+      rawPost(server.url, buildMultipart([{ filename: "rACE.bin", data: random(256 * 1024) }])),
+    ]);
+    expect(one.json.stored.length + two.json.stored.length).toBe(1);
+    expect(await listDir(server.dir)).toHaveLength(1);
+  });
+
+  it("refuses names that are not valid UTF-8 rather than storing them as U+FFFD (two names would collide)", async () => {
+    await start();
+    const part = (nameBytes: number[], data: string) =>
+      Buffer.concat([
+        Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="a`),
+        Buffer.from(nameBytes),
+        Buffer.from(`.txt"\r\nContent-Type: application/octet-stream\r\n\r\n${data}\r\n`),
+      ]);
+    const body = Buffer.concat([part([0xff], "one"), part([0xfe], "two"), part([0xc3, 0xa9], "three"), Buffer.from(`--${BOUNDARY}--\r\n`)]);
+    const { json } = await rawPost(server.url, body);
+    expect(json.stored).toEqual([{ name: "aé.txt", bytes: 5 }]);
+    expect(json.skipped.map((s: { reason: string }) => s.reason)).toEqual(["invalid_name", "invalid_name"]);
+    expect(await listDir(server.dir)).toEqual(["aé.txt"]);
   });
 
   it("lets exactly one of two concurrent uploads of the same name win", async () => {

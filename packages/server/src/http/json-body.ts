@@ -1,0 +1,143 @@
+/**
+ * JSON request bodies: read (decompressed per Content-Encoding, bounded by the JSON limit), decoded
+ * as UTF-8, parsed, and bounded in depth. Every failure is a 422 in FastAPI's shape and names
+ * nothing of the body (it may hold a secret): a syntax error is `["body", <character position>]`
+ * with Python's reason, a body that is not what its Content-Encoding says is `["body"]`. A body
+ * over the limit is a 413.
+ */
+import express, { type RequestHandler } from "express";
+import type { ValidationError } from "@acs-toolkit/schema";
+import { findTooDeep, tooDeepError } from "../json/depth.js";
+import { findJsonSyntaxError } from "../json/syntax-error.js";
+import { HttpError } from "./errors.js";
+import { RequestValidationError } from "./validation.js";
+
+/** Media types read as JSON (`application/json`, and `+json` types such as `application/merge-patch+json`). */
+export const JSON_MEDIA_TYPES = ["application/json", "application/*+json"];
+
+interface BodyReadError extends Error {
+  type?: string;
+  status?: number;
+  code?: string;
+}
+
+function invalidBody(msg: string, type = "value_error"): RequestValidationError {
+  return new RequestValidationError([{ loc: ["body"], msg, type }]);
+}
+
+/** An error of the body reader as what the client gets (undefined: the client is gone). */
+function readError(error: BodyReadError, encoding: string): Error | undefined {
+  switch (error.type) {
+    case "request.aborted":
+      return undefined;
+    case "entity.too.large":
+      return new HttpError(413, `The request body is larger than the server accepts (${error.message})`);
+    case "encoding.unsupported":
+      return invalidBody(`Content-Encoding ${encoding} is not supported: send identity, gzip, deflate or br`);
+    case "request.size.invalid":
+      return invalidBody("The body is not as long as its Content-Length says");
+  }
+  // A decompression stream failed: the bytes are not what the Content-Encoding says.
+  if (error.status === 400) return invalidBody(`The body is not valid ${encoding} data (Content-Encoding: ${encoding})`);
+  return error;
+}
+
+/**
+ * Reads a JSON body into `req.body` as bytes (a Buffer); a request without a JSON body (none, or
+ * another media type) leaves `req.body` undefined.
+ */
+export function jsonBodyBytes(limitBytes: number): RequestHandler {
+  const raw = express.raw({ type: JSON_MEDIA_TYPES, limit: limitBytes });
+  return (req, res, next) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset) && /json/i.test(req.headers["content-type"] ?? "")) {
+      req.resume();
+      return next(invalidBody(`charset ${charset} is not supported: JSON is sent as UTF-8`));
+    }
+    raw(req, res, (error?: unknown) => {
+      if (error === undefined) return next();
+      const answer = readError(error as BodyReadError, String(req.headers["content-encoding"] ?? "identity").toLowerCase());
+      if (answer) next(answer);
+    });
+  };
+}
+
+/** Reads and parses a JSON body into `req.body` (undefined when there is none). */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const read = jsonBodyBytes(limitBytes);
+  return (req, res, next) =>
+    read(req, res, (error?: unknown) => {
+      if (error !== undefined) return next(error);
+      try {
+        // An empty body is no body (FastAPI: "Field required"), not a syntax error at position 0.
+        if (Buffer.isBuffer(req.body)) req.body = req.body.length === 0 ? undefined : parseJsonBody(req.body);
+      } catch (parseError) {
+        return next(parseError); // this runs in the body reader's callback: a throw would escape Express
+      }
+      next();
+    });
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The value of a JSON body given as UTF-8 bytes (a leading byte order mark is skipped).
+ * @throws RequestValidationError: not UTF-8, not JSON (`["body", <position>]`), nested too deep
+ */
+export function parseJsonBody(bytes: Uint8Array, loc: Array<string | number> = ["body"]): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new RequestValidationError([{ loc: [...loc, utf8Position(bytes)], msg: "JSON decode error: the text is not valid UTF-8", type: "json_invalid" }]);
+  }
+  return parseJsonText(text, loc);
+}
+
+/** The value of a JSON text. @throws RequestValidationError (see parseJsonBody) */
+export function parseJsonText(text: string, loc: Array<string | number> = ["body"]): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new RequestValidationError([jsonDecodeError(text, loc)]);
+  }
+  const deep = findTooDeep(value);
+  if (deep) throw new RequestValidationError([tooDeepError(loc, deep)]);
+  return value;
+}
+
+/** The 422 entry of a text JSON.parse refused: FastAPI's `json_invalid` at the character position. */
+export function jsonDecodeError(text: string, loc: Array<string | number>): ValidationError {
+  const found = findJsonSyntaxError(text);
+  return {
+    loc: found ? [...loc, found.position] : loc,
+    msg: `JSON decode error: ${found?.reason ?? "not valid JSON"}`,
+    type: "json_invalid",
+    ...(found && { ctx: { error: found.reason } }),
+  } as ValidationError;
+}
+
+/** Characters before the first byte of `bytes` that is not part of valid UTF-8 (RFC 3629). */
+function utf8Position(bytes: Uint8Array): number {
+  let at = 0;
+  while (at < bytes.length) {
+    const lead = bytes[at]!;
+    const [size, low, high] =
+      lead < 0x80 ? [1, 0, 0] :
+      lead >= 0xc2 && lead <= 0xdf ? [2, 0x80, 0xbf] :
+      lead === 0xe0 ? [3, 0xa0, 0xbf] :
+      lead === 0xed ? [3, 0x80, 0x9f] :
+      lead >= 0xe1 && lead <= 0xef ? [3, 0x80, 0xbf] :
+      lead === 0xf0 ? [4, 0x90, 0xbf] :
+      lead >= 0xf1 && lead <= 0xf3 ? [4, 0x80, 0xbf] :
+      lead === 0xf4 ? [4, 0x80, 0x8f] : [0, 0, 0];
+    if (size === 0 || at + size > bytes.length) break;
+    // The second byte has the lead's own range (no overlong forms, no surrogates); the rest 80–BF.
+    let valid = size === 1 || (bytes[at + 1]! >= low && bytes[at + 1]! <= high);
+    for (let i = 2; valid && i < size; i++) valid = (bytes[at + i]! & 0xc0) === 0x80;
+    if (!valid) break;
+    at += size;
+  }
+  return [...new TextDecoder().decode(bytes.subarray(0, at))].length;
+}

@@ -1,0 +1,56 @@
+/**
+ * The data directory is private to the server's user: folders 0700, files 0600, set explicitly
+ * (chmod after creating), so that neither a directory that already existed with 0755 nor the
+ * process's umask leaves the store, the keys or the uploads readable by others.
+ */
+import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmod, mkdir } from "node:fs/promises";
+import path from "node:path";
+
+export const PRIVATE_DIRECTORY_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+
+const windows = process.platform === "win32";
+
+/**
+ * Creates `dir` (and missing parents) 0700, or sets an existing one to 0700.
+ * @returns the mode it had when that was wider, for a warning; undefined otherwise
+ */
+export function privateDirectorySync(dir: string): number | undefined {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  if (windows) return undefined;
+  const mode = statSync(dir).mode & 0o777;
+  if (mode === PRIVATE_DIRECTORY_MODE) return undefined;
+  chmodSync(dir, PRIVATE_DIRECTORY_MODE);
+  return mode;
+}
+
+/** Creates `dir` and its missing parents, each created one 0700 whatever the umask. */
+export async function privateDirectory(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  if (first === undefined || windows) return;
+  // Every level from the first one created down to `dir`.
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    await chmod(at, PRIVATE_DIRECTORY_MODE);
+    if (at === path.resolve(first) || at === path.dirname(at)) break;
+  }
+}
+
+/** Sets a file to 0600 (created empty when missing), e.g. a database before SQLite opens it. */
+export function privateFileSync(file: string): void {
+  if (existsSync(file)) {
+    if (!windows) chmodSync(file, PRIVATE_FILE_MODE);
+    return;
+  }
+  const fd = openSync(file, "a", PRIVATE_FILE_MODE);
+  try {
+    if (!windows) fchmodSync(fd, PRIVATE_FILE_MODE);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Sets a file to 0600 when it exists. */
+export function privateIfExistsSync(file: string): void {
+  if (!windows && existsSync(file)) chmodSync(file, PRIVATE_FILE_MODE);
+}
