@@ -83,7 +83,7 @@ export function createWorld(options: WorldOptions = {}): World {
   const scheduler = new Scheduler();
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });
   agent.store = store;
-  const { app, conversations } = createApp({
+  const { app, conversations, close: closeApp } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
     bus,
@@ -133,6 +133,7 @@ export function createWorld(options: WorldOptions = {}): World {
       if (closed) return;
       closed = true;
       scheduler.close();
+      void closeApp();
       store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -8,7 +8,7 @@ import { createCursorCodec } from "./cursor.js";
 import { requireSessionKey } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
-import { jsonBody } from "./http/json-body.js";
+import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
 import { RequestValidators } from "./http/validation.js";
@@ -22,6 +22,7 @@ import { settingsRoutes } from "./routes/settings.js";
 import type { ConversationRuntime } from "./runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
+import { WorkerPool } from "./workers/pool.js";
 import { WriteHealth } from "./write-health.js";
 
 export interface AppDeps {
@@ -43,6 +44,8 @@ export interface AppDeps {
 export interface App {
   app: Express;
   conversations: ConversationService;
+  /** Ends the app's worker threads (the import thread). */
+  close(): Promise<void>;
 }
 
 /** Logs each request once it is answered: method, path without query, status, time. Never headers or bodies. */
@@ -70,7 +73,9 @@ export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
   const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
   const validators = new RequestValidators(openapiDocument);
-  const conversations = new ConversationService(store, deps.bus, deps.runtime);
+  // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
+  const imports = new WorkerPool("import-worker", 1, {});
+  const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);
   const auth = requireSessionKey(createKeyCheck(deps.keys));
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
   const json = jsonBody(config.jsonLimitBytes);
@@ -87,10 +92,10 @@ export function createApp(deps: AppDeps): App {
   app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
   app.use(metaRoutes({ store, writeHealth, openapi: openapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
-  app.use(conversationRoutes({ store, conversations, validators, auth, json }));
+  app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes) }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
-  return { app, conversations };
+  return { app, conversations, close: () => imports.close() };
 }

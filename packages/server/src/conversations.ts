@@ -4,7 +4,7 @@
  * pushed to subscribers.
  */
 import { randomUUID } from "node:crypto";
-import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
@@ -19,8 +19,12 @@ import {
   type ConversationRecord,
   type EventStore,
   type EventToStore,
+  type ImportHandle,
+  type NewConversation,
   type StoredEvent,
 } from "./store/types.js";
+import type { PreparedEvent } from "./store/prepare.js";
+import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
 const HEX_UUID = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
 
@@ -87,37 +91,28 @@ function initialMessage(text: string, imageUrls: string[] | null | undefined): E
   return { event, json: JSON.stringify(event) };
 }
 
+/** Rows removed per step when a staged import is discarded (each step one transaction). */
+const DISCARD_ROWS = 2000;
+
 export class ConversationService {
+  /**
+   * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
+   */
   constructor(
     private readonly store: EventStore,
     private readonly bus: EventBus,
     private readonly runtime: ConversationRuntime,
+    private readonly imports?: WorkerPool,
   ) {}
 
   /** @throws RequestValidationError (422), HttpError 409 */
   create(request: ConversationCreateRequest): ConversationRecord {
-    let id: string = randomUUID();
-    if (request.conversation_id !== undefined) {
-      const canonical = canonicalConversationId(request.conversation_id);
-      if (!canonical) {
-        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
-      }
-      id = canonical;
-    }
+    const conversation = this.newConversation(request);
     const events = request.replay_json ? parseReplay(request.replay_json) : [];
     if (request.initial_user_msg) events.push(initialMessage(request.initial_user_msg, request.image_urls));
     let record: ConversationRecord;
     try {
-      record = this.store.createConversation(
-        {
-          id,
-          status: this.runtime.initialStatus,
-          repository: request.repository ?? null,
-          selectedBranch: request.selected_branch ?? null,
-          gitProvider: request.git_provider ?? null,
-        },
-        events,
-      );
+      record = this.store.createConversation(conversation, events);
     } catch (error) {
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       if (error instanceof DuplicateEventIdError) {
@@ -126,8 +121,88 @@ export class ConversationService {
       }
       throw error;
     }
+    return this.started(record);
+  }
+
+  /**
+   * Creates a conversation from a `POST /api/conversations` body (UTF-8 JSON bytes) without holding
+   * the calling thread: parsing and validation run on an import thread, and the events are written
+   * in chunks of about 15 ms each into a staged conversation that appears whole at the end (or not
+   * at all: a failure, or a crash, removes it). Answers as `create` does.
+   * @throws RequestValidationError (422), HttpError 409
+   */
+  async createFromJson(bytes: Uint8Array): Promise<ConversationRecord> {
+    if (!this.imports) throw new Error("createFromJson needs the import threads (ConversationService's `imports`)");
+    let request: ConversationCreateRequest | undefined;
+    let handle: ImportHandle | undefined;
+    // The bytes move to the import thread: a copy when they share memory with other buffers.
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+    try {
+      await this.imports.run(
+        { bytes: own.buffer },
+        (message) => {
+          if (message.request) {
+            request = message.request as ConversationCreateRequest;
+            handle = this.store.beginImport(this.newConversation(request));
+          }
+          if (message.rows) this.importRows(handle!, message.rows as PreparedEvent[]);
+        },
+        [own.buffer as ArrayBuffer],
+      );
+      const initial = request!.initial_user_msg ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
+      return this.started(this.store.finishImport(handle!, initial));
+    } catch (error) {
+      if (handle) void this.discard(handle);
+      if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
+      if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
+      throw error;
+    }
+  }
+
+  private importRows(handle: ImportHandle, rows: PreparedEvent[]): void {
+    const offset = handle.written;
+    try {
+      this.store.importRows(handle, rows);
+    } catch (error) {
+      if (error instanceof DuplicateEventIdError) {
+        throw new RequestValidationError([{ loc: ["body", "replay_json", offset + error.index, "id"], msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
+      }
+      throw error;
+    }
+  }
+
+  /** Removes a staged import a step at a time, yielding between steps. */
+  private async discard(handle: ImportHandle): Promise<void> {
+    try {
+      while (!this.store.discardImport(handle, DISCARD_ROWS)) await new Promise((resolve) => setImmediate(resolve));
+    } catch {
+      // Left for the next start (the store removes staged imports when it opens).
+    }
+  }
+
+  /** The conversation a request creates. @throws RequestValidationError for a conversation_id that is not a UUID */
+  private newConversation(request: ConversationCreateRequest): NewConversation {
+    let id: string = randomUUID();
+    if (request.conversation_id !== undefined && request.conversation_id !== null) {
+      const canonical = canonicalConversationId(request.conversation_id);
+      if (!canonical) {
+        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
+      }
+      id = canonical;
+    }
+    return {
+      id,
+      status: this.runtime.initialStatus,
+      repository: request.repository ?? null,
+      selectedBranch: request.selected_branch ?? null,
+      gitProvider: request.git_provider ?? null,
+    };
+  }
+
+  /** Hands a new conversation to the runtime. */
+  private started(record: ConversationRecord): ConversationRecord {
     // Nobody can be subscribed to a conversation that did not exist: nothing to publish yet.
-    this.runtime.start(record, this.contextFor(id));
+    this.runtime.start(record, this.contextFor(record.id));
     return record;
   }
 

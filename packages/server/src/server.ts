@@ -21,6 +21,9 @@ import type { EventStore } from "./store/types.js";
 
 export const VERSION = "0.1.0";
 
+/** Reader threads of the store (workers/read-worker.ts). */
+const READ_THREADS = 2;
+
 export interface StartOptions {
   runtime?: ConversationRuntime;
   log?: Logger;
@@ -59,10 +62,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
-  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });
+  // Counts and body searches on reader threads: they never hold the request thread.
+  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
   const bus = new EventBus();
   const writeHealth = new WriteHealth(config.dataDir);
-  const { app, conversations } = createApp({
+  const { app, conversations, close: closeApp } = createApp({
     config,
     store,
     bus,
@@ -96,6 +100,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       http.close(() => {
         clearTimeout(force);
         store.close();
+        void closeApp();
         log.info("stopped");
         resolve();
       });

@@ -2,6 +2,7 @@
 import { Router, type RequestHandler } from "express";
 import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
+import { parseJsonBody } from "../http/json-body.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
@@ -11,7 +12,15 @@ export interface ConversationRoutesDeps {
   validators: RequestValidators;
   auth: RequestHandler;
   json: RequestHandler;
+  /** Reads a JSON body as bytes (jsonBodyBytes). */
+  jsonBytes: RequestHandler;
 }
+
+/**
+ * Creation bodies from this size on are parsed and stored off the request thread (a replay of a few
+ * hundred events is parsed, validated and stored in place in a few milliseconds).
+ */
+export const OFF_THREAD_BODY_BYTES = 256 * 1024;
 
 function conversationInfo(record: ConversationRecord): ConversationInfo {
   return {
@@ -26,12 +35,18 @@ function conversationInfo(record: ConversationRecord): ConversationInfo {
   };
 }
 
-export function conversationRoutes({ store, conversations, validators, auth, json }: ConversationRoutesDeps): Router {
+export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes }: ConversationRoutesDeps): Router {
   const router = Router();
 
-  router.post("/api/conversations", auth, json, (req, res) => {
-    validators.body("createConversation", req.body);
-    const record = conversations.create(req.body as ConversationCreateRequest);
+  router.post("/api/conversations", auth, jsonBytes, async (req, res) => {
+    const bytes = req.body as Buffer | undefined;
+    let record;
+    if (bytes !== undefined && bytes.length >= OFF_THREAD_BODY_BYTES) record = await conversations.createFromJson(bytes);
+    else {
+      const body = bytes?.length ? parseJsonBody(bytes) : undefined;
+      validators.body("createConversation", body);
+      record = conversations.create(body as ConversationCreateRequest);
+    }
     // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.
     const status = record.status === "ERROR" ? "STOPPED" : record.status;
     const response: ConversationCreateResponse = { status: "ok", conversation_id: record.id, message: null, conversation_status: status };

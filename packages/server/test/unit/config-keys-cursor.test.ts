@@ -28,6 +28,8 @@ describe("parseConfig", () => {
     [["--max-files", "0"], /--max-files must be at least 1/],
     [["--log-level", "loud"], /--log-level must be one of/],
     [["--what"], /Unknown option '--what'/],
+    // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).
+    [["--json-limit-bytes", String(2 ** 30)], /--json-limit-bytes must be at most 536870888 \(the longest text Node.js holds\)/],
   ])("refuses %j with a clear message", (argv, message) => {
     expect(() => parseConfig(argv, {})).toThrow(ConfigError);
     expect(() => parseConfig(argv, {})).toThrow(message);
