@@ -2,6 +2,7 @@
 /** `acs-mock`: starts the mock and prints what it serves. */
 import { ScenarioFileError } from "./scenarios/load.js";
 import { MOCK_USAGE, MockConfigError, parseMockArgs } from "./config.js";
+import { reportEventLoopDelay } from "@acs-toolkit/server";
 import { startMock } from "./mock.js";
 
 const began = performance.now();
@@ -27,6 +28,7 @@ try {
   console.error(`acs-mock: cannot start: ${(error as Error).message}`);
   process.exit(1);
 }
+reportEventLoopDelay(); // to a parent process that started this one with an IPC channel (fuzzer)
 const { world, url, wsUrl } = mock;
 const key = world.keys[0]!;
 const lines = [

@@ -24,6 +24,7 @@ import {
   type StoredEvent,
 } from "./store/types.js";
 import type { PreparedEvent } from "./store/prepare.js";
+import { MessageChannel } from "node:worker_threads";
 import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
 const HEX_UUID = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
@@ -93,6 +94,59 @@ function initialMessage(text: string, imageUrls: string[] | null | undefined): E
 
 /** Rows removed per step when a staged import is discarded (each step one transaction). */
 const DISCARD_ROWS = 2000;
+/** What one write of an import may take on the request thread, ms (the budget is 50 ms a request). */
+const WRITE_TARGET_MS = 8;
+
+/**
+ * Writes rows as they come, in transactions sized to take about WRITE_TARGET_MS each (measured,
+ * so that a slow disk or a busy machine means smaller ones), yielding to other requests between
+ * them.
+ */
+class ChunkWriter {
+  private readonly queue: PreparedEvent[][] = [];
+  private size = 200;
+  private running: Promise<void> | undefined;
+  private failure: unknown;
+  private stopped = false;
+
+  constructor(private readonly write: (rows: PreparedEvent[]) => void) {}
+
+  add(rows: PreparedEvent[]): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.queue.push(rows);
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  /** Resolves once every row added is written. @throws what a write threw */
+  async finished(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.queue.length = 0;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let rows = this.queue.shift(); rows && !this.stopped; rows = this.queue.shift()) {
+        for (let from = 0; from < rows.length && !this.stopped; ) {
+          const part = rows.slice(from, from + this.size);
+          const started = performance.now();
+          this.write(part);
+          const ms = performance.now() - started;
+          from += part.length;
+          this.size = Math.max(20, Math.min(2_000, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+    } catch (error) {
+      this.failure = error;
+      this.stop();
+    }
+  }
+}
 
 export class ConversationService {
   /**
@@ -131,27 +185,43 @@ export class ConversationService {
    * at all: a failure, or a crash, removes it). Answers as `create` does.
    * @throws RequestValidationError (422), HttpError 409
    */
-  async createFromJson(bytes: Uint8Array): Promise<ConversationRecord> {
+  async createFromJson(body: AsyncIterable<Uint8Array>): Promise<ConversationRecord> {
     if (!this.imports) throw new Error("createFromJson needs the import threads (ConversationService's `imports`)");
     let request: ConversationCreateRequest | undefined;
     let handle: ImportHandle | undefined;
-    // The bytes move to the import thread: a copy when they share memory with other buffers.
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+    const writer = new ChunkWriter((rows) => this.importRows(handle!, rows));
+    // The body goes to the import thread as it arrives, chunk by chunk: even gathering tens of MB
+    // into one buffer (a copy, page faults) would hold this thread too long.
+    const { port1: bodyPort, port2 } = new MessageChannel();
     try {
-      await this.imports.run(
-        { bytes: own.buffer },
+      const parsed = this.imports.run(
+        { body: port2 },
         (message) => {
           if (message.request) {
             request = message.request as ConversationCreateRequest;
             handle = this.store.beginImport(this.newConversation(request));
           }
-          if (message.rows) this.importRows(handle!, message.rows as PreparedEvent[]);
+          if (message.rows) writer.add(message.rows as PreparedEvent[]);
         },
-        [own.buffer as ArrayBuffer],
+        [port2],
       );
+      parsed.catch(() => {}); // awaited below, after the body is sent
+      try {
+        for await (const chunk of body) bodyPort.postMessage(chunk);
+        bodyPort.postMessage({ end: true });
+      } catch (error) {
+        bodyPort.postMessage({ end: true, aborted: true });
+        await parsed.catch(() => {});
+        throw error;
+      } finally {
+        bodyPort.close();
+      }
+      await parsed;
+      await writer.finished();
       const initial = request!.initial_user_msg ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
       return this.started(this.store.finishImport(handle!, initial));
     } catch (error) {
+      writer.stop();
       if (handle) void this.discard(handle);
       if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);

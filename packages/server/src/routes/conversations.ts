@@ -1,8 +1,8 @@
 /** Creating and reading conversations. */
-import { Router, type RequestHandler } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
-import { parseJsonBody } from "../http/json-body.js";
+import { JSON_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
@@ -14,6 +14,8 @@ export interface ConversationRoutesDeps {
   json: RequestHandler;
   /** Reads a JSON body as bytes (jsonBodyBytes). */
   jsonBytes: RequestHandler;
+  /** The largest JSON body. */
+  jsonLimitBytes: number;
 }
 
 /**
@@ -35,14 +37,24 @@ function conversationInfo(record: ConversationRecord): ConversationInfo {
   };
 }
 
-export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes }: ConversationRoutesDeps): Router {
+export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes, jsonLimitBytes }: ConversationRoutesDeps): Router {
   const router = Router();
 
-  router.post("/api/conversations", auth, jsonBytes, async (req, res) => {
-    const bytes = req.body as Buffer | undefined;
-    let record;
-    if (bytes !== undefined && bytes.length >= OFF_THREAD_BODY_BYTES) record = await conversations.createFromJson(bytes);
+  // Small bodies are read and parsed in place; a large or compressed one (or one of unknown length)
+  // streams to the import thread.
+  const offThread = (req: Request) => {
+    const length = Number(req.headers["content-length"] ?? NaN);
+    const compressed = (req.headers["content-encoding"] ?? "identity") !== "identity";
+    return (compressed || !(length < OFF_THREAD_BODY_BYTES)) && Boolean(req.is(JSON_MEDIA_TYPES));
+  };
+  const readBytes = (req: Request, res: Response) =>
+    new Promise<Buffer | undefined>((resolve, reject) => jsonBytes(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body as Buffer | undefined))));
+
+  router.post("/api/conversations", auth, async (req, res) => {
+    let record: ConversationRecord;
+    if (offThread(req)) record = await conversations.createFromJson(jsonBodyChunks(req, jsonLimitBytes));
     else {
+      const bytes = await readBytes(req, res);
       const body = bytes?.length ? parseJsonBody(bytes) : undefined;
       validators.body("createConversation", body);
       record = conversations.create(body as ConversationCreateRequest);

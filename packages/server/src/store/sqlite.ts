@@ -544,9 +544,12 @@ function toRecord(row: ConversationRow): ConversationRecord {
 const PAGE_SIZE = 8192;
 /**
  * The connection's own checkpoint (in the committing write, waiting on fsync) runs when the WAL
- * passes this size; the background checkpointer normally keeps it from getting there.
+ * passes this size. It copies the whole WAL on the request thread (hundreds of ms for 128 MB), so
+ * while the background checkpointer works it is only a backstop (WAL_BACKSTOP_BYTES); when the
+ * checkpointer fails, the writer checkpoints at WAL_AUTOCHECKPOINT_BYTES again.
  */
 const WAL_AUTOCHECKPOINT_BYTES = 128 * 1024 * 1024;
+const WAL_BACKSTOP_BYTES = 1024 * 1024 * 1024;
 /** Event JSON committed between two requests to the background checkpointer. */
 const CHECKPOINT_REQUEST_BYTES = 1024 * 1024;
 
@@ -580,16 +583,25 @@ parentPort.on("message", (message) => {
  * and fsyncs both; run by the committing connection (SQLite's wal_autocheckpoint) it was ~10% of
  * replay ingest at 1M events plus ~7% waiting on fsync (+20% without it). A PASSIVE checkpoint
  * runs alongside the writer and its readers (WAL allows it) and never blocks them; the WAL stays
- * durable across a crash at any point of it. The writer's wal_autocheckpoint remains as a bound
- * on the WAL's size (WAL_AUTOCHECKPOINT_BYTES), and the only checkpointer for small writes: the
- * worker starts after CHECKPOINT_REQUEST_BYTES of event JSON.
+ * durable across a crash at any point of it. The worker starts after CHECKPOINT_REQUEST_BYTES of
+ * event JSON; the writer's wal_autocheckpoint remains as a backstop on the WAL's size.
  */
 class BackgroundCheckpointer {
   private worker: Worker | undefined;
   private failed = false;
   private pendingBytes = 0;
 
-  constructor(private readonly file: string) {}
+  /** @param onFailure called once when there will be no background checkpoints (the writer takes over) */
+  constructor(
+    private readonly file: string,
+    private readonly onFailure: () => void,
+  ) {}
+
+  private fail(): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.onFailure();
+  }
 
   /** After a committed write of `bytes` of event JSON. */
   committed(bytes: number): void {
@@ -602,7 +614,7 @@ class BackgroundCheckpointer {
     } catch {
       // No worker thread to be had: the write has committed all the same, and the writer's
       // wal_autocheckpoint does the work.
-      this.failed = true;
+      this.fail();
     }
   }
 
@@ -612,7 +624,7 @@ class BackgroundCheckpointer {
     worker.unref(); // never keeps the process alive
     worker.on("error", () => {
       // Cannot open the file, say: leave checkpoints to the writer's wal_autocheckpoint.
-      this.failed = true;
+      this.fail();
       this.worker = undefined;
     });
     return worker;
@@ -1104,12 +1116,21 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     db.pragma("mmap_size = 268435456"); // reads through a memory map: no read() call per page on large stores
     // A large WAL between the writer's own checkpoints: event ids are random, so each commit
     // dirties pages all over event_ids, and a rarer checkpoint writes each of them once for many
-    // commits. Usually the background checkpointer has copied most of it by then.
+    // commits. The background checkpointer copies it as it grows (see WAL_BACKSTOP_BYTES).
     const pageSize = db.pragma("page_size", { simple: true }) as number;
-    db.pragma(`wal_autocheckpoint = ${Math.floor(WAL_AUTOCHECKPOINT_BYTES / pageSize)}`);
+    const autocheckpoint = (bytes: number) => db.pragma(`wal_autocheckpoint = ${Math.floor(bytes / pageSize)}`);
+    autocheckpoint(db.memory ? WAL_AUTOCHECKPOINT_BYTES : WAL_BACKSTOP_BYTES);
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`); // the WAL file is cut back to this
     migrate(db);
-    const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name));
+    if (!db.memory) {
+      // A WAL left by the last run is copied now, before any request could wait on it.
+      try {
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        // Another connection is busy with it: the background checkpointer will be.
+      }
+    }
+    const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name), () => db.open && autocheckpoint(WAL_AUTOCHECKPOINT_BYTES));
     const threads = db.memory ? 0 : Math.max(0, Math.floor(options.readThreads ?? 0));
     const reads = threads > 0 ? new WorkerPool("read-worker", threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
     const store = new SqliteStore(db, options.bodySearch, inFile, options.sortedJsonPages, reads);

@@ -4,7 +4,7 @@
  * request thread. It posts the request without its replay, then the rows in chunks that the request
  * thread writes one transaction each (conversations.ts, createFromJson).
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, type MessagePort } from "node:worker_threads";
 import type { ConversationCreateRequest } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { parseReplay } from "../conversations.js";
@@ -19,8 +19,22 @@ const CHUNK_BYTES = 1024 * 1024;
 
 const validators = new RequestValidators(openapiDocument);
 
-serveJobs(parentPort!, (message, post) => {
-  const value = parseJsonBody(new Uint8Array(message.bytes as ArrayBuffer));
+/** The body's chunks from the request thread, gathered (`undefined` when the request gave up on it). */
+function receiveBody(port: MessagePort): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Uint8Array[] = [];
+    port.on("message", (chunk: Uint8Array | { end: true; aborted?: true }) => {
+      if (chunk instanceof Uint8Array) return void chunks.push(chunk);
+      port.close();
+      resolve(chunk.aborted ? undefined : Buffer.concat(chunks));
+    });
+  });
+}
+
+serveJobs(parentPort!, async (message, post) => {
+  const body = await receiveBody(message.body as MessagePort);
+  if (body === undefined) return post({}, true);
+  const value = parseJsonBody(body);
   validators.body("createConversation", value);
   const request = value as ConversationCreateRequest;
   const events = request.replay_json ? parseReplay(request.replay_json) : [];

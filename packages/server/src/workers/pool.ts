@@ -8,7 +8,9 @@
  * Entry points: built, `dist/<name>.js` next to the bundle (tsup entries); from sources (tests),
  * `src/workers/<name>.ts` through tsx, which a worker does not inherit from its parent.
  */
+import { readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
+import { getPriority, setPriority } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker, type Transferable } from "node:worker_threads";
@@ -155,11 +157,26 @@ export class WorkerPool {
   }
 }
 
+/**
+ * Lowers the priority of the calling thread (nice 10) so that on a busy machine the request
+ * thread gets the CPU first: a worker's job may take long, a request must not wait. Linux only
+ * (a thread's id from /proc/thread-self); elsewhere, and without the right, nothing changes.
+ */
+export function yieldToRequestThread(): void {
+  try {
+    const tid = Number(path.basename(readlinkSync("/proc/thread-self")));
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), 10));
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}
+
 /** The worker side: answers each job with `handle` (which posts through `post`), errors included. */
 export function serveJobs(
   port: { on(event: "message", listener: (message: Record<string, unknown> & { job: number }) => void): void; postMessage(message: unknown, transfer?: Transferable[]): void },
   handle: (message: Record<string, unknown>, post: (message: Record<string, unknown>, last: boolean, transfer?: Transferable[]) => void) => void | Promise<void>,
 ): void {
+  yieldToRequestThread();
   port.on("message", (message) => {
     const post = (body: Record<string, unknown>, last: boolean, transfer: Transferable[] = []) => port.postMessage({ ...body, job: message.job, last }, transfer);
     const fail = (error: unknown) => {

@@ -6,6 +6,7 @@
  * bench/event-loop.bench.ts.
  */
 import { request } from "node:http";
+import { gzipSync } from "node:zlib";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -136,5 +137,28 @@ describe("a large body is answered as a small one", () => {
     const taken = await post(JSON.stringify({ conversation_id: id.replace(/-/g, ""), replay_json: JSON.parse(text).replay_json }));
     expect(taken.status).toBe(409);
     expect(taken.body).toEqual({ detail: `Conversation already exists: ${id}` });
+  });
+
+  it("a compressed body takes the same way; a corrupt one is a 422, one over the limit a 413", async () => {
+    const small = await startTestServer(["--json-limit-bytes", String(1024 * 1024)]);
+    try {
+      const replay = large(20).map((e) => JSON.stringify(e)).join("\n");
+      const gzipped = gzipSync(JSON.stringify({ replay_json: replay }));
+      const send = (body: Uint8Array, encoding = "gzip") =>
+        small.call("POST", "/api/conversations", { body: new Uint8Array(body), headers: { "Content-Type": "application/json", "Content-Encoding": encoding } });
+      const created = await send(gzipped);
+      expect(created.status, created.text).toBe(200);
+      expect((await small.call("GET", `/api/conversations/${created.body.conversation_id}`)).body.event_count).toBe(20 * template.length);
+      const corrupt = await send(gzipped.subarray(0, gzipped.length / 2));
+      expect(corrupt.status, corrupt.text).toBe(422);
+      expect(corrupt.body.detail[0].loc).toEqual(["body"]);
+      const tooLarge = await send(gzipSync(JSON.stringify({ replay_json: large(80).map((e) => JSON.stringify(e)).join("\n") })));
+      expect(tooLarge.status, tooLarge.text).toBe(413);
+      const plainTooLarge = await send(Buffer.from(JSON.stringify({ replay_json: "x".repeat(2 * 1024 * 1024) })), "identity");
+      expect(plainTooLarge.status, plainTooLarge.text).toBe(413);
+      expect((await small.call("GET", "/health")).status).toBe(200);
+    } finally {
+      await small.close();
+    }
   });
 });
