@@ -9,6 +9,7 @@ import { requireSessionKey } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
 import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
+import { answerOptions } from "./http/options.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
 import { RequestValidators } from "./http/validation.js";
@@ -89,7 +90,9 @@ export function createApp(deps: AppDeps): App {
   app.use(requestLog(log));
   app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));
-  app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
+  const templates = pathTemplates(openapiDocument);
+  app.use(rejectMalformedPathEscapes(templates, unknownRoute));
+  app.use(answerOptions(templates, unknownRoute));
   app.use(metaRoutes({ store, writeHealth, openapi: openapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));

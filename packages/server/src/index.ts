@@ -23,6 +23,6 @@ export { attachLiveEvents, LIVE_CLOSE, type LiveEvents, type LiveEventsOptions }
 export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
-export { answerClientErrors, rejectSocket } from "./http/client-errors.js";
+export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";
 export { pathEncodingProblem, pathTemplates } from "./http/path-encoding.js";
 export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from "./event-loop-report.js";

@@ -4,7 +4,7 @@ import { createServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createApp } from "./app.js";
-import { answerClientErrors } from "./http/client-errors.js";
+import { answerClientErrors, guardRequestTarget } from "./http/client-errors.js";
 import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversations.js";
@@ -79,7 +79,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     writeHealth,
   });
 
-  const http = createServer(options.http ?? {}, app);
+  const http = createServer(options.http ?? {}, guardRequestTarget(app));
   answerClientErrors(http);
   const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth });
   await new Promise<void>((resolve, reject) => {
