@@ -14,11 +14,12 @@ const { values } = parseArgs({
     target: { type: "string", default: "server" },
     url: { type: "string" },
     key: { type: "string", default: FUZZ_KEY },
+    stalls: { type: "string", default: "fail" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
-  process.stdout.write("Usage: pnpm fuzz [--count N] [--seed S] [--target server|mock|both] [--url URL --key KEY]\n");
+  process.stdout.write("Usage: pnpm fuzz [--count N] [--seed S] [--target server|mock|both] [--url URL --key KEY] [--stalls fail|count]\n");
   process.exit(0);
 }
 const count = Number(values.count);
@@ -40,6 +41,7 @@ for (const kind of kinds) {
     seed,
     start: async () => (kind === "url" ? externalTarget(values.url!, values.key!) : startTarget(kind)),
     log: (line) => process.stdout.write(`${line}\n`),
+    stalls: values.stalls === "count" ? "count" : "fail",
   });
   process.stdout.write(`${formatReport(report, kind === "url" ? values.url! : kind)}\n  time: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   failed ||= report.failure !== undefined;
