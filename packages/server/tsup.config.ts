@@ -17,9 +17,10 @@ function copySwaggerUi() {
 }
 
 export default defineConfig({
-  // One ES build of the library and the `acs-server` bin, sharing a chunk. dist/index.cjs (the
-  // CommonJS entry) is written after the build by tools/src/build/cjs-entries.ts.
-  entry: ["src/index.ts", "src/cli.ts"],
+  // One ES build of the library, the `acs-server` bin and the worker threads' entries (files of their
+  // own, next to the bundle: workers/pool.ts), sharing chunks. dist/index.cjs (the CommonJS entry) is
+  // written after the build by tools/src/build/cjs-entries.ts.
+  entry: { index: "src/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts" },
   format: ["esm"],
   dts: { entry: "src/index.ts" },
   clean: true,

@@ -4,6 +4,7 @@ import { EXIT_USAGE, usageErrorLine } from "@acs-toolkit/cli-kit";
 import packageJson from "../package.json" with { type: "json" };
 import { ScenarioFileError } from "./scenarios/load.js";
 import { MOCK_USAGE, MockConfigError, parseMockArgs } from "./config.js";
+import { reportEventLoopDelay } from "@acs-toolkit/server";
 import { startMock } from "./mock.js";
 
 const began = performance.now();
@@ -33,6 +34,7 @@ try {
   console.error(`acs-mock: cannot start: ${(error as Error).message}`);
   process.exit(1);
 }
+reportEventLoopDelay(); // to a parent process that started this one with an IPC channel (fuzzer)
 const { world, url, wsUrl } = mock;
 const key = world.keys[0]!;
 const lines = [

@@ -20,6 +20,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { IncomingMessage, STATUS_CODES, type ServerResponse } from "node:http";
 import { BASE_CONFIG, createValidatingPrism, loadOperations, mockingPrism, responseViolations, type Checked, type IHttpConfig, type IHttpRequest, type IPrismDiagnostic } from "./prism.js";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { pathEncodingProblem, pathTemplates } from "@acs-toolkit/server";
 import type { World } from "./world.js";
 import { mapViolations } from "./violations.js";
 
@@ -82,6 +84,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     const found = patterns.filter((p) => p.method === method && p.path.test(path)).map((p) => p.operation);
     return found.length > 0 ? found : operations;
   };
+  const templates = pathTemplates(openapiDocument);
   const acceptedKeys = world.keys.map(digest);
   const keyIsAccepted = (presented: string) => {
     const candidate = digest(presented);
@@ -120,6 +123,8 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
 
     const method = (req.method ?? "GET").toLowerCase();
     if (url.pathname === "/__mock" && method === "get") return send(req, res, 200, describeWorld(world), {}, started);
+    // A malformed percent-escape (Prism would fail on it): the server's answer, 422 naming the parameter.
+    if (pathEncodingProblem(templates, method, url.pathname)) return void world.app(req, res);
     const query: Record<string, string | string[]> = {};
     for (const name of new Set(url.searchParams.keys())) {
       const values = url.searchParams.getAll(name);

@@ -93,7 +93,7 @@ export function createWorld(options: WorldOptions = {}): World {
     if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
     return build({ seed, start });
   });
-  const { app, conversations } = createApp({
+  const { app, conversations, close: closeApp } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
     bus,
@@ -137,6 +137,7 @@ export function createWorld(options: WorldOptions = {}): World {
       if (closed) return;
       closed = true;
       scheduler.close();
+      void closeApp();
       store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

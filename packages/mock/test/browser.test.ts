@@ -26,7 +26,9 @@ window.run = async (api, ws, id, key) => {
   });
   await until(() => live.filter((e) => e.kind && e.key !== "full_state").length >= page.items.length);
   socket.send(JSON.stringify({ role: "user", content: [{ type: "text", text: "hello from the browser" }] }));
-  await until(() => live.some((e) => e.kind === "MessageEvent" && e.source === "agent" && e.llm_message.content[0].text.includes("hello from the browser")));
+  // The agent's reply, then the status update that ends its turn (recorded after it).
+  const reply = () => live.findIndex((e) => e.kind === "MessageEvent" && e.source === "agent" && e.llm_message.content[0].text.includes("hello from the browser"));
+  await until(() => reply() !== -1 && live.slice(reply() + 1).some((e) => e.kind === "ConversationStateUpdateEvent"));
   socket.close();
   return { fetched: page.items.map((e) => e.id), live: live.map((e) => ({ kind: e.kind, type: e.type, key: e.key, id: e.id, source: e.source })) };
 };

@@ -60,7 +60,8 @@ export type QueryType = (typeof QUERY_TYPES)[number];
 const REPLAY_BATCH = 10_000;
 /** Live appends after the build: small commits on a big conversation. */
 const LIVE_BATCH = 100;
-const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
+/** The conversation the benchmarks build. */
+export const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
 const INGEST_TARGET = 50_000;
 const RARE = "quasar";
 const FREQUENT = "repository";

@@ -9,7 +9,8 @@ import { createCursorCodec } from "./cursor.js";
 import { requireSessionKey } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
-import { jsonBody } from "./http/json-body.js";
+import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
+import { answerOptions } from "./http/options.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
 import { RequestValidators } from "./http/validation.js";
@@ -23,6 +24,7 @@ import { settingsRoutes } from "./routes/settings.js";
 import type { ConversationRuntime } from "./runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
+import { WorkerPool } from "./workers/pool.js";
 import { WriteHealth } from "./write-health.js";
 
 export interface AppDeps {
@@ -56,6 +58,8 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse, next?:
 export interface App {
   app: RequestListener;
   conversations: ConversationService;
+  /** Ends the app's worker threads (the import thread). */
+  close(): Promise<void>;
 }
 
 /** Logs each request once it is answered: method, path without query, status, time. Never headers or bodies. */
@@ -83,7 +87,9 @@ export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
   const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
   const validators = new RequestValidators(openapiDocument);
-  const conversations = new ConversationService(store, deps.bus, deps.runtime);
+  // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
+  const imports = new WorkerPool("import-worker", 1, {});
+  const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);
   const auth = requireSessionKey(createKeyCheck(deps.keys));
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
   const json = jsonBody(config.jsonLimitBytes);
@@ -97,13 +103,15 @@ export function createApp(deps: AppDeps): App {
   app.use(requestLog(log));
   app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));
-  app.use(rejectMalformedPathEscapes(pathTemplates(openapiDocument), unknownRoute));
+  const templates = pathTemplates(openapiDocument);
+  app.use(rejectMalformedPathEscapes(templates, unknownRoute));
+  app.use(answerOptions(templates, unknownRoute));
   app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
-  app.use(conversationRoutes({ store, conversations, validators, auth, json }));
+  app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
-  return { app, conversations };
+  return { app, conversations, close: () => imports.close() };
 }

@@ -2,6 +2,7 @@
 /** `acs-server`: the reference server on an embedded SQLite store. */
 import { EXIT_USAGE, usageErrorLine } from "@acs-toolkit/cli-kit";
 import { ConfigError, parseConfig, USAGE } from "./config.js";
+import { reportEventLoopDelay } from "./event-loop-report.js";
 import { startServer, VERSION } from "./server.js";
 
 async function main(): Promise<void> {
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     return;
   }
   const server = await startServer(config);
+  reportEventLoopDelay(); // to a parent process that started this one with an IPC channel (fuzzer, benchmark)
   if (server.keys.generated) {
     // Printed once, at the start that created it; afterwards it is only in the 0600 key file.
     process.stdout.write(

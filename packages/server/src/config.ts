@@ -1,4 +1,5 @@
 /** Server configuration from flags and environment (flags win). Keys come from the environment only. */
+import { constants } from "node:buffer";
 import path from "node:path";
 import { parseCommandLine } from "@acs-toolkit/cli-kit";
 import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./uploads.js";
@@ -28,7 +29,7 @@ Options (environment variable in brackets):
   --max-file-bytes N       upload limit per file [ACS_MAX_FILE_BYTES] (default 25 MiB)
   --max-files N            upload limit of files per request [ACS_MAX_FILES] (default 100)
   --max-request-bytes N    upload limit per request [ACS_MAX_REQUEST_BYTES] (default 250 MiB)
-  --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB)
+  --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB, at most 512 MiB)
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
   -v, --version            print the version
@@ -43,13 +44,17 @@ export class ConfigError extends Error {}
 
 const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
-function integer(name: string, text: string | undefined, fallback: number, min: number): number {
+function integer(name: string, text: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, why = ""): number {
   if (text === undefined || text === "") return fallback;
   if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
   const value = Number(text);
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  if (value > max) throw new ConfigError(`${name} must be at most ${max}${why}, got ${value}`);
   return value;
 }
+
+/** A JSON body becomes one string before it is parsed: no larger than Node's longest string. */
+const MAX_JSON_LIMIT = constants.MAX_STRING_LENGTH;
 
 const truthy = (text: string | undefined) => text !== undefined && /^(1|true|yes|on)$/i.test(text);
 
@@ -96,7 +101,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       maxFiles: integer("--max-files", values["max-files"] ?? env.ACS_MAX_FILES, DEFAULT_UPLOAD_LIMITS.maxFiles, 1),
       maxRequestBytes: integer("--max-request-bytes", values["max-request-bytes"] ?? env.ACS_MAX_REQUEST_BYTES, DEFAULT_UPLOAD_LIMITS.maxRequestBytes, 1),
     },
-    jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024),
+    jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024, MAX_JSON_LIMIT, " (the longest text Node.js holds)"),
     logLevel,
   };
 }

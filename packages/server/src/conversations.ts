@@ -4,7 +4,7 @@
  * pushed to subscribers.
  */
 import { randomUUID } from "node:crypto";
-import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
@@ -21,8 +21,13 @@ import {
   type ConversationRecord,
   type EventStore,
   type EventToStore,
+  type ImportHandle,
+  type NewConversation,
   type StoredEvent,
 } from "./store/types.js";
+import type { PreparedEvent } from "./store/prepare.js";
+import { MessageChannel } from "node:worker_threads";
+import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
 const HEX_UUID = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
 
@@ -99,37 +104,81 @@ function initialMessage(text: string, imageUrls: string[] | null | undefined): E
   return { event, json: JSON.stringify(event) };
 }
 
+/** Rows removed per step when a staged import is discarded (each step one transaction). */
+const DISCARD_ROWS = 2000;
+/** What one write of an import may take on the request thread, ms (the budget is 50 ms a request). */
+const WRITE_TARGET_MS = 8;
+
+/**
+ * Writes rows as they come, in transactions sized to take about WRITE_TARGET_MS each (measured,
+ * so that a slow disk or a busy machine means smaller ones), yielding to other requests between
+ * them.
+ */
+class ChunkWriter {
+  private readonly queue: PreparedEvent[][] = [];
+  private size = 200;
+  private running: Promise<void> | undefined;
+  private failure: unknown;
+  private stopped = false;
+
+  constructor(private readonly write: (rows: PreparedEvent[]) => void) {}
+
+  add(rows: PreparedEvent[]): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.queue.push(rows);
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  /** Resolves once every row added is written. @throws what a write threw */
+  async finished(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.queue.length = 0;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let rows = this.queue.shift(); rows && !this.stopped; rows = this.queue.shift()) {
+        for (let from = 0; from < rows.length && !this.stopped; ) {
+          const part = rows.slice(from, from + this.size);
+          const started = performance.now();
+          this.write(part);
+          const ms = performance.now() - started;
+          from += part.length;
+          this.size = Math.max(20, Math.min(2_000, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+    } catch (error) {
+      this.failure = error;
+      this.stop();
+    }
+  }
+}
+
 export class ConversationService {
+  /**
+   * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
+   */
   constructor(
     private readonly store: EventStore,
     private readonly bus: EventBus,
     private readonly runtime: ConversationRuntime,
+    private readonly imports?: WorkerPool,
   ) {}
 
   /** @throws RequestValidationError (422), HttpError 409 */
   create(request: ConversationCreateRequest): ConversationRecord {
-    let id: string = randomUUID();
-    if (request.conversation_id !== undefined) {
-      const canonical = canonicalConversationId(request.conversation_id);
-      if (!canonical) {
-        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
-      }
-      id = canonical;
-    }
+    const conversation = this.newConversation(request);
     const events = request.replay_json ? parseReplay(request.replay_json) : [];
     if (request.initial_user_msg) events.push(initialMessage(request.initial_user_msg, request.image_urls));
     let record: ConversationRecord;
     try {
-      record = this.store.createConversation(
-        {
-          id,
-          status: this.runtime.initialStatus,
-          repository: request.repository ?? null,
-          selectedBranch: request.selected_branch ?? null,
-          gitProvider: request.git_provider ?? null,
-        },
-        events,
-      );
+      record = this.store.createConversation(conversation, events);
     } catch (error) {
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       if (error instanceof DuplicateEventIdError) {
@@ -138,8 +187,104 @@ export class ConversationService {
       }
       throw error;
     }
+    return this.started(record);
+  }
+
+  /**
+   * Creates a conversation from a `POST /api/conversations` body (UTF-8 JSON bytes) without holding
+   * the calling thread: parsing and validation run on an import thread, and the events are written
+   * in chunks of about 15 ms each into a staged conversation that appears whole at the end (or not
+   * at all: a failure, or a crash, removes it). Answers as `create` does.
+   * @throws RequestValidationError (422), HttpError 409
+   */
+  async createFromJson(body: AsyncIterable<Uint8Array>): Promise<ConversationRecord> {
+    if (!this.imports) throw new Error("createFromJson needs the import threads (ConversationService's `imports`)");
+    let request: ConversationCreateRequest | undefined;
+    let handle: ImportHandle | undefined;
+    const writer = new ChunkWriter((rows) => this.importRows(handle!, rows));
+    // The body goes to the import thread as it arrives, chunk by chunk: even gathering tens of MB
+    // into one buffer (a copy, page faults) would hold this thread too long.
+    const { port1: bodyPort, port2 } = new MessageChannel();
+    try {
+      const parsed = this.imports.run(
+        { body: port2 },
+        (message) => {
+          if (message.request) {
+            request = message.request as ConversationCreateRequest;
+            handle = this.store.beginImport(this.newConversation(request));
+          }
+          if (message.rows) writer.add(message.rows as PreparedEvent[]);
+        },
+        [port2],
+      );
+      parsed.catch(() => {}); // awaited below, after the body is sent
+      try {
+        for await (const chunk of body) bodyPort.postMessage(chunk);
+        bodyPort.postMessage({ end: true });
+      } catch (error) {
+        bodyPort.postMessage({ end: true, aborted: true });
+        await parsed.catch(() => {});
+        throw error;
+      } finally {
+        bodyPort.close();
+      }
+      await parsed;
+      await writer.finished();
+      const initial = request!.initial_user_msg ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
+      return this.started(this.store.finishImport(handle!, initial));
+    } catch (error) {
+      writer.stop();
+      if (handle) void this.discard(handle);
+      if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
+      if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
+      throw error;
+    }
+  }
+
+  private importRows(handle: ImportHandle, rows: PreparedEvent[]): void {
+    const offset = handle.written;
+    try {
+      this.store.importRows(handle, rows);
+    } catch (error) {
+      if (error instanceof DuplicateEventIdError) {
+        throw new RequestValidationError([{ loc: ["body", "replay_json", offset + error.index, "id"], msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
+      }
+      throw error;
+    }
+  }
+
+  /** Removes a staged import a step at a time, yielding between steps. */
+  private async discard(handle: ImportHandle): Promise<void> {
+    try {
+      while (!this.store.discardImport(handle, DISCARD_ROWS)) await new Promise((resolve) => setImmediate(resolve));
+    } catch {
+      // Left for the next start (the store removes staged imports when it opens).
+    }
+  }
+
+  /** The conversation a request creates. @throws RequestValidationError for a conversation_id that is not a UUID */
+  private newConversation(request: ConversationCreateRequest): NewConversation {
+    let id: string = randomUUID();
+    if (request.conversation_id !== undefined && request.conversation_id !== null) {
+      const canonical = canonicalConversationId(request.conversation_id);
+      if (!canonical) {
+        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
+      }
+      id = canonical;
+    }
+    return {
+      id,
+      status: this.runtime.initialStatus,
+      repository: request.repository ?? null,
+      selectedBranch: request.selected_branch ?? null,
+      gitProvider: request.git_provider ?? null,
+    };
+  }
+
+  /** Hands a new conversation to the runtime. */
+  private started(record: ConversationRecord): ConversationRecord {
     // Nobody can be subscribed to a conversation that did not exist: nothing to publish yet.
-    this.runtime.start(record, this.contextFor(id));
+    this.runtime.start(record, this.contextFor(record.id));
     return record;
   }
 

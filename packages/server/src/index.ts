@@ -24,9 +24,16 @@ export { RecordedStates } from "./agent-state.js";
 export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
+export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";
+export { pathEncodingProblem, pathTemplates } from "./http/path-encoding.js";
+export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from "./event-loop-report.js";
 // Types that the exports above use in their signatures.
 export type { SecretCipher } from "./secrets.js";
 export type { SessionKeys } from "./keys.js";
 export type { UploadLimits } from "./uploads.js";
 export type { SqliteEventStore, SqliteStoreOptions } from "./store/sqlite.js";
 export type { Location, Json } from "./http/validation.js";
+export type { WriteHealth, WriteFailure } from "./write-health.js";
+export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";
+export type { WorkerPool, JobMessage } from "./workers/pool.js";
+export type { PreparedEvent } from "./store/prepare.js";

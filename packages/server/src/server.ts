@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { createApp } from "./app.js";
-import { answerClientErrors } from "./http/client-errors.js";
+import { answerClientErrors, guardRequestTarget } from "./http/client-errors.js";
 import { EventBus } from "./bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversations.js";
@@ -22,6 +22,9 @@ import type { EventStore } from "./store/types.js";
 
 /** The package's version (what /health and `acs-server --version` report). */
 export const VERSION: string = packageJson.version;
+
+/** Reader threads of the store (workers/read-worker.ts). */
+const READ_THREADS = 2;
 
 export interface StartOptions {
   runtime?: ConversationRuntime;
@@ -61,10 +64,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
-  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite") });
+  // Counts and body searches on reader threads: they never hold the request thread.
+  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
   const bus = new EventBus();
   const writeHealth = new WriteHealth(config.dataDir);
-  const { app, conversations } = createApp({
+  const { app, conversations, close: closeApp } = createApp({
     config,
     store,
     bus,
@@ -77,7 +81,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     writeHealth,
   });
 
-  const http = createServer(options.http ?? {}, app);
+  const http = createServer(options.http ?? {}, guardRequestTarget(app));
   answerClientErrors(http);
   const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth });
   await new Promise<void>((resolve, reject) => {
@@ -98,6 +102,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       http.close(() => {
         clearTimeout(force);
         store.close();
+        void closeApp();
         log.info("stopped");
         resolve();
       });

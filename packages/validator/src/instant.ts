@@ -29,7 +29,7 @@ const EPOCH = /^(-?)(\d+)(?:\.(\d+))?$/;
 
 /**
  * Microseconds since the epoch (UTC) of a timestamp text in any accepted form (see the module
- * comment), or undefined when it is not one; {@link instantError} says why.
+ * comment), or undefined when it is not one; `instantError` says why.
  */
 export function instantMicros(text: string): number | undefined {
   if (text.length < 10 || text.charCodeAt(4) !== 45 /* - */) return epochMicros(text);

@@ -4,7 +4,7 @@
  * arrive in time) and upgrade requests the live channel refuses. Node's own answers have empty
  * bodies; ws's are text/html.
  */
-import { STATUS_CODES, type Server } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 
 /** What llhttp's error codes mean, for the `detail` of a 400. */
@@ -36,6 +36,21 @@ export function rejectSocket(socket: Duplex, status: number, detail: string, hea
   socket.once("finish", () => socket.destroy());
   socket.on("error", () => socket.destroy());
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\n${Object.entries(head).map(([name, value]) => `${name}: ${value}`).join("\r\n")}\r\n\r\n${body}`);
+}
+
+/**
+ * A request handler that first answers a request target that is neither a path (`/…`) nor an
+ * absolute URL that parses (`GET http://[::1`, `GET *`) with a JSON 400: Express's router cannot
+ * route such a target and its fallback answers HTML.
+ */
+export function guardRequestTarget(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const target = req.url ?? "";
+    if (target.startsWith("/") || (/^https?:\/\//i.test(target) && URL.canParse(target))) return handler(req, res);
+    const body = JSON.stringify({ detail: "Bad Request: the request target is not a path" });
+    res.writeHead(400, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body), Connection: "close" });
+    res.end(body);
+  };
 }
 
 interface ClientError extends Error {

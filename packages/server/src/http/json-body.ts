@@ -5,7 +5,9 @@
  * with Python's reason, a body that is not what its Content-Encoding says is `["body"]`. A body
  * over the limit is a 413.
  */
-import express, { type RequestHandler } from "express";
+import type { Readable, Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import express, { type Request, type RequestHandler } from "express";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
 import { findJsonSyntaxError } from "../json/syntax-error.js";
@@ -77,6 +79,69 @@ export function jsonBody(limitBytes: number): RequestHandler {
       next();
     });
 }
+
+/**
+ * The bytes of a JSON body as they arrive, decompressed per Content-Encoding: for a body too large
+ * to gather on the request thread (a large replay goes, chunk by chunk, to the import thread).
+ * Yields nothing when the request has no JSON body. Throws as jsonBodyBytes answers: 413 past
+ * `limitBytes`, 422 for a body that is not what its Content-Encoding says.
+ */
+export async function* jsonBodyChunks(req: Request, limitBytes: number): AsyncGenerator<Buffer> {
+  const contentType = req.headers["content-type"] ?? "";
+  if (!req.is(JSON_MEDIA_TYPES)) {
+    req.resume();
+    return;
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    req.resume();
+    throw invalidBody(`charset ${charset} is not supported: JSON is sent as UTF-8`);
+  }
+  const encoding = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
+  const decompress = DECOMPRESSORS[encoding];
+  if (!decompress && encoding !== "identity") {
+    req.resume();
+    throw invalidBody(`Content-Encoding ${encoding} is not supported: send identity, gzip, deflate or br`);
+  }
+  let source: Readable = req;
+  if (decompress) {
+    const decompressor = decompress();
+    // A client that goes away ends the decompressor too (with an error); req itself is never
+    // destroyed here, so that an answer (413, 422) can still be sent.
+    req.on("error", (error) => decompressor.destroy(error));
+    req.on("close", () => !req.readableEnded && decompressor.destroy(new Error("the client closed the connection")));
+    source = req.pipe(decompressor);
+  }
+  let size = 0;
+  try {
+    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limitBytes) {
+        throw new HttpError(413, `The request body is larger than the server accepts (more than ${limitBytes} bytes)`);
+      }
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    const code = (error as { code?: unknown }).code;
+    if (decompress && typeof code === "string" && /^(Z_|ERR__|ERR_BROTLI)/.test(code)) {
+      throw invalidBody(`The body is not valid ${encoding} data (Content-Encoding: ${encoding})`);
+    }
+    throw error;
+  } finally {
+    if (source !== req) source.destroy();
+    if (!req.readableEnded && !req.destroyed) {
+      req.unpipe();
+      req.resume(); // the rest is read and dropped, so that the client gets its answer
+    }
+  }
+}
+
+const DECOMPRESSORS: Readonly<Record<string, () => Transform>> = {
+  gzip: () => createGunzip(),
+  deflate: () => createInflate(),
+  br: () => createBrotliDecompress(),
+};
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

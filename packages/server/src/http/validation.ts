@@ -45,6 +45,7 @@ export function toValidationError(location: Location, prefix: Array<string | num
 
 /** A request that failed validation; the error handler answers 422 with `detail`. */
 export class RequestValidationError extends Error {
+  override readonly name = "RequestValidationError";
   constructor(readonly detail: ValidationError[]) {
     super(detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
   }

@@ -99,7 +99,9 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     replayPageSize: options.replayPageSize ?? 500,
     subscribers: new SubscriberCounts(options.maxConnectionsPerConversation ?? DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION),
   };
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024 });
+  // One inbound message per tick: a flood of frames in one TCP read (each parsed and validated)
+  // would otherwise be handled in one task, holding the event loop.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024, allowSynchronousEvents: false });
   // Each live event is encoded once, not once per subscriber: the bus hands every listener the
   // same StoredEvent objects.
   const encoded = new WeakMap<StoredEvent, Buffer>();
@@ -386,20 +388,22 @@ class LiveConnection {
    * socket's buffer is full.
    */
   private catchUp(): void {
-    while (this.phase === "catch-up") {
-      if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
-        setTimeout(() => this.catchUp(), 5);
-        return;
-      }
-      if (this.since) {
-        this.replaySince(this.since);
-        continue;
-      }
-      const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
-      for (const event of page) this.deliver(event, event.json);
-      // Same tick as the read that came back short: nothing can have been stored in between.
-      if (page.length < this.settings.replayPageSize) this.phase = "live";
+    if (this.phase !== "catch-up") return;
+    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
+      setTimeout(() => this.catchUp(), 5);
+      return;
     }
+    if (this.since) {
+      this.replaySince(this.since);
+      setImmediate(() => this.catchUp());
+      return;
+    }
+    const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
+    for (const event of page) this.deliver(event, event.json);
+    // Same tick as the read that came back short: nothing can have been stored in between.
+    if (page.length < this.settings.replayPageSize) this.phase = "live";
+    // One page per task: a long catch-up never holds the event loop.
+    else setImmediate(() => this.catchUp());
   }
 
   /**

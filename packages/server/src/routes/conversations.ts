@@ -1,7 +1,8 @@
 /** Creating and reading conversations. */
-import { Router, type RequestHandler } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import type { AgentConversationState, ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, SendMessageRequest } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
+import { JSON_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
@@ -11,7 +12,17 @@ export interface ConversationRoutesDeps {
   validators: RequestValidators;
   auth: RequestHandler;
   json: RequestHandler;
+  /** Reads a JSON body as bytes (jsonBodyBytes). */
+  jsonBytes: RequestHandler;
+  /** The largest JSON body. */
+  jsonLimitBytes: number;
 }
+
+/**
+ * Creation bodies from this size on are parsed and stored off the request thread (a replay of a few
+ * hundred events is parsed, validated and stored in place in a few milliseconds).
+ */
+export const OFF_THREAD_BODY_BYTES = 256 * 1024;
 
 function conversationInfo(record: ConversationRecord, state: AgentConversationState): ConversationInfo {
   return {
@@ -27,12 +38,28 @@ function conversationInfo(record: ConversationRecord, state: AgentConversationSt
   };
 }
 
-export function conversationRoutes({ store, conversations, validators, auth, json }: ConversationRoutesDeps): Router {
+export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes, jsonLimitBytes }: ConversationRoutesDeps): Router {
   const router = Router();
 
-  router.post("/api/conversations", auth, json, (req, res) => {
-    validators.body("createConversation", req.body);
-    const record = conversations.create(req.body as ConversationCreateRequest);
+  // Small bodies are read and parsed in place; a large or compressed one (or one of unknown length)
+  // streams to the import thread.
+  const offThread = (req: Request) => {
+    const length = Number(req.headers["content-length"] ?? NaN);
+    const compressed = (req.headers["content-encoding"] ?? "identity") !== "identity";
+    return (compressed || !(length < OFF_THREAD_BODY_BYTES)) && Boolean(req.is(JSON_MEDIA_TYPES));
+  };
+  const readBytes = (req: Request, res: Response) =>
+    new Promise<Buffer | undefined>((resolve, reject) => jsonBytes(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body as Buffer | undefined))));
+
+  router.post("/api/conversations", auth, async (req, res) => {
+    let record: ConversationRecord;
+    if (offThread(req)) record = await conversations.createFromJson(jsonBodyChunks(req, jsonLimitBytes));
+    else {
+      const bytes = await readBytes(req, res);
+      const body = bytes?.length ? parseJsonBody(bytes) : undefined;
+      validators.body("createConversation", body);
+      record = conversations.create(body as ConversationCreateRequest);
+    }
     // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.
     const status = record.status === "ERROR" ? "STOPPED" : record.status;
     const response: ConversationCreateResponse = { status: "ok", conversation_id: record.id, message: null, conversation_status: status };

@@ -62,7 +62,7 @@ const ITEMS_OPEN = Buffer.from('{"items":[');
 export function eventRoutes({ store, validators, cursors, readAuth }: EventRoutesDeps): Router {
   const router = Router();
 
-  router.get("/api/conversations/:conversation_id/events/search", readAuth, (req, res) => {
+  router.get("/api/conversations/:conversation_id/events/search", readAuth, async (req, res) => {
     const { path, query } = validators.parameters("searchEvents", req.params as Record<string, string>, req.query);
     const conversation = requireConversation(store, path.conversation_id as string);
     const q = query as FilterQuery & { page_id?: string; limit?: number; sort_order?: string };
@@ -72,7 +72,7 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
     if (q.page_id !== undefined) {
       after = pageStart(store, cursors, scope, q.page_id);
     }
-    const page = store.searchJson(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
+    const page = await store.searchJsonAsync(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
     const next = page.hasMore && page.last ? cursors.encode(scope, page.last) : null;
     // The events leave exactly as stored: their JSON text is spliced in as bytes, never
     // re-serialized (nor decoded: a page of 100 is about 60 KB).
@@ -80,10 +80,10 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
     res.writeHead(200, { "Content-Type": "application/json; charset=utf-8", "Content-Length": body.length }).end(body);
   });
 
-  router.get("/api/conversations/:conversation_id/events/count", readAuth, (req, res) => {
+  router.get("/api/conversations/:conversation_id/events/count", readAuth, async (req, res) => {
     const { path, query } = validators.parameters("countEvents", req.params as Record<string, string>, req.query);
     const conversation = requireConversation(store, path.conversation_id as string);
-    res.json(store.count(conversation.id, filtersOf(query as FilterQuery)));
+    res.json(await store.countAsync(conversation.id, filtersOf(query as FilterQuery)));
   });
 
   return router;

@@ -26,36 +26,32 @@
  * the equivalent of Python's str.lower()) in `message_texts`, with the message's seq, ts and
  * source, and indexed by an FTS5 trigram table (`message_fts`, external content) that the store
  * fills in the inserting transaction. A match is always confirmed with `instr(text, lower(body))`,
- * so the semantics are exactly `body.lower() in text.lower()`; FTS only narrows the candidates. The
- * body goes to FTS as one quoted phrase (`"` doubled), so `AND`, `NEAR(`, `*`, `:` are literal.
+ * so the semantics are exactly `body.lower() in text.lower()`; FTS only narrows the candidates.
+ * The body goes to FTS as at most FTS_TERMS of its distinct trigrams, each a quoted string (`"`
+ * doubled, so `AND`, `NEAR(`, `*`, `:` are literal), joined by AND: a text holding the body holds
+ * all of them. (As one phrase, a body of 1,000 repeated characters was 998 copies of one trigram,
+ * and FTS5 matched such a phrase against each candidate's positions in quadratic time: seconds
+ * for 1,500 messages, minutes for 30,000.)
  *
  * The FTS rowid is `events.key = (conversation << 32) | seq`: `rowid BETWEEN conv<<32 AND
  * conv<<32|0xFFFFFFFF` restricts an FTS query to one conversation inside the full-text index, so
  * other conversations' messages cost nothing, and no query reads a candidate's events row.
  *
- * Two plans, because neither is good for every term at 1M events (37k messages):
- *  - FTS: every candidate of the conversation, confirmed, filtered, sorted; O(candidates) — cheap
- *    for a rare term, but a frequent term sorts most of the conversation's messages.
- *  - walk: the (conversation, kind=MessageEvent[, source], ts, seq) index in query order, each
- *    message tested with instr (index + one text row, no events row), stopping at `limit + 1`
- *    hits — cheap for a frequent term, but a rare term walks every message.
- * A page first counts the conversation's FTS candidates, stopping at FTS_CANDIDATES + 1 (cheap:
- * the FTS iterator only). At most FTS_CANDIDATES: the FTS plan. More: the term is frequent, so it
- * walks — for at most WALK_BUDGET messages; if those hold fewer than `limit + 1` hits (a term
- * frequent elsewhere but sparse here, e.g. past a cursor or in a time range), the rest of the page
- * comes from the FTS plan, strictly after the last walked position. A page therefore costs at
- * most ~FTS_CANDIDATES candidates, or ~WALK_BUDGET walked messages plus the FTS plan; in the
- * common cases (a term either rare or evenly frequent) a fraction of a millisecond to a few ms,
- * whatever the conversation's size. The adversarial case (a term with many matches, all of them
- * far from the page) costs O(its matches); it is never a scan of the events.
- *
- * Queries of fewer than 3 characters (after lower-casing) cannot use trigrams: they walk the ordered
- * index testing `instr` on each message, in one statement that stops at `limit + 1` hits. That is
- * cheap when the 1–2 character string is common (it almost always is) and O(messages in the
- * conversation) when it is rare (~30 ms for 37k messages): the one documented exception to "a page
- * costs the same at any size". (Serving them from the index would need a trigram-prefix lookup
- * through an fts5vocab table, plus padding so that an occurrence at the very end of a text is the
- * prefix of some trigram; not done.)
+ * Every page does bounded work (issue 13: a page must not hold the event loop, whatever the body):
+ *  - FTS: when the conversation has at most FTS_CANDIDATES candidates (counted by a probe that
+ *    stops at FTS_CANDIDATES + 1, the FTS iterator only), they are confirmed, filtered and sorted:
+ *    cheap for a rare term, and bounded by FTS_CANDIDATES.
+ *  - walk: otherwise (a frequent term, or a body of 1–2 characters, which trigrams cannot serve),
+ *    the (conversation, kind=MessageEvent[, source], ts, seq) index is walked in query order, each
+ *    message tested with instr (index + one text row, no events row), until `limit + 1` hits or
+ *    SCAN_BUDGET messages. A frequent term fills the page in a few hundred messages. When the
+ *    budget runs out first (a term frequent elsewhere but sparse here), the page is shorter than
+ *    `limit` — possibly empty — and its cursor resumes the walk after the last message tested, so
+ *    the pages together are exactly the matching events, in order, none twice.
+ * A page therefore costs at most ~FTS_CANDIDATES candidates or SCAN_BUDGET walked messages (at 1M
+ * events, tens of milliseconds at worst; a fraction of a millisecond to a few ms in the common
+ * cases). `count` with a body is exact, O(its candidates): the server runs it off the request
+ * thread (read-pool.ts).
  * `instr` on pre-lower-cased text is used rather than LIKE: it is an exact substring test with no
  * wildcard escaping, and SQLite's LIKE folds ASCII only.
  *
@@ -70,14 +66,18 @@
  * thread (BackgroundCheckpointer). Replay of a 1M-event conversation went from ~35,000 to
  * ~70,000 events/s on the 2-core development machine.
  */
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { DEFAULT_EVENT_SOURCE, type ConversationLifecycleStatus, type MessageEvent } from "@acs-toolkit/schema";
+import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import { privateFileSync, privateIfExistsSync } from "../private-files.js";
+import { WorkerPool } from "../workers/pool.js";
 import { assertSchemaSupported, migrate } from "./migrations.js";
-import { eventTimeMicros } from "./time.js";
+import { prepareEvent, searchTextOf, type PreparedEvent } from "./prepare.js";
+
+export { messageSearchText } from "./prepare.js";
 import {
   ConversationExistsError,
   ConversationNotFoundError,
@@ -92,7 +92,19 @@ import {
   type JsonPage,
   type SearchQuery,
   type StoredEvent,
+  type ImportHandle,
 } from "./types.js";
+
+/** The handle of a staged creation (see ImportHandle). */
+class StagedImport implements ImportHandle {
+  written = 0;
+  constructor(
+    readonly pk: number,
+    readonly stagingId: string,
+    /** The conversation's id once finished. */
+    readonly finalId: string,
+  ) {}
+}
 
 /** Thrown by appendEvents and setStatus for an unknown conversation id. */
 export interface SqliteStoreOptions {
@@ -104,12 +116,20 @@ export interface SqliteStoreOptions {
    * The two thresholds of the body-search plan (see the module comment). The defaults suit every
    * size; tests lower them to reach each branch with a few events.
    */
-  bodySearch?: { ftsCandidates?: number; walkBudget?: number };
+  bodySearch?: { ftsCandidates?: number; scanBudget?: number };
   /**
    * Read every searchJson page with its order stated in the aggregates (the path taken when the
    * fast read comes back out of order); for tests. Default false.
    */
   sortedJsonPages?: boolean;
+  /** Open an existing store for reading only (no migration, no write): what a reader thread does. */
+  readonly?: boolean;
+  /**
+   * Reader threads (workers/read-worker.ts, each with its own read-only connection) that run
+   * `countAsync` and body-filtered `searchJsonAsync`, so that they never hold the calling thread;
+   * 0 runs them in place. File stores only (an in-memory database has one connection). Default 0.
+   */
+  readThreads?: number;
 }
 
 export interface SqliteEventStore extends EventStore {
@@ -128,10 +148,14 @@ export interface SqliteEventStore extends EventStore {
  * is served by sorting them; beyond, by walking the messages in order.
  */
 export const FTS_CANDIDATES = 1024;
-/** Messages a walk tests before it hands the rest of the page over to FTS. */
-export const WALK_BUDGET = 2048;
+/** Messages a walk tests for one page; past it the page ends short and its cursor resumes the walk. */
+export const SCAN_BUDGET = 20_000;
+/** Distinct trigrams of the body that an FTS query asks for (spread over the body). */
+export const FTS_TERMS = 16;
 
 const MAX_LIMIT = 100;
+/** The id of a conversation being imported: not a UUID, so no request can name it. */
+const STAGING_PREFIX = "~import~";
 const MAX_CONVERSATION_PK = 2 ** 31 - 1;
 const MAX_SEQ = 2 ** 32 - 1;
 /** Beyond any event time (µs); exact as a double. */
@@ -184,10 +208,23 @@ const SQL = {
   putDocument: `INSERT INTO documents (key, value) VALUES (:key, :value)
     ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
   ping: "SELECT 1 AS ok",
+  renameConversation: "UPDATE conversations SET id = :id, created_at = :now, updated_at = :now WHERE pk = :pk",
+  stagedConversations: `SELECT pk FROM conversations WHERE id LIKE '${STAGING_PREFIX}%'`,
+  /** Removing a staged conversation, a window of seqs at a time (FTS5 external content needs the old text). */
+  discardFts: `INSERT INTO message_fts (message_fts, rowid, text)
+    SELECT 'delete', key, text FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to`,
+  discardTexts: "DELETE FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
+  discardEvents: "DELETE FROM events WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
+  discardIds: `DELETE FROM event_ids WHERE conversation = :conv AND id_hash IN
+    (SELECT id_hash FROM event_ids WHERE conversation = :conv LIMIT :n)`,
+  discardCollisions: "DELETE FROM event_id_collisions WHERE conversation = :conv",
+  discardConversation: "DELETE FROM conversations WHERE pk = :conv",
+  stagedNextSeq: "SELECT next_seq FROM conversations WHERE pk = :conv",
+  setNextSeq: "UPDATE conversations SET next_seq = :seq WHERE pk = :conv",
   /** Body: how many FTS candidates this conversation has, counting no further than :k. */
   probe: `SELECT count(*) AS n FROM (
     SELECT rowid FROM message_fts
-    WHERE message_fts MATCH :phrase AND rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+    WHERE message_fts MATCH :match AND rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
     LIMIT :k)`,
 } as const;
 
@@ -279,13 +316,6 @@ const SEARCH_SQL = {
     FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
     WHERE e.conversation = :conv AND e.kind = :messageKind${equalities(false, source, "e.")} AND ${E_RANGE}
     ${orderBy(order, "e.")}`,
-  /** Body of 1–2 characters: the same walk with the test in SQL, stopping at :n hits. */
-  walkHits: (source: boolean, order: Order) =>
-    `SELECT e.seq, e.ts
-    FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
-    WHERE e.conversation = :conv AND e.kind = :messageKind${equalities(false, source, "e.")} AND ${E_RANGE}
-      AND instr(m.text, :needle) > 0
-    ${orderBy(order, "e.")} LIMIT :n`,
   walkCount: (source: boolean) =>
     `SELECT count(*) AS n
     FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
@@ -295,39 +325,31 @@ const SEARCH_SQL = {
   fts: (source: boolean, order: Order) =>
     `SELECT m.seq, m.ts
     FROM message_fts AS f JOIN message_texts AS m ON m.key = f.rowid
-    WHERE message_fts MATCH :phrase AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+    WHERE message_fts MATCH :match AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
       ${equalities(false, source, "m.")} AND ${M_RANGE} AND instr(m.text, :needle) > 0
     ${orderBy(order, "m.")} LIMIT :n`,
   ftsCount: (source: boolean) =>
     `SELECT count(*) AS n
     FROM message_fts AS f JOIN message_texts AS m ON m.key = f.rowid
-    WHERE message_fts MATCH :phrase AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+    WHERE message_fts MATCH :match AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
       ${equalities(false, source, "m.")} AND ${M_RANGE} AND instr(m.text, :needle) > 0`,
 } as const;
 
-/** An FTS5 string literal: the whole body as one phrase; `"` doubled, nothing else is syntax. */
-function ftsPhrase(needle: string): string {
-  return `"${needle.replaceAll('"', '""')}"`;
+/**
+ * The FTS5 query of a (lower-cased) body: up to FTS_TERMS of its distinct trigrams, spread over it,
+ * each an FTS5 string (`"` doubled: nothing else is syntax), joined by AND. Undefined when the body
+ * has fewer than 3 characters or a NUL (which would end the FTS query string early).
+ */
+export function ftsQuery(needle: string): string | undefined {
+  const chars = [...needle];
+  if (chars.length < 3 || needle.includes("\u0000")) return undefined;
+  const trigrams = [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join("")))];
+  const step = trigrams.length / Math.min(FTS_TERMS, trigrams.length);
+  const chosen = Array.from({ length: Math.min(FTS_TERMS, trigrams.length) }, (_, i) => trigrams[Math.floor(i * step)]!);
+  return chosen.map((trigram) => `"${trigram.replaceAll('"', '""')}"`).join(" AND ");
 }
 
 // ---------------------------------------------------------------------------------------------
-
-/**
- * The text the body filter searches, before lower-casing: the message's text content, its
- * extended_content and its reasoning_content, joined by a space (as the reference joins them).
- */
-export function messageSearchText(event: MessageEvent): string {
-  const parts: string[] = [];
-  const isText = (c: unknown): c is { text: string } => {
-    const v = c as { type?: unknown; text?: unknown } | null;
-    return v !== null && typeof v === "object" && (v.type ?? "text") === "text" && typeof v.text === "string";
-  };
-  for (const c of event.llm_message.content ?? []) if (isText(c)) parts.push(c.text);
-  for (const c of event.extended_content ?? []) if (isText(c)) parts.push(c.text);
-  const reasoning = event.llm_message.reasoning_content;
-  if (typeof reasoning === "string" && reasoning !== "") parts.push(reasoning);
-  return parts.join(" ");
-}
 
 interface ConversationRow {
   pk: number;
@@ -419,7 +441,7 @@ class IntegerList {
 
 /** A SearchPage as a JsonPage. */
 function joinPage(page: SearchPage): JsonPage {
-  const last = page.items[page.items.length - 1];
+  const last = page.resumeAfter ?? page.items[page.items.length - 1];
   return {
     json: Buffer.from(page.items.map((e) => e.json).join(",")),
     count: page.items.length,
@@ -522,9 +544,12 @@ function toRecord(row: ConversationRow): ConversationRecord {
 const PAGE_SIZE = 8192;
 /**
  * The connection's own checkpoint (in the committing write, waiting on fsync) runs when the WAL
- * passes this size; the background checkpointer normally keeps it from getting there.
+ * passes this size. It copies the whole WAL on the request thread (hundreds of ms for 128 MB), so
+ * while the background checkpointer works it is only a backstop (WAL_BACKSTOP_BYTES); when the
+ * checkpointer fails, the writer checkpoints at WAL_AUTOCHECKPOINT_BYTES again.
  */
 const WAL_AUTOCHECKPOINT_BYTES = 128 * 1024 * 1024;
+const WAL_BACKSTOP_BYTES = 1024 * 1024 * 1024;
 /** Event JSON committed between two requests to the background checkpointer. */
 const CHECKPOINT_REQUEST_BYTES = 1024 * 1024;
 
@@ -558,16 +583,25 @@ parentPort.on("message", (message) => {
  * and fsyncs both; run by the committing connection (SQLite's wal_autocheckpoint) it was ~10% of
  * replay ingest at 1M events plus ~7% waiting on fsync (+20% without it). A PASSIVE checkpoint
  * runs alongside the writer and its readers (WAL allows it) and never blocks them; the WAL stays
- * durable across a crash at any point of it. The writer's wal_autocheckpoint remains as a bound
- * on the WAL's size (WAL_AUTOCHECKPOINT_BYTES), and the only checkpointer for small writes: the
- * worker starts after CHECKPOINT_REQUEST_BYTES of event JSON.
+ * durable across a crash at any point of it. The worker starts after CHECKPOINT_REQUEST_BYTES of
+ * event JSON; the writer's wal_autocheckpoint remains as a backstop on the WAL's size.
  */
 class BackgroundCheckpointer {
   private worker: Worker | undefined;
   private failed = false;
   private pendingBytes = 0;
 
-  constructor(private readonly file: string) {}
+  /** @param onFailure called once when there will be no background checkpoints (the writer takes over) */
+  constructor(
+    private readonly file: string,
+    private readonly onFailure: () => void,
+  ) {}
+
+  private fail(): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.onFailure();
+  }
 
   /** After a committed write of `bytes` of event JSON. */
   committed(bytes: number): void {
@@ -580,7 +614,7 @@ class BackgroundCheckpointer {
     } catch {
       // No worker thread to be had: the write has committed all the same, and the writer's
       // wal_autocheckpoint does the work.
-      this.failed = true;
+      this.fail();
     }
   }
 
@@ -590,7 +624,7 @@ class BackgroundCheckpointer {
     worker.unref(); // never keeps the process alive
     worker.on("error", () => {
       // Cannot open the file, say: leave checkpoints to the writer's wal_autocheckpoint.
-      this.failed = true;
+      this.fail();
       this.worker = undefined;
     });
     return worker;
@@ -614,7 +648,7 @@ class SqliteStore implements SqliteEventStore {
   private bytesInTransaction = 0;
 
   private readonly ftsCandidates: number;
-  private readonly walkBudget: number;
+  private readonly scanBudget: number;
   unsortedPages = 0;
 
   constructor(
@@ -622,9 +656,10 @@ class SqliteStore implements SqliteEventStore {
     tuning: SqliteStoreOptions["bodySearch"] = {},
     private readonly checkpointer?: BackgroundCheckpointer,
     private readonly sortedJsonPages = false,
+    private readonly reads?: WorkerPool,
   ) {
     this.ftsCandidates = tuning.ftsCandidates ?? FTS_CANDIDATES;
-    this.walkBudget = Math.max(1, tuning.walkBudget ?? WALK_BUDGET);
+    this.scanBudget = Math.max(1, tuning.scanBudget ?? SCAN_BUDGET);
     this.stmts = Object.fromEntries(Object.entries(SQL).map(([k, sql]) => [k, db.prepare(sql)])) as typeof this.stmts;
     this.inTransaction = db.transaction(<T>(fn: () => T): T => fn());
     this.names = new Names(this.stmts.nameCode, this.stmts.addName);
@@ -688,35 +723,34 @@ class SqliteStore implements SqliteEventStore {
 
   /** Inside a write transaction. */
   private insertEvents(conv: number, firstSeq: number, events: readonly EventToStore[], now: string): StoredEvent[] {
-    const count = events.length;
-    if (count === 0) return [];
-    if (firstSeq + count - 1 > MAX_SEQ) throw new Error("conversation is full (2^32 - 1 events)");
     // Every event is checked before the first row goes in (a failure also rolls back the names
     // interned here: see write).
+    return this.insertPrepared(conv, firstSeq, events.map((entry, index) => prepareEvent(entry, index)), now);
+  }
+
+  /** Inside a write transaction. */
+  private insertPrepared(conv: number, firstSeq: number, rows: readonly PreparedEvent[], now: string): StoredEvent[] {
+    const count = rows.length;
+    if (count === 0) return [];
+    if (firstSeq + count - 1 > MAX_SEQ) throw new Error("conversation is full (2^32 - 1 events)");
     const stored: StoredEvent[] = new Array(count);
     const kinds: number[] = new Array(count);
     const sources: number[] = new Array(count);
     const hashes: number[] = new Array(count);
     for (let index = 0; index < count; index++) {
-      const { event, json } = events[index]!;
-      const ts = eventTimeMicros(event.timestamp);
-      if (ts === undefined) {
-        throw new TypeError(`events[${index}]: timestamp ${JSON.stringify(event.timestamp)} is not an ISO-8601 date-time`);
-      }
-      const source = event.source ?? DEFAULT_EVENT_SOURCE[event.kind];
-      if (!source) throw new TypeError(`events[${index}]: a ${event.kind} needs a source`);
-      stored[index] = { id: event.id, json, ts, seq: firstSeq + index };
+      const { id, json, ts, kind, source } = rows[index]!;
+      stored[index] = { id, json, ts, seq: firstSeq + index };
       this.bytesInTransaction += json.length;
-      kinds[index] = this.names.intern(event.kind);
+      kinds[index] = this.names.intern(kind);
       sources[index] = this.names.intern(source);
-      hashes[index] = idHash(event.id);
+      hashes[index] = idHash(id);
     }
 
     for (let from = 0; from < count; from += INSERT_CHUNK) {
-      const rows = Math.min(INSERT_CHUNK, count - from);
-      const eventValues: unknown[] = new Array(EVENT_PARAMETERS * rows);
-      const idValues: unknown[] = new Array(EVENT_ID_PARAMETERS * rows);
-      for (let j = 0, p = 0, q = 0; j < rows; j++, p += EVENT_PARAMETERS, q += EVENT_ID_PARAMETERS) {
+      const chunk = Math.min(INSERT_CHUNK, count - from);
+      const eventValues: unknown[] = new Array(EVENT_PARAMETERS * chunk);
+      const idValues: unknown[] = new Array(EVENT_ID_PARAMETERS * chunk);
+      for (let j = 0, p = 0, q = 0; j < chunk; j++, p += EVENT_PARAMETERS, q += EVENT_ID_PARAMETERS) {
         const { id, json, ts, seq } = stored[from + j]!;
         eventValues[p] = eventValues[p + 2] = idValues[q] = conv;
         eventValues[p + 1] = eventValues[p + 3] = idValues[q + 2] = seq;
@@ -727,15 +761,14 @@ class SqliteStore implements SqliteEventStore {
         eventValues[p + 8] = json;
         idValues[q + 1] = hashes[from + j];
       }
-      this.statement(`insertEvents:${rows}`, () => insertEventsSql(rows)).run(eventValues);
-      const { changes } = this.statement(`insertEventIds:${rows}`, () => insertEventIdsSql(rows)).run(idValues);
-      if (changes < rows) this.resolveHeldHashes(conv, stored, hashes, from, rows);
+      this.statement(`insertEvents:${chunk}`, () => insertEventsSql(chunk)).run(eventValues);
+      const { changes } = this.statement(`insertEventIds:${chunk}`, () => insertEventIdsSql(chunk)).run(idValues);
+      if (changes < chunk) this.resolveHeldHashes(conv, stored, hashes, from, chunk);
     }
     for (let index = 0; index < count; index++) {
-      const { event } = events[index]!;
-      if (event.kind !== "MessageEvent") continue;
+      const text = searchTextOf(rows[index]!);
+      if (text === null) continue;
       const { seq, ts } = stored[index]!;
-      const text = messageSearchText(event).toLowerCase();
       this.stmts.insertMessageText.run({ conv, seq, ts, source: sources[index], text });
       this.stmts.indexMessageText.run({ conv, seq, text });
     }
@@ -763,6 +796,80 @@ class SqliteStore implements SqliteEventStore {
   getConversation(id: string): ConversationRecord | undefined {
     const row = this.stmts.conversationById.get(id) as ConversationRow | undefined;
     return row && toRecord(row);
+  }
+
+  // -- staged creation (large replays) --------------------------------------------------------
+
+  beginImport(conversation: NewConversation): ImportHandle {
+    return this.write(() => {
+      if (this.pkOf(conversation.id) !== undefined) throw new ConversationExistsError(conversation.id);
+      const staging = `${STAGING_PREFIX}${randomUUID()}`;
+      const { lastInsertRowid } = this.stmts.insertConversation.run({
+        id: staging,
+        status: conversation.status,
+        now: new Date().toISOString(),
+        repository: conversation.repository ?? null,
+        selectedBranch: conversation.selectedBranch ?? null,
+        gitProvider: conversation.gitProvider ?? null,
+      });
+      const pk = Number(lastInsertRowid);
+      if (pk > MAX_CONVERSATION_PK) throw new Error("conversation table is full (2^31 - 1 conversations)");
+      return new StagedImport(pk, staging, conversation.id);
+    });
+  }
+
+  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): void {
+    const staged = handle as StagedImport;
+    this.write(() => this.insertPrepared(staged.pk, staged.written + 1, rows, new Date().toISOString()));
+    staged.written += rows.length;
+  }
+
+  finishImport(handle: ImportHandle, events: readonly EventToStore[]): ConversationRecord {
+    const staged = handle as StagedImport;
+    return this.write(() => {
+      const row = this.stmts.conversationById.get(staged.stagingId) as ConversationRow;
+      const now = new Date().toISOString();
+      this.insertEvents(staged.pk, row.next_seq, events, now);
+      const id = staged.finalId;
+      if (this.pkOf(id) !== undefined) throw new ConversationExistsError(id);
+      this.stmts.renameConversation.run({ pk: staged.pk, id, now });
+      return toRecord(this.stmts.conversationById.get(id) as ConversationRow);
+    });
+  }
+
+  discardImport(handle: ImportHandle, maxRows: number): boolean {
+    const staged = handle as StagedImport;
+    return this.write(() => this.discardStaged(staged.pk, maxRows));
+  }
+
+  /** Inside a write transaction: removes up to ~maxRows rows of a staged conversation; true when it is gone. */
+  private discardStaged(conv: number, maxRows: number): boolean {
+    const n = Math.max(1, Math.floor(maxRows));
+    const row = this.stmts.stagedNextSeq.get({ conv }) as { next_seq: number } | undefined;
+    if (!row) return true;
+    // Newest first: the window ends at next_seq, which each step moves down.
+    const to = row.next_seq;
+    const from = Math.max(1, to - n);
+    const window = { conv, from, to };
+    this.stmts.discardFts.run(window);
+    this.stmts.discardTexts.run(window);
+    this.stmts.discardEvents.run(window);
+    this.stmts.discardIds.run({ conv, n });
+    if (from > 1) {
+      this.stmts.setNextSeq.run({ conv, seq: from });
+      return false;
+    }
+    while (this.stmts.discardIds.run({ conv, n }).changes > 0);
+    this.stmts.discardCollisions.run({ conv });
+    this.stmts.discardConversation.run({ conv });
+    return true;
+  }
+
+  /** Removes what staged creations of an earlier run left (a crash mid-import); at open. */
+  removeStagedImports(): number {
+    const staged = (this.stmts.stagedConversations.all() as { pk: number }[]).map((r) => r.pk);
+    for (const pk of staged) while (!this.write(() => this.discardStaged(pk, 50_000)));
+    return staged.length;
   }
 
   setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord {
@@ -837,56 +944,60 @@ class SqliteStore implements SqliteEventStore {
   private searchBody(conv: number, query: SearchQuery, bounds: Bounds, codes: { source?: number; messageKind?: number }): SearchPage {
     const { limit, order } = query;
     const needle = query.body!.toLowerCase();
-    const phrase = ftsPhrase(needle);
+    const match = ftsQuery(needle);
     const source = query.source !== undefined;
     const want = limit + 1;
-    const useFts = canUseFts(needle);
-    const params = { conv, ...codes, needle, phrase, ...bounds };
+    const params = { conv, ...codes, needle, match, ...bounds };
     const hits: Position[] = [];
+    let resumeAfter: Position | undefined;
 
-    const fromFts = (p: typeof params, n: number) => {
-      const fts = this.statement(`fts:${source}:${order}`, () => SEARCH_SQL.fts(source, order));
-      hits.push(...(fts.all({ ...p, n }) as Position[]));
-    };
-
-    if (!useFts) {
-      // 1–2 characters: no trigram to look up; walk every message in order (see the module comment).
-      const walk = this.statement(`walkHits:${source}:${order}`, () => SEARCH_SQL.walkHits(source, order));
-      hits.push(...(walk.all({ ...params, n: want }) as Position[]));
-    } else if ((this.stmts.probe.get({ conv, phrase, k: this.ftsCandidates + 1 }) as { n: number }).n <= this.ftsCandidates) {
+    if (match !== undefined && (this.stmts.probe.get({ conv, match, k: this.ftsCandidates + 1 }) as { n: number }).n <= this.ftsCandidates) {
       // Few candidates in the whole conversation: sorting them all is cheaper than any walk.
-      fromFts(params, want);
+      const fts = this.statement(`fts:${source}:${order}`, () => SEARCH_SQL.fts(source, order));
+      hits.push(...(fts.all({ ...params, n: want }) as Position[]));
     } else {
-      // Many candidates: walk the messages in order, for at most walkBudget of them.
+      // A frequent term (or 1–2 characters): walk the messages in order, at most scanBudget of them.
       const walk = this.statement(`walk:${source}:${order}`, () => SEARCH_SQL.walk(source, order));
       let walked = 0;
-      let last: Position | undefined;
-      let budgetSpent = false;
       for (const row of walk.iterate(params) as IterableIterator<WalkRow>) {
-        last = row;
         if (row.hit && hits.push({ ts: row.ts, seq: row.seq }) === want) break;
-        if (++walked >= this.walkBudget) {
-          budgetSpent = true;
+        if (++walked >= this.scanBudget) {
+          // Out of budget: a short page; the next one resumes after the last message tested.
+          resumeAfter = { ts: row.ts, seq: row.seq };
           break;
         }
       }
-      if (budgetSpent && hits.length < want) {
-        // Frequent elsewhere but sparse here: the rest of the page from FTS, after the walk.
-        const rest = { ...params };
-        narrowAfter(rest, order, last!);
-        fromFts(rest, want - hits.length);
-      }
     }
 
-    const hasMore = hits.length > limit;
-    if (hasMore) hits.length = limit;
+    const full = hits.length > limit;
+    if (full) hits.length = limit;
     const rows = this.stmts.eventsAt.all({ conv, seqs: JSON.stringify(hits.map((h) => h.seq)) }) as { seq: number; id: string; json: string }[];
     const bySeq = new Map(rows.map((r) => [r.seq, r]));
     const items = hits.map(({ ts, seq }): StoredEvent => {
       const { id, json } = bySeq.get(seq)!;
       return { id, json, ts, seq };
     });
-    return { items, hasMore };
+    if (full) return { items, hasMore: true };
+    return resumeAfter ? { items, hasMore: true, resumeAfter } : { items, hasMore: false };
+  }
+
+  async countAsync(conversationId: string, filters: SearchFilters): Promise<number> {
+    const unfiltered = Object.values(filters).every((value) => value === undefined);
+    if (unfiltered) return this.getConversation(conversationId)?.eventCount ?? 0; // stored with the conversation
+    if (!this.reads) return this.count(conversationId, filters);
+    let count = 0;
+    await this.reads.run({ op: "count", conversationId, filters }, (message) => void (count = message.count as number));
+    return count;
+  }
+
+  async searchJsonAsync(conversationId: string, query: SearchQuery): Promise<JsonPage> {
+    // Pages without a body filter are one index range: cheap, in place. A body filter may walk up
+    // to SCAN_BUDGET messages: on a reader thread when there is one.
+    if (query.body === undefined || !this.reads) return this.searchJson(conversationId, query);
+    checkedPaging(query);
+    let page: JsonPage = EMPTY_PAGE;
+    await this.reads.run({ op: "searchJson", conversationId, query }, (message) => void (page = message.page as JsonPage));
+    return page;
   }
 
   count(conversationId: string, filters: SearchFilters): number {
@@ -897,8 +1008,9 @@ class SqliteStore implements SqliteEventStore {
     const source = filters.source !== undefined;
     if (filters.body !== undefined) {
       const needle = filters.body.toLowerCase();
-      const params = { conv, ...codes, needle, phrase: ftsPhrase(needle), ...bounds };
-      const stmt = canUseFts(needle)
+      const match = ftsQuery(needle);
+      const params = { conv, ...codes, needle, match, ...bounds };
+      const stmt = match !== undefined
         ? this.statement(`ftsCount:${source}`, () => SEARCH_SQL.ftsCount(source))
         : this.statement(`walkCount:${source}`, () => SEARCH_SQL.walkCount(source));
       return (stmt.get(params) as { n: number }).n;
@@ -917,9 +1029,9 @@ class SqliteStore implements SqliteEventStore {
       if (what === "searchJson") sqls = [SEARCH_SQL.pageJson(kind, source, order), SEARCH_SQL.any(kind, source)];
       else sqls = [what === "search" ? SEARCH_SQL.page(kind, source, order) : SEARCH_SQL.count(kind, source)];
     } else {
-      const fts = canUseFts(query.body.toLowerCase());
+      const fts = ftsQuery(query.body.toLowerCase()) !== undefined;
       if (what === "count") sqls = [fts ? SEARCH_SQL.ftsCount(source) : SEARCH_SQL.walkCount(source)];
-      else sqls = fts ? [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order)] : [SEARCH_SQL.walkHits(source, order)];
+      else sqls = fts ? [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order)] : [SEARCH_SQL.walk(source, order)];
     }
     const needle = (query.body ?? "").toLowerCase();
     const params = {
@@ -929,7 +1041,7 @@ class SqliteStore implements SqliteEventStore {
       source: query.source === undefined ? undefined : (this.names.lookup(query.source) ?? 0),
       messageKind: this.names.lookup("MessageEvent") ?? 0,
       needle,
-      phrase: ftsPhrase(needle),
+      match: ftsQuery(needle) ?? '""',
       ...boundsOf(query, order, query.after),
       n: query.limit + 1,
       k: this.ftsCandidates + 1,
@@ -972,14 +1084,10 @@ class SqliteStore implements SqliteEventStore {
   }
 
   close(): void {
+    void this.reads?.close();
     this.checkpointer?.close();
     if (this.db.open) this.db.close();
   }
-}
-
-/** Trigram FTS needs 3 characters; NUL would end the FTS query string early. */
-function canUseFts(needle: string): boolean {
-  return [...needle].length >= 3 && !needle.includes("\u0000");
 }
 
 /**
@@ -987,6 +1095,7 @@ function canUseFts(needle: string): boolean {
  * @throws SchemaTooNewError when the file was written by a newer schema version.
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
+  if (options.readonly) return openReadOnly(options);
   if (options.file !== ":memory:" && options.file !== "") {
     // 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's own mode.
     privateFileSync(options.file);
@@ -1007,13 +1116,42 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     db.pragma("mmap_size = 268435456"); // reads through a memory map: no read() call per page on large stores
     // A large WAL between the writer's own checkpoints: event ids are random, so each commit
     // dirties pages all over event_ids, and a rarer checkpoint writes each of them once for many
-    // commits. Usually the background checkpointer has copied most of it by then.
+    // commits. The background checkpointer copies it as it grows (see WAL_BACKSTOP_BYTES).
     const pageSize = db.pragma("page_size", { simple: true }) as number;
-    db.pragma(`wal_autocheckpoint = ${Math.floor(WAL_AUTOCHECKPOINT_BYTES / pageSize)}`);
+    const autocheckpoint = (bytes: number) => db.pragma(`wal_autocheckpoint = ${Math.floor(bytes / pageSize)}`);
+    autocheckpoint(db.memory ? WAL_AUTOCHECKPOINT_BYTES : WAL_BACKSTOP_BYTES);
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`); // the WAL file is cut back to this
     migrate(db);
-    const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name));
-    return new SqliteStore(db, options.bodySearch, inFile, options.sortedJsonPages);
+    if (!db.memory) {
+      // A WAL left by the last run is copied now, before any request could wait on it.
+      try {
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        // Another connection is busy with it: the background checkpointer will be.
+      }
+    }
+    const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name), () => db.open && autocheckpoint(WAL_AUTOCHECKPOINT_BYTES));
+    const threads = db.memory ? 0 : Math.max(0, Math.floor(options.readThreads ?? 0));
+    const reads = threads > 0 ? new WorkerPool("read-worker", threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
+    const store = new SqliteStore(db, options.bodySearch, inFile, options.sortedJsonPages, reads);
+    store.removeStagedImports();
+    return store;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** A read-only connection to an existing, current store (a reader thread's). */
+function openReadOnly(options: SqliteStoreOptions): SqliteEventStore {
+  const db = new Database(options.file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    assertSchemaSupported(db);
+    db.pragma("temp_store = MEMORY");
+    db.pragma("cache_size = -65536");
+    db.pragma("mmap_size = 268435456");
+    return new SqliteStore(db, options.bodySearch, undefined, options.sortedJsonPages);
   } catch (err) {
     db.close();
     throw err;

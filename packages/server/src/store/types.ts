@@ -3,6 +3,7 @@
  * PostgreSQL store (a later issue) implements the same contract, so semantics live here.
  */
 import type { ConversationLifecycleStatus, Event, EventKind, EventSource, ProviderType } from "@acs-toolkit/schema";
+import type { PreparedEvent } from "./prepare.js";
 
 /** An event ready to store: its parsed value and the exact JSON text that search returns. */
 export interface EventToStore {
@@ -66,8 +67,17 @@ export interface SearchQuery extends SearchFilters {
 
 export interface SearchPage {
   items: StoredEvent[];
-  /** True when at least one more event matches after the last item. */
+  /**
+   * True when the next page may hold more: at least one more event matches after the last item,
+   * or (with `resumeAfter`) the page's scan budget ran out before the search was done.
+   */
   hasMore: boolean;
+  /**
+   * Set when a body search spent its scan budget before filling the page: the page is shorter than
+   * `limit` (possibly empty) and the next one resumes strictly after this position, not after the
+   * last item. The pages together are exactly the matching events, in order, none twice.
+   */
+  resumeAfter?: Position;
 }
 
 /**
@@ -81,9 +91,12 @@ export interface JsonPage {
   json: Uint8Array;
   /** How many events the page holds. */
   count: number;
-  /** Where the page's last event stands (the position a next-page cursor resumes after). */
+  /**
+   * The position a next-page cursor resumes after: where the page's last event stands, or a later
+   * position when a body search's scan budget ended the page first (SearchPage.resumeAfter).
+   */
   last: Position | undefined;
-  /** True when at least one more event matches after the last item. */
+  /** True when the next page may hold more (see SearchPage.hasMore). */
   hasMore: boolean;
 }
 
@@ -121,6 +134,15 @@ export class DuplicateEventIdError extends Error {
   }
 }
 
+/**
+ * A conversation being created in several transactions (a large replay): invisible to every read
+ * until finishImport, removed by discardImport, and by the next open after a crash.
+ */
+export interface ImportHandle {
+  /** Events written so far. */
+  readonly written: number;
+}
+
 export interface EventStore {
   /** Which store this is, for /health and logs ("sqlite", "postgres"). */
   readonly kind: string;
@@ -131,6 +153,19 @@ export interface EventStore {
    */
   createConversation(conversation: NewConversation, events: readonly EventToStore[]): ConversationRecord;
   getConversation(id: string): ConversationRecord | undefined;
+  /**
+   * Starts a staged creation (see ImportHandle). Each importRows is one transaction, so that no
+   * single write holds the caller for long; finishImport makes the conversation appear, whole, in
+   * one transaction.
+   * @throws ConversationExistsError
+   */
+  beginImport(conversation: NewConversation): ImportHandle;
+  /** Writes rows of a staged creation (one transaction). @throws DuplicateEventIdError (index within `rows`) */
+  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): void;
+  /** Appends `events` and makes the conversation visible. @throws ConversationExistsError (the id was taken meanwhile) */
+  finishImport(handle: ImportHandle, events: readonly EventToStore[]): ConversationRecord;
+  /** Removes up to about `maxRows` rows of a staged creation (one transaction); true once all are gone. */
+  discardImport(handle: ImportHandle, maxRows: number): boolean;
   /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError, ConversationNotFoundError */
   appendEvents(conversationId: string, events: readonly EventToStore[]): StoredEvent[];
   /** @throws ConversationNotFoundError */
@@ -140,6 +175,14 @@ export interface EventStore {
   /** {@link search} as the bytes of the events' JSON texts: the same page, in one buffer. */
   searchJson(conversationId: string, query: SearchQuery): JsonPage;
   count(conversationId: string, filters: SearchFilters): number;
+  /**
+   * {@link count}, where it cannot hold up the caller's thread: its cost grows with the matches
+   * (a body filter, a time range over a long conversation). The SQLite store runs it on a reader
+   * thread when it has one.
+   */
+  countAsync(conversationId: string, filters: SearchFilters): Promise<number>;
+  /** {@link searchJson}, a body-filtered page on a reader thread when the store has one. */
+  searchJsonAsync(conversationId: string, query: SearchQuery): Promise<JsonPage>;
   /** The stored position of an event id in a conversation (for cursors and resume). */
   positionOf(conversationId: string, eventId: string): Position | undefined;
   /**

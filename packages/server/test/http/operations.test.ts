@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY, startTestServer, type TestServer } from "../support/harness.js";
 import { exited, spawnServer } from "../support/process.js";
@@ -62,6 +63,16 @@ describe("restart and crash", () => {
       await exited(again.process);
     }
     expect(outcomes.every((o) => o === "absent" || o === "complete")).toBe(true);
+    // Nothing of a replay that was killed is left in the file: no staged conversation, no orphan row.
+    const db = new Database(path.join(dataDir, "acs.sqlite"), { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) AS n FROM conversations WHERE id NOT LIKE '________-____-____-____-____________'").get()).toEqual({ n: 0 });
+      const { stored } = db.prepare("SELECT count(*) AS stored FROM events").get() as { stored: number };
+      const { counted } = db.prepare("SELECT sum(event_count) AS counted FROM conversations").get() as { counted: number };
+      expect(stored).toBe(counted);
+    } finally {
+      db.close();
+    }
   });
 
   it("SIGTERM lets an in-flight request finish, then exits 0", async () => {

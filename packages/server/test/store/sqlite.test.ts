@@ -12,6 +12,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { prepareEvent } from "../../src/store/prepare.js";
 import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
 import { ConversationNotFoundError } from "../../src/store/types.js";
 import { ConversationExistsError, DuplicateEventIdError, type EventToStore } from "../../src/store/types.js";
@@ -419,6 +420,62 @@ describe("crash safety (a process killed inside a write transaction)", () => {
       expect(store.count(mode === "replay" ? third : second, { body: "crashword 4" })).toBe(messagesPerBatch);
     });
   }
+});
+
+describe("staged creation (large replays, in several transactions)", () => {
+  const rows = (batch: EventToStore[]) => batch.map((entry, index) => prepareEvent(entry, index, true));
+
+  it("is invisible until finished, then appears whole; its rows are exactly those of a one-shot creation", () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    const all = events(3_000);
+    const handle = store.beginImport({ id: CONV, status: "STOPPED" });
+    for (let from = 0; from < 2_500; from += 700) {
+      store.importRows(handle, rows(all.slice(from, Math.min(from + 700, 2_500))));
+      expect(store.getConversation(CONV)).toBeUndefined();
+      expect(store.search(CONV, { order: "asc", limit: 10 })).toEqual({ items: [], hasMore: false });
+      expect(store.count(CONV, { body: "the" })).toBe(0);
+    }
+    const record = store.finishImport(handle, all.slice(2_500));
+    expect(record).toMatchObject({ id: CONV, eventCount: 3_000 });
+    const oneShot = open(path.join(dir, "one-shot.db"));
+    oneShot.createConversation({ id: CONV, status: "STOPPED" }, all);
+    expect(store.readAfter(CONV, 0, 5_000)).toEqual(oneShot.readAfter(CONV, 0, 5_000));
+    expect(store.count(CONV, { body: "the" })).toBe(oneShot.count(CONV, { body: "the" }));
+    expect(rawCounts(file)).toEqual(rawCounts(path.join(dir, "one-shot.db")));
+  });
+
+  it("discarded step by step, or left by a crash and removed at the next open, leaves nothing", () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    store.createConversation({ id: OTHER, status: "STOPPED" }, events(50, { seed: 9 }));
+    const before = rawCounts(file);
+    const handle = store.beginImport({ id: CONV, status: "STOPPED" });
+    store.importRows(handle, rows(events(2_000)));
+    let steps = 1;
+    while (!store.discardImport(handle, 300)) steps++;
+    expect(steps).toBeGreaterThan(5);
+    expect(rawCounts(file)).toEqual(before);
+
+    const left = store.beginImport({ id: CONV, status: "STOPPED" });
+    store.importRows(left, rows(events(1_000)));
+    store.close();
+    const reopened = open(file);
+    expect(rawCounts(file)).toEqual(before);
+    expect(reopened.getConversation(OTHER)?.eventCount).toBe(50);
+  });
+
+  it("refuses an id taken before it begins or before it finishes, and an id repeated across chunks", () => {
+    const store = open();
+    store.createConversation({ id: OTHER, status: "STOPPED" }, []);
+    expect(() => store.beginImport({ id: OTHER, status: "STOPPED" })).toThrow(ConversationExistsError);
+    const handle = store.beginImport({ id: CONV, status: "STOPPED" });
+    store.importRows(handle, rows(events(10)));
+    expect(() => store.importRows(handle, rows(events(10)).slice(3, 4))).toThrow(DuplicateEventIdError);
+    store.createConversation({ id: CONV, status: "STOPPED" }, []);
+    expect(() => store.finishImport(handle, [])).toThrow(ConversationExistsError);
+    expect(store.getConversation(CONV)?.eventCount).toBe(0);
+  });
 });
 
 describe("persistence", () => {

@@ -1,0 +1,117 @@
+/**
+ * A fuzzing run: fast-check drives `count` cases (seeded: the same seed sends the same cases)
+ * against a target; a failing case is shrunk to the smallest one that still fails, replayed on a
+ * fresh process when the last one died. Between cases, the target's event loop is checked against
+ * the 50 ms budget (the request thread's longest CPU run between two 5 ms ticks, Linux; elsewhere
+ * the event-loop delay).
+ */
+import fc from "fast-check";
+import type { EventLoopDelay } from "@acs-toolkit/server";
+import { fuzzCase, reproduction, type FuzzCase, type FuzzWorld } from "./cases.js";
+import { execute, REQUEST_BUDGET_MS } from "./execute.js";
+import type { Target } from "./target.js";
+
+export const EVENT_LOOP_BUDGET_MS = 50;
+
+export interface RunOptions {
+  count: number;
+  seed: number;
+  /** Starts (or restarts, after a crash) the target. */
+  start(): Promise<Target>;
+  log?: (line: string) => void;
+  /** "fail" (default): a stall over the budget fails the run; "count": it is counted and reported. */
+  stalls?: "fail" | "count";
+}
+
+export interface RunReport {
+  seed: number;
+  cases: number;
+  /** Answers by status (0: no HTTP answer: raw closes, WebSocket sessions). */
+  statuses: Record<string, number>;
+  serverErrors: number;
+  crashes: number;
+  overBudget: number;
+  /** Cases after which the event loop had been held over the budget. */
+  stalls: number;
+  slowestMs: number;
+  /** The worst event-loop figures seen across the run (per interval, between two reads). */
+  eventLoop: { maxMs: number; p99Ms: number; busyMaxMs?: number; busyP99Ms?: number };
+  /** The smallest failing case, as a command line, and why it fails. */
+  failure?: { reproduction: string; problem: string; shrunkFrom: number };
+}
+
+async function world(target: Target): Promise<FuzzWorld> {
+  const headers = { "X-Session-API-Key": target.key, "Content-Type": "application/json" };
+  const created = await fetch(`${target.url}/api/conversations`, { method: "POST", headers, body: JSON.stringify({ initial_user_msg: "fuzz" }) });
+  const { conversation_id: conversationId } = (await created.json()) as { conversation_id: string };
+  const form = new FormData();
+  form.append("files", new Blob(["fuzz"]), "fuzz.txt");
+  await fetch(`${target.url}/api/conversations/${conversationId}/upload-files`, { method: "POST", headers: { "X-Session-API-Key": target.key }, body: form });
+  return { conversationId, fileName: "fuzz.txt", key: target.key };
+}
+
+export async function runFuzz(options: RunOptions): Promise<RunReport> {
+  const log = options.log ?? (() => {});
+  let target = await options.start();
+  const report: RunReport = { seed: options.seed, cases: 0, statuses: {}, serverErrors: 0, crashes: 0, overBudget: 0, stalls: 0, slowestMs: 0, eventLoop: { maxMs: 0, p99Ms: 0 } };
+  const noteEventLoop = (delay: EventLoopDelay | undefined) => {
+    if (!delay) return undefined;
+    const e = report.eventLoop;
+    e.maxMs = Math.max(e.maxMs, delay.maxMs);
+    e.p99Ms = Math.max(e.p99Ms, delay.p99Ms);
+    if (delay.busyMaxMs !== undefined) {
+      e.busyMaxMs = Math.max(e.busyMaxMs ?? 0, delay.busyMaxMs);
+      e.busyP99Ms = Math.max(e.busyP99Ms ?? 0, delay.busyP99Ms ?? 0);
+    }
+    const held = delay.busyMaxMs ?? delay.maxMs;
+    return held > EVENT_LOOP_BUDGET_MS ? `the event loop was held ${held} ms (budget ${EVENT_LOOP_BUDGET_MS} ms)` : undefined;
+  };
+  try {
+    const the = await world(target);
+    await target.eventLoop(); // from here on
+    const property = fc.asyncProperty(fuzzCase(the), async (c: FuzzCase) => {
+      if (!target.alive()) {
+        await target.close();
+        target = await options.start();
+      }
+      const outcome = await execute(target, c);
+      report.cases++;
+      report.statuses[outcome.status] = (report.statuses[outcome.status] ?? 0) + 1;
+      if (outcome.status >= 500) report.serverErrors++;
+      if (!target.alive()) report.crashes++;
+      if (c.kind === "http") report.slowestMs = Math.max(report.slowestMs, Math.round(outcome.ms));
+      if (c.kind === "http" && outcome.ms > REQUEST_BUDGET_MS) report.overBudget++;
+      // The event loop after every case: a stall is the case's own.
+      const stall = noteEventLoop(await target.eventLoop());
+      if (stall) report.stalls++;
+      if (report.cases % 5_000 === 0) log(`  ${report.cases} cases, ${report.serverErrors} 5xx, ${report.crashes} crashes, slowest ${report.slowestMs} ms`);
+      const problem = outcome.problem ?? (options.stalls === "count" ? undefined : stall);
+      if (problem) throw new Error(problem);
+    });
+    const result = await fc.check(property, { numRuns: options.count, seed: options.seed, endOnFailure: false, interruptAfterTimeLimit: undefined });
+    noteEventLoop(await target.eventLoop());
+    if (result.failed && result.counterexample) {
+      const [c] = result.counterexample as [FuzzCase];
+      const message = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+      report.failure = { reproduction: reproduction(c, target.url), problem: message, shrunkFrom: result.numRuns };
+    }
+    return report;
+  } finally {
+    await target.close();
+  }
+}
+
+export function formatReport(report: RunReport, name: string): string {
+  const statuses = Object.entries(report.statuses).sort(([a], [b]) => Number(a) - Number(b)).map(([s, n]) => `${s === "0" ? "no answer/ws" : s}: ${n}`).join(", ");
+  const e = report.eventLoop;
+  const lines = [
+    `fuzz ${name}: seed ${report.seed}, ${report.cases} cases sent (shrinking included)`,
+    `  5xx: ${report.serverErrors}   crashes: ${report.crashes}   over ${REQUEST_BUDGET_MS} ms: ${report.overBudget}   slowest answer: ${report.slowestMs} ms   stalls over ${EVENT_LOOP_BUDGET_MS} ms: ${report.stalls}`,
+    `  event loop (read after every case, worst): delay max ${e.maxMs} ms, p99 ${e.p99Ms} ms${e.busyMaxMs === undefined ? "" : `; request thread's longest CPU run ${e.busyMaxMs} ms (p99 ${e.busyP99Ms} ms)`}`,
+    `  statuses: ${statuses}`,
+  ];
+  if (report.failure) {
+    lines.push(`  FAILED: ${report.failure.problem}`, `  smallest reproduction: ${report.failure.reproduction}`, `  (rerun with --seed ${report.seed})`);
+  } else lines.push(`  passed: no 5xx, no crash, no answer over 2 s${report.stalls ? ` (stalls counted, not failed: ${report.stalls})` : ", no stall over the budget"}`);
+  return lines.join("\n");
+}
