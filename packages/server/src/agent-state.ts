@@ -14,7 +14,7 @@
  */
 import type { AgentConversationState, ConversationStats } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { RequestValidators } from "./http/validation.js";
+import { sharedRequestValidators } from "./http/validation.js";
 import type { ConversationRecord, EventStore, Position } from "./store/types.js";
 
 /** The schema (under `components/schemas`) whose properties are derived. */
@@ -67,7 +67,7 @@ export class RecordedStates {
 
   constructor(
     private readonly store: Pick<EventStore, "search" | "readAfter">,
-    private readonly validators = new RequestValidators(openapiDocument),
+    private readonly validators = sharedRequestValidators(openapiDocument),
   ) {
     const schemas = (openapiDocument.components as { schemas: Record<string, { properties: Record<string, { default?: unknown }> }> }).schemas;
     const properties = schemas[SCHEMA]!.properties;

@@ -13,7 +13,7 @@ import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
 import { answerOptions } from "./http/options.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
-import { RequestValidators } from "./http/validation.js";
+import { sharedRequestValidators } from "./http/validation.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
 import { conversationRoutes } from "./routes/conversations.js";
@@ -86,7 +86,7 @@ function noteWrites(writeHealth: WriteHealth): RequestHandler {
 export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
   const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
-  const validators = new RequestValidators(openapiDocument);
+  const validators = sharedRequestValidators(openapiDocument);
   // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
   const imports = new WorkerPool("import-worker", 1, {});
   const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);

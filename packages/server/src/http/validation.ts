@@ -58,7 +58,11 @@ interface Parameter {
   schema?: Json;
 }
 
-/** A validator compiled on first use: a start-up (or a mock's) does not pay for operations it never serves. */
+/**
+ * A validator compiled when first needed. Request validators are all compiled up front by
+ * `sharedRequestValidators` (a compile takes up to about 130 ms, which on a request would hold
+ * the event loop past its 50 ms budget); response validators stay lazy (only tests read them).
+ */
 type Lazy = () => ValidateFunction;
 
 function lazy(ajv: Ajv2020, schema: Json): Lazy {
@@ -155,6 +159,15 @@ export class RequestValidators {
     }
   }
 
+  /**
+   * Compiles every path, query and body validator now, so that no request pays for a compile.
+   * Idempotent.
+   */
+  compileRequests(): this {
+    for (const operation of this.byOperation.values()) for (const compile of [operation.path, operation.query, operation.body]) compile?.();
+    return this;
+  }
+
   private operation(operationId: string): OperationValidators {
     const found = this.byOperation.get(operationId);
     if (!found) throw new Error(`no operation ${operationId} in the OpenAPI document`);
@@ -241,4 +254,17 @@ function issuesOf(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
     list.filter((e) => e.parentSchema?.["x-secret"] === true || e.parentSchema?.writeOnly === true).map((e) => e.instancePath),
   );
   return toIssues(list).map((issue) => (secret.has(issue.pointer) ? { ...issue, message: issue.message.replace(/, got .*$/s, "") } : issue));
+}
+
+const shared = new WeakMap<Json, RequestValidators>();
+
+/**
+ * The request validators of a document, compiled once per process and shared by every app, live
+ * channel and recorded-state reader built over it (tests and the mock build many apps; a compile of
+ * them all takes about 100 ms). Compiled before the first request is served.
+ */
+export function sharedRequestValidators(document: Json): RequestValidators {
+  let validators = shared.get(document);
+  if (!validators) shared.set(document, (validators = new RequestValidators(document).compileRequests()));
+  return validators;
 }

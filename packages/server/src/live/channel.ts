@@ -16,7 +16,7 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { instantError, instantMicros } from "@acs-toolkit/validator";
 import type { EventBus } from "../bus.js";
 import { canonicalConversationId, type ConversationService } from "../conversations.js";
-import { RequestValidationError, RequestValidators } from "../http/validation.js";
+import { RequestValidationError, sharedRequestValidators, type RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
 import { rejectSocket } from "../http/client-errors.js";
 import { parseJsonText } from "../http/json-body.js";
@@ -91,7 +91,7 @@ type ServerErrorCode = "JSONDecodeError" | "ValidationError" | "Unauthorized" | 
 
 /** Attaches the live channel to an HTTP server (its `upgrade` requests on the channel's path). */
 export function attachLiveEvents(http: Server, options: LiveEventsOptions): LiveEvents {
-  const validators = options.validators ?? new RequestValidators(openapiDocument);
+  const validators = options.validators ?? sharedRequestValidators(openapiDocument);
   const checkKey = createKeyCheck(options.keys);
   const settings: ConnectionSettings = {
     authTimeoutMs: options.authTimeoutMs ?? 5_000,

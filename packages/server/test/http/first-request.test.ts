@@ -1,0 +1,62 @@
+/**
+ * No request pays for compiling a validator (issue 13, event-loop budget): compiling one takes up to
+ * about 130 ms (sendMessage's body), so the first request of each operation, or the first inbound
+ * WebSocket frame, held the event loop past its 50 ms budget (the fuzzer's bounded pass caught it on
+ * its fifth case). Every request validator is compiled before the server listens; asserted by
+ * watching AJV's compiler while one request of every validated operation, and a frame, is served.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { KEY, startTestServer, type TestServer } from "../support/harness.js";
+import { connectLive, isErrorFrame, livePath } from "../support/live.js";
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+const id = "7ea7bae6-2fc3-4561-8668-0da6177eb32b";
+
+/** One request per operation that has parameters or a JSON body to validate, each invalid on purpose. */
+const requests: Record<string, () => Promise<{ status: number }>> = {
+  searchEvents: () => t.call("GET", `/api/conversations/${id}/events/search`, { query: { limit: 0 } }),
+  countEvents: () => t.call("GET", `/api/conversations/${id}/events/count`, { query: { timestamp__gte: "x" } }),
+  sendMessage: () => t.call("POST", `/api/conversations/${id}/events`, { json: { role: 7 } }),
+  getConversation: () => t.call("GET", "/api/conversations/not-a-uuid"),
+  downloadFile: () => t.call("GET", `/api/conversations/not-a-uuid/files/a.txt`),
+  storeSettings: () => t.call("POST", "/api/settings", { json: { max_iterations: "many" } }),
+  createConversation: () => t.call("POST", "/api/conversations", { json: { conversation_id: 7 } }),
+  addGitProviders: () => t.call("POST", "/api/add-git-providers", { json: { provider_tokens: 7 } }),
+  uploadFiles: () => t.call("POST", "/api/conversations/not-a-uuid/upload-files", { body: new FormData() }),
+};
+
+it("the table names every operation with parameters or a JSON body", () => {
+  const validated = Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string; parameters?: unknown[]; requestBody?: unknown }>>)
+    .flatMap((item) => Object.values(item))
+    .filter((op) => op.operationId && ((op.parameters?.length ?? 0) > 0 || op.requestBody))
+    .map((op) => op.operationId);
+  expect(Object.keys(requests).sort()).toEqual(validated.sort());
+});
+
+it("serves the first request of every operation, and the first inbound frame, without compiling a validator", async () => {
+  const compile = vi.spyOn(Ajv2020.prototype, "compile");
+  try {
+    for (const [operationId, send] of Object.entries(requests)) {
+      const reply = await send();
+      expect(reply.status, operationId).toBeGreaterThanOrEqual(400);
+      expect(reply.status, operationId).toBeLessThan(500);
+    }
+    const created = await t.call("POST", "/api/conversations", { json: { conversation_id: id } });
+    expect(created.status).toBeLessThan(300);
+    const peer = connectLive(t.url, livePath(id, { resend_all: "true" }), { headers: { "X-Session-API-Key": KEY } });
+    await peer.opened;
+    peer.send([]);
+    await peer.waitFor(1, isErrorFrame);
+    peer.ws.close();
+    expect(compile).not.toHaveBeenCalled();
+  } finally {
+    compile.mockRestore();
+  }
+});
