@@ -7,8 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { instantMicros as parseInstant } from "@acs-toolkit/validator";
-import { DEFAULT_SOURCES } from "./spec.js";
+import { eventMatches, instantMicros as parseInstant } from "@acs-toolkit/validator";
 
 /** An event as the checks handle it: loosely typed, as it is sent and received. */
 export type AnyEvent = Record<string, any> & { id: string; kind: string; timestamp: string };
@@ -115,31 +114,18 @@ export function shuffledTrajectory(): AnyEvent[] {
   return events;
 }
 
-/** The event's source, its kind's default when it has none. */
-export function sourceOf(event: AnyEvent): string | undefined {
-  return event.source ?? DEFAULT_SOURCES[event.kind];
-}
-
-/** The text the body filter searches: message text content, extended content, reasoning content. */
-function searchableText(event: AnyEvent): string | undefined {
-  if (event.kind !== "MessageEvent") return undefined;
-  return [
-    ...(event.llm_message?.content ?? []).filter((c: { type: string }) => c.type === "text").map((c: { text: string }) => c.text),
-    ...(event.extended_content ?? []).map((c: { text: string }) => c.text),
-    event.llm_message?.reasoning_content ?? "",
-  ].join("\n");
-}
-
-/** True when the event passes every filter (each event judged by its own fields). */
+/**
+ * True when the event passes every filter (each event judged by its own fields), by the toolkit's
+ * one definition of search (`eventMatches` of @acs-toolkit/validator).
+ */
 export function matches(event: AnyEvent, filters: SearchFilters): boolean {
-  const kind = filters.kind?.slice(filters.kind.lastIndexOf(".") + 1);
-  if (kind && event.kind !== kind) return false;
-  if (filters.source && sourceOf(event) !== filters.source) return false;
-  const at = instantMicros(event.timestamp);
-  if (filters.timestamp__gte !== undefined && at < instantMicros(filters.timestamp__gte)) return false;
-  if (filters.timestamp__lt !== undefined && at >= instantMicros(filters.timestamp__lt)) return false;
-  if (filters.body !== undefined && !(searchableText(event)?.toLowerCase().includes(filters.body.toLowerCase()) ?? false)) return false;
-  return true;
+  return eventMatches(event, {
+    kind: filters.kind,
+    source: filters.source,
+    body: filters.body,
+    timestampGte: filters.timestamp__gte === undefined ? undefined : instantMicros(filters.timestamp__gte),
+    timestampLt: filters.timestamp__lt === undefined ? undefined : instantMicros(filters.timestamp__lt),
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * (which operations need the key, which are extensions, each event kind's default source).
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { eventsJsonSchema, openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
+import { openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 import { formatIssue, toIssues, type AjvErrorObject } from "@acs-toolkit/validator";
 
 type Json = Record<string, unknown>;
@@ -111,10 +111,3 @@ export class SpecResponses {
     return toIssues((validate.errors ?? []) as unknown as AjvErrorObject[]).map(formatIssue);
   }
 }
-
-/** The default `source` of each event kind, from the events schema (kinds without one must carry it). */
-export const DEFAULT_SOURCES: Readonly<Record<string, string | undefined>> = Object.fromEntries(
-  Object.entries((eventsJsonSchema as { $defs: Record<string, { properties?: { source?: { default?: string } } }> }).$defs)
-    .filter(([, def]) => def.properties?.source !== undefined)
-    .map(([kind, def]) => [kind, def.properties!.source!.default]),
-);

@@ -1,7 +1,7 @@
 /** Event search and count. */
 import { Router, type RequestHandler } from "express";
 import type { EventKind, EventSource } from "@acs-toolkit/schema";
-import { instantError, instantMicros } from "@acs-toolkit/validator";
+import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
 import { NOT_A_CURSOR, type CursorCodec, type CursorScope } from "../cursor.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
 import { requireConversation, type EventStore, type Position, type SearchFilters } from "../store/types.js";
@@ -28,7 +28,7 @@ interface FilterQuery {
  */
 function filtersOf(query: FilterQuery): SearchFilters {
   const filters: SearchFilters = {};
-  if (query.kind) filters.kind = query.kind.slice(query.kind.lastIndexOf(".") + 1) as EventKind;
+  if (query.kind) filters.kind = kindShortName(query.kind) as EventKind;
   if (query.source) filters.source = query.source;
   if (query.body !== undefined && query.body !== "") filters.body = query.body;
   for (const [name, key] of [["timestamp__gte", "timestampGte"], ["timestamp__lt", "timestampLt"]] as const) {

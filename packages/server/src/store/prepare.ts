@@ -3,7 +3,8 @@
  * (its time as an instant, its source with the kind's default, the text the body filter searches),
  * so that a worker thread can compute them for a large replay and the request thread only writes.
  */
-import { DEFAULT_EVENT_SOURCE, type MessageEvent } from "@acs-toolkit/schema";
+import type { MessageEvent } from "@acs-toolkit/schema";
+import { eventSource, searchableText } from "@acs-toolkit/validator";
 import { eventTimeMicros } from "./time.js";
 import type { EventToStore } from "./types.js";
 
@@ -23,22 +24,8 @@ export interface PreparedEvent {
   message?: MessageEvent;
 }
 
-/**
- * The text the body filter searches, before lower-casing: the message's text content, its
- * extended_content and its reasoning_content, joined by a space (as the reference joins them).
- */
-export function messageSearchText(event: MessageEvent): string {
-  const parts: string[] = [];
-  const isText = (c: unknown): c is { text: string } => {
-    const v = c as { type?: unknown; text?: unknown } | null;
-    return v !== null && typeof v === "object" && (v.type ?? "text") === "text" && typeof v.text === "string";
-  };
-  for (const c of event.llm_message.content ?? []) if (isText(c)) parts.push(c.text);
-  for (const c of event.extended_content ?? []) if (isText(c)) parts.push(c.text);
-  const reasoning = event.llm_message.reasoning_content;
-  if (typeof reasoning === "string" && reasoning !== "") parts.push(reasoning);
-  return parts.join(" ");
-}
+/** The text the body filter searches (the toolkit's one definition, `searchableText`). */
+export const messageSearchText = (event: MessageEvent): string => searchableText(event) ?? "";
 
 
 /**
@@ -49,7 +36,7 @@ export function messageSearchText(event: MessageEvent): string {
 export function prepareEvent({ event, json }: EventToStore, index: number, withText = false): PreparedEvent {
   const ts = eventTimeMicros(event.timestamp);
   if (ts === undefined) throw new TypeError(`events[${index}]: timestamp ${JSON.stringify(event.timestamp)} is not an ISO-8601 date-time`);
-  const source = event.source ?? DEFAULT_EVENT_SOURCE[event.kind];
+  const source = eventSource(event);
   if (!source) throw new TypeError(`events[${index}]: a ${event.kind} needs a source`);
   const message = event.kind === "MessageEvent" ? (event as MessageEvent) : undefined;
   if (withText) return { id: event.id, json, ts, kind: event.kind, source, text: message ? messageSearchText(message).toLowerCase() : null };
