@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -23,9 +24,20 @@ let pages: Server;
 let pagesUrl: string;
 let browser: Browser;
 
+/**
+ * The acs-mock bin, as its package declares it. Resolved from the package, not node_modules/.bin:
+ * in a fresh clone pnpm links a workspace package's bin only if its file exists at install time,
+ * which it does not before the first build.
+ */
+function mockBin(): string {
+  const manifest = createRequire(import.meta.url).resolve("@acs-toolkit/mock/package.json");
+  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
+  return path.join(path.dirname(manifest), bin["acs-mock"]!);
+}
+
 /** Starts the acs-mock bin on a free port; resolves to its URL, read from its banner. */
 function startMockProcess(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(path.join(root, "node_modules/.bin/acs-mock"), ["--port", "0", "--log-level", "warn", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [mockBin(), "--port", "0", "--log-level", "warn", ...args], { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     let banner = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -34,6 +46,7 @@ function startMockProcess(args: string[]): Promise<{ child: ChildProcess; url: s
       if (url) resolve({ child, url });
     });
     child.once("exit", (code) => reject(new Error(`acs-mock exited with ${code}: ${banner}`)));
+    child.once("error", reject);
   });
 }
 
