@@ -108,6 +108,10 @@ function checkValidatorRestore() {
   return failures;
 }
 
+// A handler keeps an interrupt from killing this process with a file edited: the synchronous probes
+// (whose turbo call a terminal's Ctrl-C ends) restore their files first.
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
+
 const failures = [...checkInputs(), ...checkValidatorRestore()];
 for (const failure of failures) console.error(`FAIL ${failure}`);
 process.exit(failures.length ? 1 : 0);
