@@ -2,7 +2,7 @@ import { copyFileSync } from "node:fs";
 import { defineConfig } from "tsup";
 
 /**
- * The compiled validators (src/generated/, about 1.2 MB of AJV standalone code) are shipped once, as
+ * The compiled validators (generated/, about 1.2 MB of AJV standalone code) are shipped once, as
  * generated and without a source map: both entries import them as files of their own beside the
  * entries, instead of each entry carrying a copy.
  */
@@ -38,6 +38,6 @@ export default defineConfig({
     },
   ],
   onSuccess: async () => {
-    for (const file of GENERATED) copyFileSync(`src/generated/${file}`, `dist/${file}`);
+    for (const file of GENERATED) copyFileSync(`generated/${file}`, `dist/${file}`);
   },
 });

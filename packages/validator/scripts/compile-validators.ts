@@ -20,7 +20,8 @@ import { LEGACY_KEYWORD, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KE
 import { prepareSchema } from "./prepare-schema.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const outDir = path.join(here, "../src/generated");
+// Beside src/, never in it: src/ is the build's input, and a build writing its inputs cannot be cached soundly.
+const outDir = path.join(here, "../generated");
 const require = createRequire(import.meta.url);
 // ajv/dist/standalone is CommonJS with `exports.default`; NodeNext types see the namespace.
 const standaloneCode = (standalone as unknown as { default: typeof standalone.default }).default;
@@ -121,7 +122,7 @@ async function main() {
   const outputs = await compileValidators(eventsSchema);
   await mkdir(outDir, { recursive: true });
   const declaration = `// Generated at build time. Do not edit.
-import type { StandaloneValidator } from "../standalone.js";
+import type { StandaloneValidator } from "../src/standalone.js";
 export declare const validateEvent: StandaloneValidator;
 export declare const validateEventPage: StandaloneValidator;
 `;

@@ -1,6 +1,6 @@
 import type { Event, EventPage } from "@acs-toolkit/schema";
-import * as fast from "./generated/validators-fast.js";
-import * as full from "./generated/validators-full.js";
+import * as fast from "../generated/validators-fast.js";
+import * as full from "../generated/validators-full.js";
 import { formatIssue, toIssues, type ValidationIssue } from "./issues.js";
 import { profileRelease, type Profile } from "./profile.js";
 import type { StandaloneValidator, ValidationContext } from "./standalone.js";

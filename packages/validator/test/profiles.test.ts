@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { KIND_RELEASES } from "@acs-toolkit/schema";
-import * as fast from "../src/generated/validators-fast.js";
-import * as full from "../src/generated/validators-full.js";
+import * as fast from "../generated/validators-fast.js";
+import * as full from "../generated/validators-full.js";
 import { DEFAULT_PROFILE, FIRST_RELEASE, formatIssue, isProfile, validateEvent, validateTrajectory, type Profile } from "../src/index.js";
 import { profileRelease } from "../src/profile.js";
 import { allExamples, example } from "./support.js";
