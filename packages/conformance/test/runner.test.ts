@@ -1,4 +1,5 @@
 /** The runner: selection by pattern, deadlines, how outcomes are classified; the report formats. */
+import { parseJUnit } from "@acs-toolkit/cli-kit/testing/junit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKS, CheckFailure, formatJUnit, formatResultLine, runConformance, selectChecks, SkipCheck, UnknownPatternError, type Check, type CheckResult } from "../src/index.js";
 import { KEY, startReference, type ReferenceServer } from "./support/servers.js";
@@ -106,10 +107,24 @@ describe("report formats", () => {
     expect(formatResultLine({ ...base, status: "skip", evidence: undefined, reason: "no\nchannel" })).toBe("skip  upload.hostile-names — no ⏎ channel");
   });
 
-  it("JUnit escapes markup and characters XML cannot carry", () => {
-    const xml = formatJUnit({ baseUrl: "http://h/?a=1&b=2", startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1500, results: [base], passed: 0, failed: 1, skipped: 0 });
-    expect(xml).toContain('<testsuite name="acs-conformance http://h/?a=1&amp;b=2" tests="1" failures="1" skipped="0" errors="0" time="1.500" timestamp="2026-01-01T00:00:00.000Z">');
-    expect(xml).toContain('<failure message="hostile &lt;names&gt; &amp; &quot;quotes&quot;">skipped_files is [&quot;x\ny&quot;, &quot;\\u0007bell&quot;]</failure>');
-    expect(xml.includes("\u0007")).toBe(false);
+  it("JUnit: a testcase per check, counts by outcome, the text as written (markup, line breaks; \\uXXXX for what XML cannot carry)", () => {
+    const results: CheckResult[] = [
+      base,
+      { ...base, id: "create.empty", status: "pass", evidence: undefined, note: "n" },
+      { ...base, id: "ws.stream", status: "skip", evidence: undefined, reason: 'no\n"channel" ]]>' },
+    ];
+    const xml = formatJUnit({ baseUrl: "http://h/?a=1&b=2", startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1500, results, passed: 1, failed: 1, skipped: 1 });
+    const doc = parseJUnit(xml);
+    const counts = { "@tests": "3", "@failures": "1", "@errors": "0", "@skipped": "1", "@time": "1.500" };
+    expect(doc.testsuites).toMatchObject({ "@name": "acs-conformance", ...counts });
+    const suite = doc.testsuites.testsuite[0];
+    expect(suite).toMatchObject({ "@name": "acs-conformance http://h/?a=1&b=2", ...counts, "@timestamp": "2026-01-01T00:00:00.000Z" });
+    expect(suite.testcase.map((c: any) => [c["@classname"], c["@name"], c["@time"]])).toEqual([
+      ["acs-conformance.upload", "upload.hostile-names", "0.012"],
+      ["acs-conformance.create", "create.empty", "0.012"],
+      ["acs-conformance.ws", "ws.stream", "0.012"],
+    ]);
+    expect(suite.testcase[0].failure).toEqual({ "@message": 'hostile <names> & "quotes"', "#text": 'skipped_files is ["x\ny", "\\u0007bell"]' });
+    expect(suite.testcase[2].skipped).toEqual({ "@message": 'no\n"channel" ]]>' });
   });
 });
