@@ -7,11 +7,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocketServer } from "ws";
 import type { ServerErrorEvent } from "@acs-toolkit/schema";
 import { createClient, LiveError, type LiveStatus, type SearchedEvent } from "@acs-toolkit/client";
@@ -40,13 +39,13 @@ async function allStoredIds(client: ReturnType<typeof createClient>, id: string)
 }
 
 /** Resolves when `check()` is true, polling; rejects with `describe()` after `ms`. */
-async function until(check: () => boolean, describe: () => string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (check: () => boolean, describe: () => string, ms = 30_000) =>
+  vi.waitFor(
+    () => {
+      if (!check()) throw new Error(`timed out: ${describe()}`);
+    },
+    { timeout: ms, interval: 10 },
+  );
 
 describe("subscribe", () => {
   it("delivers stored events, then live ones, and reports its state", async () => {
@@ -236,14 +235,15 @@ describe("exactly once, in order, across reconnects", () => {
     wss.on("connection", (ws) => {
       ws.send(JSON.stringify({ id: "s", timestamp: "2026-02-05T11:00:00", kind: "ConversationStateUpdateEvent", key: "full_state", value: { last_event_id: null } }));
       for (const event of stored.slice(0, 3)) for (let i = 0; i < 2; i++) ws.send(JSON.stringify(event));
+      // Frames arrive in order: once the client has this one, it has handled every duplicate.
+      ws.send(JSON.stringify(stored[3]));
     });
     await new Promise((r) => wss.once("listening", r));
     const port = (wss.address() as { port: number }).port;
     const received: string[] = [];
     const sub = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY }).subscribe(randomUUID(), { onEvent: (e) => received.push(e.id) });
-    await until(() => received.length >= 3, () => `${received.length}`);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(received).toEqual(stored.slice(0, 3).map((e) => e.id));
+    await until(() => received.includes(stored[3]!.id), () => `${received.length}`);
+    expect(received).toEqual(stored.slice(0, 4).map((e) => e.id));
     sub.close();
     await new Promise((r) => wss.close(r));
   });
@@ -254,29 +254,35 @@ describe("a server killed with SIGKILL and restarted on the same data", () => {
   let dataDir: string;
   let child: ChildProcess | undefined;
 
-  const freePort = () =>
-    new Promise<number>((resolve) => {
-      const probe = createServer();
-      probe.listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
-
-  async function launch(port: number): Promise<void> {
-    child = spawn(process.execPath, [cli, "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
+  /** Starts the server on `port` (0: any free one); resolves with the port once it listens, rejects with its error output if it exits. */
+  function launch(port: number): Promise<number> {
+    const started = spawn(process.execPath, [cli, "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
       env: { ...process.env, SESSION_API_KEY: KEY },
-      stdio: ["ignore", "ignore", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
-    const deadline = Date.now() + 20_000;
-    for (;;) {
+    child = started;
+    let stdout = "";
+    let stderr = "";
+    started.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
+    return new Promise((resolve, reject) => {
+      started.stdout!.on("data", (chunk: Buffer) => {
+        stdout += chunk;
+        const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
+        if (listening) resolve(Number(listening[1]));
+      });
+      started.once("exit", (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+    });
+  }
+
+  /** Starts the server on the same `port` again; another process may take it in between, so retries while it is in use. */
+  async function relaunch(port: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
       try {
-        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
-      } catch {
-        // not up yet
+        await launch(port);
+        return;
+      } catch (error) {
+        if (attempt === 20 || !/EADDRINUSE/.test(String(error))) throw error;
       }
-      if (Date.now() > deadline) throw new Error("the server did not start");
-      await new Promise((r) => setTimeout(r, 50));
     }
   }
 
@@ -287,8 +293,8 @@ describe("a server killed with SIGKILL and restarted on the same data", () => {
 
   it("the subscribed client receives every event exactly once, in order", async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "acs-client-kill-"));
-    const port = await freePort();
-    await launch(port);
+    // Port 0: the server takes a free port itself (probing one first races other processes for it).
+    const port = await launch(0);
     const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY });
     const id = await conversationWith(client);
     const received: string[] = [];
@@ -312,8 +318,7 @@ describe("a server killed with SIGKILL and restarted on the same data", () => {
     await until(() => received.length > stored.length + 50, () => `${received.length}`);
     child!.kill("SIGKILL"); // in the middle of the stream
     await new Promise((r) => child!.once("exit", r));
-    await new Promise((r) => setTimeout(r, 300));
-    await launch(port);
+    await relaunch(port);
     const before = sent;
     await until(() => sent > before + 50, () => `${sent - before} sent after restart`);
     producing = false;

@@ -1,4 +1,5 @@
 /** The report in the three output formats: text lines, JSON, JUnit XML. */
+import { junitDocument, junitSuite, type JUnitCase } from "@acs-toolkit/cli-kit/junit";
 import type { Check } from "./check.js";
 import type { CheckResult, ConformanceReport } from "./runner.js";
 
@@ -29,40 +30,19 @@ export function formatJson(report: ConformanceReport): string {
   return JSON.stringify(report, null, 2) + "\n";
 }
 
-/** Escapes text for XML; characters XML 1.0 cannot carry at all (evidence may quote a hostile file name) become `\uXXXX`. */
-function xml(text: string): string {
-  let out = "";
-  for (const c of text) {
-    const code = c.charCodeAt(0);
-    if (c === "&") out += "&amp;";
-    else if (c === "<") out += "&lt;";
-    else if (c === ">") out += "&gt;";
-    else if (c === '"') out += "&quot;";
-    else if (code < 0x20 && c !== "\n" && c !== "\t" && c !== "\r") out += `\\u${code.toString(16).padStart(4, "0")}`;
-    else out += c;
-  }
-  return out;
-}
-
 /** JUnit XML, one testcase per check, classname = its group (the part of the id before the first dot). */
 export function formatJUnit(report: ConformanceReport): string {
-  const seconds = (ms: number) => (ms / 1000).toFixed(3);
-  const cases = report.results.map((r) => {
-    const open = `    <testcase classname="acs-conformance.${xml(r.id.split(".")[0]!)}" name="${xml(r.id)}" time="${seconds(r.durationMs)}">`;
-    if (r.status === "pass") return `${open}</testcase>`;
-    if (r.status === "skip") return `${open}\n      <skipped message="${xml(r.reason ?? "")}"/>\n    </testcase>`;
-    return `${open}\n      <failure message="${xml(r.title)}">${xml(r.evidence ?? "")}</failure>\n    </testcase>`;
-  });
-  const counts = `tests="${report.results.length}" failures="${report.failed}" skipped="${report.skipped}" errors="0" time="${seconds(report.durationMs)}"`;
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="acs-conformance" ${counts}>`,
-    `  <testsuite name="acs-conformance ${xml(report.baseUrl)}" ${counts} timestamp="${report.startedAt}">`,
-    ...cases,
-    "  </testsuite>",
-    "</testsuites>",
-    "",
-  ].join("\n");
+  const cases = report.results.map(
+    (r): JUnitCase => ({
+      classname: `acs-conformance.${r.id.split(".")[0]!}`,
+      name: r.id,
+      timeMs: r.durationMs,
+      problem: r.status === "fail" ? { kind: "failure", message: r.title, text: r.evidence } : undefined,
+      skipped: r.status === "skip" ? (r.reason ?? "") : undefined,
+    }),
+  );
+  const suite = junitSuite({ name: `acs-conformance ${report.baseUrl}`, timeMs: report.durationMs, timestamp: report.startedAt, cases });
+  return junitDocument("acs-conformance", [suite], { timeMs: report.durationMs });
 }
 
 /** The check list as a Markdown table (the README's, kept in step by a test). */

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseJUnit } from "@acs-toolkit/cli-kit/testing/junit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKS, formatCheckTable, runCli, USAGE } from "../src/index.js";
 import { BROKEN, KEY, startProxy, startReference, type Proxy, type ReferenceServer } from "./support/servers.js";
@@ -66,9 +67,17 @@ describe("the acs-conformance bin", () => {
   it("--format junit prints a JUnit report with the failure's evidence", async () => {
     const result = await run(["--base-url", broken.url, "--api-key", KEY, "--only", "bad-input.limit-101,bad-input.limit-0", "--format", "junit"]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="acs-conformance" tests="2" failures="1" skipped="0" errors="0" time="[\d.]+">/);
-    expect(result.stdout).toContain('<testcase classname="acs-conformance.bad-input" name="bad-input.limit-0"');
-    expect(result.stdout).toMatch(/<failure message="limit=101 is 422 at \[&quot;query&quot;,&quot;limit&quot;\]">expected 422: GET .*limit=101 → 500/);
+    const doc = parseJUnit(result.stdout);
+    const counts = { "@tests": "2", "@failures": "1", "@errors": "0", "@skipped": "0", "@time": expect.stringMatching(/^\d+\.\d{3}$/) };
+    expect(doc.testsuites).toMatchObject({ "@name": "acs-conformance", ...counts });
+    const [suite] = doc.testsuites.testsuite;
+    expect(suite).toMatchObject({ "@name": `acs-conformance ${broken.url}/`, ...counts });
+    const byName = (name: string) => suite.testcase.find((c: any) => c["@name"] === name);
+    const [limit101, limit0] = [byName("bad-input.limit-101"), byName("bad-input.limit-0")];
+    expect(limit0).toMatchObject({ "@classname": "acs-conformance.bad-input", "@name": "bad-input.limit-0" });
+    expect(limit0.failure).toBeUndefined();
+    expect(limit101.failure["@message"]).toBe('limit=101 is 422 at ["query","limit"]');
+    expect(limit101.failure["#text"]).toMatch(/^expected 422: GET .*limit=101 → 500/);
   });
 
   it("exits 2 when nothing answers at the base URL", async () => {

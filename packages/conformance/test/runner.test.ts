@@ -1,4 +1,5 @@
 /** The runner: selection by pattern, deadlines, how outcomes are classified; the report formats. */
+import { parseJUnit } from "@acs-toolkit/cli-kit/testing/junit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKS, CheckFailure, formatJUnit, formatResultLine, runConformance, selectChecks, SkipCheck, UnknownPatternError, type Check, type CheckResult } from "../src/index.js";
 import { KEY, startReference, type ReferenceServer } from "./support/servers.js";
@@ -49,7 +50,8 @@ describe("runConformance with checks of its own", () => {
     const report = await runConformance({
       baseUrl: reference.url,
       apiKey: KEY,
-      timeoutMs: 300,
+      // Only "hang" may reach the deadline: long enough that the others cannot on a busy machine.
+      timeoutMs: 1_000,
       onResult: (result) => streamed.push(result),
       checks: [
         check("pass", async () => "3 things"),
@@ -71,7 +73,7 @@ describe("runConformance with checks of its own", () => {
       { id: "test.pass", status: "pass", note: "3 things", evidence: undefined, reason: undefined },
       { id: "test.fail", status: "fail", evidence: "saw 500", reason: undefined, note: undefined },
       { id: "test.skip", status: "skip", reason: "not here", evidence: undefined, note: undefined },
-      { id: "test.hang", status: "fail", evidence: "did not finish within 300 ms", reason: undefined, note: undefined },
+      { id: "test.hang", status: "fail", evidence: "did not finish within 1000 ms", reason: undefined, note: undefined },
       { id: "test.crash", status: "fail", evidence: expect.stringMatching(/^TypeError: Cannot read properties of undefined/), reason: undefined, note: undefined },
       { id: "test.needs", status: "skip", reason: "noSuchOperation is not an operation of the spec", evidence: undefined, note: undefined },
     ]);
@@ -80,21 +82,19 @@ describe("runConformance with checks of its own", () => {
   });
 
   it("a deadline aborts the check's requests", async () => {
-    let aborted: unknown;
+    const seen: string[] = [];
     const report = await runConformance({
       baseUrl: reference.url,
       apiKey: KEY,
       timeoutMs: 200,
       checks: [
-        check("abort", async (ctx) => {
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          aborted = ctx.signal?.aborted;
-        }),
+        // Never finishes on its own: only the deadline ends it. The runner aborts the signal before
+        // it reports the failure, so what the listener saw is known once the report is.
+        check("abort", (ctx) => new Promise(() => ctx.signal!.addEventListener("abort", () => seen.push(`aborted: ${String(ctx.signal!.reason)}`)))),
       ],
     });
-    expect(report.results[0]!.status).toBe("fail");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(aborted).toBe(true);
+    expect(report.results[0]).toMatchObject({ status: "fail", evidence: "did not finish within 200 ms" });
+    expect(seen).toEqual([expect.stringMatching(/^aborted: AbortError/)]);
   });
 });
 
@@ -106,10 +106,24 @@ describe("report formats", () => {
     expect(formatResultLine({ ...base, status: "skip", evidence: undefined, reason: "no\nchannel" })).toBe("skip  upload.hostile-names — no ⏎ channel");
   });
 
-  it("JUnit escapes markup and characters XML cannot carry", () => {
-    const xml = formatJUnit({ baseUrl: "http://h/?a=1&b=2", startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1500, results: [base], passed: 0, failed: 1, skipped: 0 });
-    expect(xml).toContain('<testsuite name="acs-conformance http://h/?a=1&amp;b=2" tests="1" failures="1" skipped="0" errors="0" time="1.500" timestamp="2026-01-01T00:00:00.000Z">');
-    expect(xml).toContain('<failure message="hostile &lt;names&gt; &amp; &quot;quotes&quot;">skipped_files is [&quot;x\ny&quot;, &quot;\\u0007bell&quot;]</failure>');
-    expect(xml.includes("\u0007")).toBe(false);
+  it("JUnit: a testcase per check, counts by outcome, the text as written (markup, line breaks; \\uXXXX for what XML cannot carry)", () => {
+    const results: CheckResult[] = [
+      base,
+      { ...base, id: "create.empty", status: "pass", evidence: undefined, note: "n" },
+      { ...base, id: "ws.stream", status: "skip", evidence: undefined, reason: 'no\n"channel" ]]>' },
+    ];
+    const xml = formatJUnit({ baseUrl: "http://h/?a=1&b=2", startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1500, results, passed: 1, failed: 1, skipped: 1 });
+    const doc = parseJUnit(xml);
+    const counts = { "@tests": "3", "@failures": "1", "@errors": "0", "@skipped": "1", "@time": "1.500" };
+    expect(doc.testsuites).toMatchObject({ "@name": "acs-conformance", ...counts });
+    const suite = doc.testsuites.testsuite[0];
+    expect(suite).toMatchObject({ "@name": "acs-conformance http://h/?a=1&b=2", ...counts, "@timestamp": "2026-01-01T00:00:00.000Z" });
+    expect(suite.testcase.map((c: any) => [c["@classname"], c["@name"], c["@time"]])).toEqual([
+      ["acs-conformance.upload", "upload.hostile-names", "0.012"],
+      ["acs-conformance.create", "create.empty", "0.012"],
+      ["acs-conformance.ws", "ws.stream", "0.012"],
+    ]);
+    expect(suite.testcase[0].failure).toEqual({ "@message": 'hostile <names> & "quotes"', "#text": 'skipped_files is ["x\ny", "\\u0007bell"]' });
+    expect(suite.testcase[2].skipped).toEqual({ "@message": 'no\n"channel" ]]>' });
   });
 });

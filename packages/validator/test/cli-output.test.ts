@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { parseJUnit } from "@acs-toolkit/cli-kit/testing/junit";
 import { beforeAll, describe, expect, it } from "vitest";
 import { jsonl, runCli, tempDir, trajectory, writeFiles } from "./cli-support.js";
 import { example } from "./support.js";
@@ -54,9 +55,35 @@ describe("snapshots of each format", () => {
   it("junit: a testsuite per input, a failing testcase per error, an error element for an unreadable input", async () => {
     const result = await runCli([...argv, "--format", "junit"], { cwd });
     expect(result.code).toBe(2);
-    expect(wellFormed(result.stdout)).toBe(true);
-    expect(result.stdout).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="acs-validate" tests="6" failures="4" errors="1">/);
+    const doc = parseJUnit(result.stdout);
+    expect(doc.testsuites).toMatchObject({ "@name": "acs-validate", "@tests": "6", "@failures": "4", "@errors": "1", "@skipped": "0" });
+    // The counts agree with the JSON report's and with the elements a CI server reads.
+    const json = JSON.parse((await runCli([...argv, "--format", "json"], { cwd })).stdout) as { inputs: { file: string; errors: number; unreadable?: unknown }[] };
+    const suites = doc.testsuites.testsuite as any[];
+    expect(suites.map((s) => s["@name"])).toEqual(json.inputs.map((i) => i.file));
+    for (const [index, suite] of suites.entries()) {
+      const input = json.inputs[index]!;
+      const failed = suite.testcase.filter((c: any) => c.failure !== undefined).length;
+      const broken = suite.testcase.filter((c: any) => c.error !== undefined).length;
+      expect([Number(suite["@failures"]), Number(suite["@errors"]), Number(suite["@tests"])]).toEqual([failed, broken, suite.testcase.length]);
+      expect(failed + broken).toBe(input.unreadable ? 1 : input.errors);
+    }
+    expect(suites[0].testcase[0].failure).toMatchObject({ "@type": "unknownKind", "@message": '/action/kind: unknown Action kind "TerminalActon"; did you mean "TerminalAction"?' });
+    expect(suites[0]["system-out"]).toMatch(/^recordings\/conversation\.jsonl:7 {2}\/llm_message\/cache_enabled {2}warning: /);
     await expect(result.stdout).toMatchFileSnapshot("__snapshots__/cli-output.junit.xml");
+  });
+
+  it("junit: a hostile file name comes back as written, a control character as \\uXXXX", async () => {
+    const directory = tempDir();
+    const name = `a<b>&"c"'d' ]]>\te\u0007.jsonl`;
+    writeFiles(directory, { [name]: "{not json\n" });
+    const result = await runCli([name, "--format", "junit"], { cwd: directory });
+    expect(result.code).toBe(1);
+    const suite = parseJUnit(result.stdout).testsuites.testsuite[0];
+    const shown = name.replace("\u0007", "\\u0007");
+    expect(suite["@name"]).toBe(shown);
+    expect(suite.testcase[0]).toMatchObject({ "@classname": shown, "@file": shown, "@line": "1" });
+    expect(suite.testcase[0].failure["#text"].startsWith(`${shown}:1`)).toBe(true);
   });
 
   it("github: an annotation per issue on its file, line and column, then the summary", async () => {
@@ -74,20 +101,6 @@ describe("snapshots of each format", () => {
     expect(github.filter((l) => l.startsWith("::warning")).length).toBe(json.issues.filter((i) => i.severity === "warning").length);
   });
 });
-
-/** Tags balance and attributes are quoted: enough to catch a broken report without an XML parser. */
-function wellFormed(xml: string): boolean {
-  const body = xml.replace(/^<\?xml[^>]*\?>\s*/, "");
-  if (/[<>&](?![a-zA-Z/]|amp;|lt;|gt;|quot;|#)/.test(body.replace(/<[^>]*>/g, ""))) return false;
-  const stack: string[] = [];
-  for (const [, closing, name, , selfClosing] of body.matchAll(/<(\/?)([a-zA-Z-]+)((?:\s+[a-zA-Z-]+="[^"<]*")*)\s*(\/?)>/g)) {
-    if (selfClosing) continue;
-    if (closing) {
-      if (stack.pop() !== name) return false;
-    } else stack.push(name!);
-  }
-  return stack.length === 0;
-}
 
 describe("the summary", () => {
   it("events per kind, errors and warnings per rule, inputs with their format and counts", async () => {

@@ -1,9 +1,11 @@
 /**
- * The server as a process: restart keeps everything, SIGKILL during a large replay leaves the
- * conversation absent or complete, SIGTERM finishes in-flight requests; CORS; --public-read; the
+ * The server as a process: restart keeps everything, SIGKILL inside a large replay's write leaves
+ * the conversation absent, SIGTERM finishes in-flight requests; CORS; --public-read; the
  * key printed once.
  */
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
@@ -38,51 +40,78 @@ describe("restart and crash", () => {
     expect(await exited(second.process)).toBe(0);
   });
 
-  it("SIGKILL in the middle of a large replay: the conversation is absent or complete", async () => {
-    const events = Array.from({ length: 8 }, (_, seed) => exampleEvents({ seed: 100 + seed, start: new Date(Date.UTC(2026, 0, 1 + seed)) })).flat();
-    const big = Array.from({ length: 60 }, (_, i) => events.map((e) => ({ ...e, id: e.id.replace(/^.{8}/, (1000 + i).toString(16).padStart(8, "0")) }))).flat();
-    const replay = big.map((e) => JSON.stringify(e)).join("\n");
-    const outcomes: string[] = [];
-    for (const delay of [5, 40, 120, 300]) {
-      const server = await spawnServer(dataDir);
+  // The kill comes from inside the server's write transaction (test/support/kill-in-write.ts), not
+  // after a delay: a delay mostly lands between writes, where any store passes.
+  for (const [mode, moment] of [
+    ["import", "while its events are written, some already committed"],
+    ["finish", "while it is made visible"],
+  ] as const) {
+    it(`SIGKILL inside a large replay's write, ${moment}: the conversation is absent, nothing of it is left`, async () => {
+      const events = Array.from({ length: 8 }, (_, seed) => exampleEvents({ seed: 100 + seed, start: new Date(Date.UTC(2026, 0, 1 + seed)) })).flat();
+      // Ids unique across copies: the first 8 hex digits carry the seed, so the copy number goes before the seed's 4.
+      const big = Array.from({ length: 8 }, (_, i) => events.map((e) => ({ ...e, id: `${i.toString(16).padStart(4, "0")}${e.id.slice(4)}` }))).flat();
+      expect(new Set(big.map((e) => e.id)).size).toBe(big.length);
+      const server = await spawnServer(dataDir, {
+        nodeArgs: ["--import", "./test/support/kill-in-write.mjs"],
+        env: { SESSION_API_KEY: KEY, ACS_TEST_KILL_IN_WRITE: mode },
+      });
       const id = crypto.randomUUID();
-      const request = api(server.url, "/api/conversations", { method: "POST", body: JSON.stringify({ conversation_id: id, replay_json: replay }) }).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      server.process.kill("SIGKILL");
+      const request = api(server.url, "/api/conversations", { method: "POST", body: JSON.stringify({ conversation_id: id, replay_json: big.map((e) => JSON.stringify(e)).join("\n") }) });
+      await expect(request).rejects.toThrow(); // the connection dies with the process
       await exited(server.process);
-      await request;
+      expect(server.process.signalCode).toBe("SIGKILL");
+      expect(server.stdout.join("")).toMatch(mode === "import" ? /inside write: importing, [1-9]\d* rows committed, in a transaction\n/ : /inside write: finishing the import, in a transaction\n/);
+
       const again = await spawnServer(dataDir);
-      const info = await api(again.url, `/api/conversations/${id}`);
-      if (info.status === 404) outcomes.push("absent");
-      else {
-        expect(info.status).toBe(200);
-        expect((await info.json()).event_count).toBe(big.length);
-        outcomes.push("complete");
+      try {
+        const info = await api(again.url, `/api/conversations/${id}`);
+        expect(info.status === 404 ? "absent" : `present with ${(await info.json()).event_count} of ${big.length} events`).toBe("absent");
+        // The same replay goes in whole afterwards: the crash left no id or row behind to collide with.
+        const retry = await api(again.url, "/api/conversations", { method: "POST", body: JSON.stringify({ conversation_id: id, replay_json: big.map((e) => JSON.stringify(e)).join("\n") }) });
+        expect(retry.status).toBe(200);
+        expect((await (await api(again.url, `/api/conversations/${id}`)).json()).event_count).toBe(big.length);
+      } finally {
+        again.process.kill("SIGTERM");
+        await exited(again.process);
       }
-      again.process.kill("SIGTERM");
-      await exited(again.process);
-    }
-    expect(outcomes.every((o) => o === "absent" || o === "complete")).toBe(true);
-    // Nothing of a replay that was killed is left in the file: no staged conversation, no orphan row.
-    const db = new Database(path.join(dataDir, "acs.sqlite"), { readonly: true });
-    try {
-      expect(db.prepare("SELECT count(*) AS n FROM conversations WHERE id NOT LIKE '________-____-____-____-____________'").get()).toEqual({ n: 0 });
-      const { stored } = db.prepare("SELECT count(*) AS stored FROM events").get() as { stored: number };
-      const { counted } = db.prepare("SELECT sum(event_count) AS counted FROM conversations").get() as { counted: number };
-      expect(stored).toBe(counted);
-    } finally {
-      db.close();
-    }
-  });
+      // No staged conversation, no orphan row: every stored event is counted by its conversation.
+      const db = new Database(path.join(dataDir, "acs.sqlite"), { readonly: true });
+      try {
+        expect(db.prepare("SELECT count(*) AS n FROM conversations WHERE id NOT LIKE '________-____-____-____-____________'").get()).toEqual({ n: 0 });
+        const { stored } = db.prepare("SELECT count(*) AS stored FROM events").get() as { stored: number };
+        const { counted } = db.prepare("SELECT sum(event_count) AS counted FROM conversations").get() as { counted: number };
+        expect(stored).toBe(counted);
+      } finally {
+        db.close();
+      }
+    });
+  }
 
   it("SIGTERM lets an in-flight request finish, then exits 0", async () => {
     const server = await spawnServer(dataDir);
     const events = Array.from({ length: 30 }, (_, seed) => exampleEvents({ seed: 500 + seed, start: new Date(Date.UTC(2025, 0, 1 + seed)) })).flat();
-    const pending = api(server.url, "/api/conversations", { method: "POST", body: JSON.stringify({ replay_json: JSON.stringify(events) }) });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const body = JSON.stringify({ replay_json: JSON.stringify(events) });
+    // `Expect: 100-continue`: the server answers 100 once it has the request (its handler has
+    // started), so SIGTERM provably arrives while the request is in flight; the body follows.
+    const request = httpRequest(new URL("/api/conversations", server.url), {
+      method: "POST",
+      headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), Expect: "100-continue" },
+    });
+    const reply = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      request.on("response", (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode!, text }));
+        res.on("error", reject);
+      });
+      request.on("error", reject);
+    });
+    await once(request, "continue");
     server.process.kill("SIGTERM");
-    const reply = await pending;
-    expect(reply.status).toBe(200);
+    request.end(body);
+    const { status, text } = await reply;
+    expect(status).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ status: "ok" });
     expect(await exited(server.process)).toBe(0);
   });
 

@@ -48,6 +48,41 @@ async function storedIds(id: string): Promise<string[]> {
   return t.server.store.readAfter(id, 0, 1_000_000).map((e) => e.id);
 }
 
+/**
+ * Appends a message to `id` every event-loop turn, connects the subscribers `connect` makes once
+ * appending has begun, and stops once each has received an event appended after its socket
+ * opened: each then went from its replay to live events while appends went on (a fixed window
+ * may end before a slow subscriber gets there).
+ */
+async function appendWhileJoining(id: string, connect: () => LivePeer[]): Promise<{ appended: string[]; subscribers: LivePeer[] }> {
+  const appended = new Map<string, number>();
+  let stop = false;
+  const producer = (async () => {
+    while (!stop) {
+      appended.set(t.server.conversations.sendMessage(id, userMessage(`m${appended.size}`) as never, { run: false }).id, appended.size);
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  let subscribers: LivePeer[] = [];
+  try {
+    subscribers = connect();
+    const openedAt = subscribers.map(() => Infinity);
+    subscribers.forEach((p, i) => void p.opened.then(() => (openedAt[i] = appended.size)));
+    await vi.waitFor(
+      () => {
+        for (const [i, p] of subscribers.entries()) {
+          if (!p.events().some((e) => (appended.get(e.id) ?? -1) >= openedAt[i]!)) throw new Error(`subscriber ${i} has no event appended after it opened`);
+        }
+      },
+      { timeout: 20_000, interval: 10 },
+    );
+  } finally {
+    stop = true;
+    await producer;
+  }
+  return { appended: [...appended.keys()], subscribers };
+}
+
 // Payload schemas of the AsyncAPI document, to check what the server sends.
 const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
 ajv.addFormat("uuid", /^[0-9a-f-]{36}$/i).addFormat("date-time", () => true);
@@ -104,18 +139,7 @@ describe("the stream", () => {
 
   it("joins stored and live events exactly while events are being appended", async () => {
     const id = await createConversation();
-    const appended: string[] = [];
-    let stop = false;
-    const producer = (async () => {
-      while (!stop) {
-        appended.push(t.server.conversations.sendMessage(id, userMessage(`m${appended.length}`) as never, { run: false }).id);
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
-    const subscribers = Array.from({ length: 20 }, (_, i) => peer(livePath(id, i % 2 ? { resend_all: "true" } : { after_id: replay[i]!.id })));
-    await new Promise((r) => setTimeout(r, 300));
-    stop = true;
-    await producer;
+    const { appended, subscribers } = await appendWhileJoining(id, () => Array.from({ length: 20 }, (_, i) => peer(livePath(id, i % 2 ? { resend_all: "true" } : { after_id: replay[i]!.id }))));
     const stored = await storedIds(id);
     for (const [i, p] of subscribers.entries()) {
       const from = i % 2 ? 0 : i + 1;
@@ -192,17 +216,7 @@ describe("resend_mode and after_timestamp (the OpenHands web client's replay)", 
 
   it("joins the since replay and live events exactly while events are being appended", async () => {
     const id = await createConversation();
-    let stop = false;
-    const producer = (async () => {
-      for (let n = 0; !stop; n++) {
-        t.server.conversations.sendMessage(id, userMessage(`m${n}`) as never, { run: false });
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
-    const subscribers = Array.from({ length: 10 }, () => peer(livePath(id, { resend_mode: "since", after_timestamp: at40() })));
-    await new Promise((r) => setTimeout(r, 300));
-    stop = true;
-    await producer;
+    const { subscribers } = await appendWhileJoining(id, () => Array.from({ length: 10 }, () => peer(livePath(id, { resend_mode: "since", after_timestamp: at40() }))));
     // Every event at or after the instant once, in search order (appended events are the newest).
     const expected: string[] = [];
     for (let pageId: string | undefined; ; ) {

@@ -8,7 +8,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { KEY } from "./harness.js";
 
-export const SERVER_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/cli.js");
+const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const SERVER_CLI = path.join(PACKAGE_DIR, "dist/cli.js");
 
 export interface ServerProcess {
   process: ChildProcess;
@@ -23,14 +24,17 @@ export interface SpawnOptions {
   flags?: string[];
   /** The command line up to the node binary, e.g. `["unshare", "-Urm", ...]`; default none. */
   wrapper?: string[];
+  /** Node's own flags, e.g. `["--import", "./test/support/kill-in-write.mjs"]` (resolved from the package directory). */
+  nodeArgs?: string[];
 }
 
 /** Starts the built bin on a free port with `dataDir`; resolves once it prints its listening line. */
 export async function spawnServer(dataDir: string, options: SpawnOptions = {}): Promise<ServerProcess> {
   if (!existsSync(SERVER_CLI)) throw new Error(`${SERVER_CLI} is missing: run \`pnpm build\` first`);
   const args = [SERVER_CLI, "--port", "0", "--data-dir", dataDir, "--log-level", "warn", ...(options.flags ?? [])];
-  const [command, ...rest] = [...(options.wrapper ?? []), process.execPath, ...args];
+  const [command, ...rest] = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), ...args];
   const child = spawn(command!, rest, {
+    cwd: PACKAGE_DIR,
     env: { PATH: process.env.PATH, ...(options.env ?? { SESSION_API_KEY: KEY }) },
     stdio: ["ignore", "pipe", "pipe"],
   });

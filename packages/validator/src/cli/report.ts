@@ -3,6 +3,7 @@
  * the input ends, at most 1,000 of them), so the output never holds a whole run in memory.
  */
 import { appendFileSync } from "node:fs";
+import { junitDocument, junitSuite, type JUnitCase, type RenderedSuite } from "@acs-toolkit/cli-kit/junit";
 import type { Output } from "./output.js";
 import { sanitize, type InputReport, type ReportedIssue, type RunReport } from "./model.js";
 
@@ -170,34 +171,17 @@ class JsonReporter implements Reporter {
 
 const MAX_TESTCASES = 1000;
 
-/** Escapes XML text and attributes, dropping characters XML 1.0 cannot hold. */
-function xml(text: string): string {
-  return (
-    text
-      // Characters XML 1.0 forbids even as references: a report must stay well-formed.
-      // eslint-disable-next-line no-control-regex -- XML 1.0 forbids these characters: they are what this replaces
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "�")
-      .replace(/&/g, "&amp;")
-      .replace(/</g, "&lt;")
-      .replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;")
-  );
-}
-
 /**
  * JUnit XML for CI test reports: a testsuite per input, a failing testcase per error (an `error`
  * element when the input could not be read), one passing testcase for a valid input; warnings go
  * to the suite's system-out.
  */
 class JunitReporter implements Reporter {
-  private suites: string[] = [];
-  private cases: string[] = [];
+  private suites: RenderedSuite[] = [];
+  private cases: JUnitCase[] = [];
   private warnings: string[] = [];
   private moreErrors = 0;
   private moreWarnings = 0;
-  private tests = 0;
-  private failures = 0;
-  private errors = 0;
 
   constructor(private readonly output: Output) {}
 
@@ -216,35 +200,41 @@ class JunitReporter implements Reporter {
       return;
     }
     const name = `${issue.line !== undefined ? `line ${issue.line} ` : ""}${issue.pointer !== undefined ? `${issue.pointer || "/"} ` : ""}(${issue.rule})`;
-    const element = issue.fatal ? "error" : "failure";
-    this.cases.push(
-      `    <testcase classname="${xml(issue.file)}" name="${xml(name)}" file="${xml(issue.file)}"${issue.line !== undefined ? ` line="${issue.line}"` : ""}>\n` +
-        `      <${element} type="${xml(issue.rule)}" message="${xml(`${issue.pointer !== undefined ? `${issue.pointer || "/"}: ` : ""}${issue.message}`)}">${xml(text)}</${element}>\n` +
-        `    </testcase>`,
-    );
+    this.cases.push({
+      classname: issue.file,
+      name,
+      file: issue.file,
+      line: issue.line,
+      problem: {
+        kind: issue.fatal ? "error" : "failure",
+        type: issue.rule,
+        message: `${issue.pointer !== undefined ? `${issue.pointer || "/"}: ` : ""}${issue.message}`,
+        text,
+      },
+    });
   }
 
   inputDone(input: InputReport): void {
     if (this.moreErrors > 0) {
-      this.cases.push(
-        `    <testcase classname="${xml(input.file)}" name="${this.moreErrors} more errors">\n      <failure type="truncated" message="${this.moreErrors} more errors, not listed"/>\n    </testcase>`,
-      );
+      this.cases.push({
+        classname: input.file,
+        name: `${this.moreErrors} more errors`,
+        problem: { kind: "failure", type: "truncated", message: `${this.moreErrors} more errors, not listed` },
+      });
     }
-    if (this.cases.length === 0) {
-      this.cases.push(`    <testcase classname="${xml(input.file)}" name="${xml(`valid (${plural(input.events, "event")})`)}"/>`);
-    }
-    const failures = this.cases.filter((c) => c.includes("<failure")).length;
-    const errors = this.cases.filter((c) => c.includes("<error")).length;
-    this.tests += this.cases.length;
-    this.failures += failures;
-    this.errors += errors;
+    if (this.cases.length === 0) this.cases.push({ classname: input.file, name: `valid (${plural(input.events, "event")})` });
     if (this.moreWarnings > 0) this.warnings.push(`… ${this.moreWarnings} more warnings`);
-    const systemOut = this.warnings.length ? `\n    <system-out>${xml(this.warnings.join("\n"))}</system-out>` : "";
-    const properties =
-      `    <properties>\n      <property name="format" value="${xml(input.format ?? "unknown")}"/>\n      <property name="events" value="${input.events}"/>\n` +
-      `      <property name="warnings" value="${input.warnings}"/>\n    </properties>\n`;
     this.suites.push(
-      `  <testsuite name="${xml(input.file)}" tests="${this.cases.length}" failures="${failures}" errors="${errors}" skipped="0">\n${properties}${this.cases.join("\n")}${systemOut}\n  </testsuite>`,
+      junitSuite({
+        name: input.file,
+        properties: [
+          ["format", input.format ?? "unknown"],
+          ["events", input.events],
+          ["warnings", input.warnings],
+        ],
+        cases: this.cases,
+        systemOut: this.warnings.join("\n"),
+      }),
     );
     this.cases = [];
     this.warnings = [];
@@ -253,9 +243,7 @@ class JunitReporter implements Reporter {
   }
 
   finish(): void {
-    this.output.write(
-      `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="acs-validate" tests="${this.tests}" failures="${this.failures}" errors="${this.errors}">\n${this.suites.join("\n")}${this.suites.length ? "\n" : ""}</testsuites>\n`,
-    );
+    this.output.write(junitDocument("acs-validate", this.suites));
   }
 }
 
