@@ -5,22 +5,15 @@
  * default), message text and timestamps.
  */
 import { randomUUID } from "node:crypto";
-import type { Event } from "@acs-toolkit/schema";
+import { DEFAULT_EVENT_SOURCE, isEventKind, type Event, type operations } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { instantMicros as parseInstant } from "@acs-toolkit/validator";
-import { DEFAULT_SOURCES } from "./spec.js";
 
 /** An event as the checks handle it: loosely typed, as it is sent and received. */
 export type AnyEvent = Record<string, any> & { id: string; kind: string; timestamp: string };
 
-/** The search filters of the spec (query parameters of searchEvents). */
-export interface SearchFilters {
-  kind?: string;
-  source?: string;
-  body?: string;
-  timestamp__gte?: string;
-  timestamp__lt?: string;
-}
+/** The search filters of the spec: the query parameters of countEvents (those of searchEvents that filter). */
+export type SearchFilters = NonNullable<operations["countEvents"]["parameters"]["query"]>;
 
 /** The word of the body-filter checks, in several cases and places. */
 export const BODY_WORD = "zephyr";
@@ -115,9 +108,9 @@ export function shuffledTrajectory(): AnyEvent[] {
   return events;
 }
 
-/** The event's source, its kind's default when it has none. */
+/** The event's source, its kind's default (the generated DEFAULT_EVENT_SOURCE) when it has none. */
 export function sourceOf(event: AnyEvent): string | undefined {
-  return event.source ?? DEFAULT_SOURCES[event.kind];
+  return event.source ?? (isEventKind(event.kind) ? (DEFAULT_EVENT_SOURCE[event.kind] ?? undefined) : undefined);
 }
 
 /** The text the body filter searches: message text content, extended content, reasoning content. */

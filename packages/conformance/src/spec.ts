@@ -1,10 +1,10 @@
 /**
  * What the spec says, compiled for checking answers: one validator per documented JSON response
  * (operation × status) of the bundled OpenAPI document, and the facts the checks derive from it
- * (which operations need the key, which are extensions, each event kind's default source).
+ * (which operations need the key, which are extensions).
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { eventsJsonSchema, openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
+import { openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 import { formatIssue, toIssues, type AjvErrorObject } from "@acs-toolkit/validator";
 
 type Json = Record<string, unknown>;
@@ -112,9 +112,3 @@ export class SpecResponses {
   }
 }
 
-/** The default `source` of each event kind, from the events schema (kinds without one must carry it). */
-export const DEFAULT_SOURCES: Readonly<Record<string, string | undefined>> = Object.fromEntries(
-  Object.entries((eventsJsonSchema as { $defs: Record<string, { properties?: { source?: { default?: string } } }> }).$defs)
-    .filter(([, def]) => def.properties?.source !== undefined)
-    .map(([kind, def]) => [kind, def.properties!.source!.default]),
-);
