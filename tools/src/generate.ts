@@ -1,6 +1,6 @@
 /**
  * `pnpm generate`: spec/ → packages/schema/src/generated/ (bundled documents, TypeScript types,
- * the openapi-fetch `paths` type, kind constants and type guards).
+ * the openapi-fetch `paths` type, kind constants and type guards, the settings table, the live close codes).
  * `pnpm generate:check`: the same in memory; exits 1 naming every file that differs from disk.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -11,6 +11,8 @@ import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
 import { bundleSpec, type JsonObject } from "./bundle.js";
 import { patternPrefix, renderKinds } from "./kinds.js";
+import { renderLive } from "./live.js";
+import { renderSettings } from "./settings.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const specDir = path.join(root, "spec");
@@ -92,6 +94,8 @@ export async function generate(): Promise<Map<string, string>> {
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
 
   files.set("kinds.ts", renderKinds(defs, BANNER));
+  files.set("settings.ts", renderSettings(defs, BANNER));
+  files.set("live.ts", renderLive(asyncapi, BANNER));
   return files;
 }
 

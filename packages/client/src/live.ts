@@ -8,6 +8,7 @@
  * open a socket (the browser's `WebSocket`, or `ws` in Node, which can send the key as a header).
  */
 import type { ConversationFullState, ServerErrorEvent } from "@acs-toolkit/schema";
+import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
 import type { OperationBody, SearchedEvent } from "./types.js";
 
 /** An event as the live channel delivers it: the same type as a search result's item. */
@@ -19,15 +20,8 @@ export type UserMessage = OperationBody<"sendMessage">;
 /** Where a subscription stands. */
 export type LiveStatus = "connecting" | "open" | "reconnecting" | "closed";
 
-/** Close codes of the live channel. */
-export const LIVE_CLOSE_CODES = {
-  unauthorized: 4001,
-  notFound: 4004,
-  badRequest: 4400,
-  slowConsumer: 4429,
-  /** Too many connections for this conversation: reconnecting later (with backoff) may succeed. */
-  tryAgainLater: 1013,
-} as const;
+/** Close codes of the live channel, generated from `x-close-codes` in spec/asyncapi.yaml (re-exported from `@acs-toolkit/schema`). */
+export { LIVE_CLOSE_CODES };
 
 /** Codes after which reconnecting cannot help: the subscription ends with a `LiveError`. */
 const FATAL = new Set<number>([LIVE_CLOSE_CODES.unauthorized, LIVE_CLOSE_CODES.notFound, LIVE_CLOSE_CODES.badRequest, 1002, 1003, 1007, 1008, 1009]);

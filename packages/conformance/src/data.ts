@@ -5,21 +5,15 @@
  * default), message text and timestamps.
  */
 import { randomUUID } from "node:crypto";
-import type { Event } from "@acs-toolkit/schema";
+import type { Event, operations } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { eventMatches, instantMicros as parseInstant } from "@acs-toolkit/validator";
 
 /** An event as the checks handle it: loosely typed, as it is sent and received. */
 export type AnyEvent = Record<string, any> & { id: string; kind: string; timestamp: string };
 
-/** The search filters of the spec (query parameters of searchEvents). */
-export interface SearchFilters {
-  kind?: string;
-  source?: string;
-  body?: string;
-  timestamp__gte?: string;
-  timestamp__lt?: string;
-}
+/** The search filters of the spec: the query parameters of countEvents (those of searchEvents that filter). */
+export type SearchFilters = NonNullable<operations["countEvents"]["parameters"]["query"]>;
 
 /** The word of the body-filter checks, in several cases and places. */
 export const BODY_WORD = "zephyr";

@@ -1,7 +1,7 @@
 /**
  * What the spec says, compiled for checking answers: one validator per documented JSON response
  * (operation × status) of the bundled OpenAPI document, and the facts the checks derive from it
- * (which operations need the key, which are extensions, each event kind's default source).
+ * (which operations need the key, which are extensions).
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { openapiDocument, rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";

@@ -188,6 +188,14 @@ it("the runtime exports are the constants and exactly one guard per kind", () =>
     "isObservationKind",
     "isToolKind",
     ...ALL_KINDS.map((kind) => `is${kind}`),
+    // The settings table (generated/settings.ts).
+    "MCP_SHTTP_DEFAULT_TIMEOUT",
+    "SETTINGS_FIELDS",
+    "SETTINGS_PROPERTIES",
+    "SETTINGS_STRUCTURED_FIELDS",
+    // The live channel's close codes (generated/live.ts).
+    "LIVE_CLOSE_CODES",
+    "LIVE_CLOSE_CODE_LIST",
   ];
   expect(Object.keys(schema).sort()).toEqual(expected.sort());
 });

@@ -10,18 +10,25 @@
  * Semantics (where the interface and ground truth leave a choice, the choice is marked DECISION):
  *
  * POST /api/settings (`storeSettings`) is a full replace:
+ * Which fields exist, their JSON types, defaults, which are secrets and which are kept on null all
+ * come from spec/ through the generated SETTINGS_FIELDS table (`@acs-toolkit/schema`): a scalar
+ * field added to the spec is stored, returned and typed with no edit here.
+ *
  * - A field absent or null is null afterwards, except:
- *   - `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key`, `user_consents_to_analytics`
- *     (KEEP_WHEN_NULL) keep their stored values when sent as null. DECISION: absent counts as null
- *     (a client that never heard of a field must not erase it).
- *   - `enable_default_condenser` (true), `enable_proactive_conversation_starters` (true),
- *     `enable_solvability_analysis` (true) and `enable_sound_notifications` (false) take their
- *     default when absent or null. DECISION: null on these four means "default", never a stored null.
- * - DECISION: an empty string for a secret (`llm_api_key`, `search_api_key`, `sandbox_api_key`) clears
+ *   - fields marked `x-keep-when-null` in the spec (KEEP_WHEN_NULL: `llm_api_key`, `llm_model`,
+ *     `llm_base_url`, `search_api_key`, `user_consents_to_analytics`, and `sandbox_api_key`, see
+ *     below) keep their stored values when sent as null. DECISION: absent counts as null (a client
+ *     that never heard of a field must not erase it).
+ *   - fields with a `default` in the spec (SETTINGS_DEFAULTS: `enable_default_condenser` (true),
+ *     `enable_proactive_conversation_starters` (true), `enable_solvability_analysis` (true),
+ *     `enable_sound_notifications` (false)) take it when absent or null. DECISION: null on these
+ *     means "default", never a stored null.
+ * - DECISION: an empty string for a secret (`x-secret`: `llm_api_key`, `search_api_key`, `sandbox_api_key`) clears
  *   it — the only way to remove a kept secret. Other strings are stored as given ("" included).
- * - DECISION (this project, beyond ground truth §7): `sandbox_api_key` is kept on null too. The view
- *   blanks it like the other two secrets, so without this, posting back what GET returned would
- *   erase it; the empty string still clears it.
+ * - DECISION (this project, beyond ground truth §7): `sandbox_api_key` is kept on null too (marked
+ *   `x-keep-when-null` in the spec, whose Settings description says so). The view blanks it like the
+ *   other two secrets, so without this, posting back what GET returned would erase it; the empty
+ *   string still clears it.
  * - DECISION: unknown properties are dropped (the schema allows them and says "ignored"), at every
  *   level: top level, provider-token entries, custom-secret objects, MCP server entries. Nothing
  *   unknown is stored, so nothing unknown (possibly secret) can leak back out.
@@ -35,7 +42,8 @@
  *   sse/shttp server whose `api_key` is absent or null keeps the stored api_key of the stored server
  *   with the same url in the same list (the view blanks api_keys, so round trips must keep them; a
  *   key stays bound to its url, so it is never sent to another server); `""` means "no key".
- *   Defaults are filled in: lists [], stdio `args` [] and `env` {}, shttp `timeout` 60.
+ *   Defaults are filled in: lists [], stdio `args` [] and `env` {}, shttp `timeout` 60 (the spec's
+ *   default, MCP_SHTTP_DEFAULT_TIMEOUT).
  * - Stdio `env` values are secrets (they hold tokens in practice: GITHUB_TOKEN, API keys): sealed
  *   like the others. A value sent as null or "" keeps the stored value of that variable of the
  *   stored stdio server with the same `name` and `command` (the view blanks them, so round trips
@@ -54,10 +62,11 @@
  * - `mcp_config` when non-null replaces the stored one (api_keys kept by url as above); null or
  *   absent leaves the stored one alone.
  *
- * GET /api/settings (`settingsView`): every Settings field (null when unset), the three secrets null,
+ * GET /api/settings (`settingsView`): every Settings field (null when unset), the secrets null,
  * `secrets_store` null, every MCP api_key null, every stdio env value null (the server's `env_set`
- * names its variables), plus `llm_api_key_set`, `search_api_key_set`,
- * `sandbox_api_key_set` and `provider_tokens_set` (provider → host, only providers with a stored token).
+ * names its variables), plus a `<secret>_set` flag for each secret field (`llm_api_key_set`,
+ * `search_api_key_set`, `sandbox_api_key_set`) and `provider_tokens_set` (provider → host, only
+ * providers with a stored token). The generator refuses a secret without its flag in SettingsView.
  */
 import type {
   AddGitProvidersRequest,
@@ -67,10 +76,13 @@ import type {
   MCPStdioServer,
   ProviderType,
   Settings,
+  SettingsField,
   SettingsView,
 } from "@acs-toolkit/schema";
-import { PROVIDER_TYPES } from "@acs-toolkit/schema";
+import { MCP_SHTTP_DEFAULT_TIMEOUT, PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES } from "@acs-toolkit/schema";
 import { SecretDecryptionError, isSealed, type SecretCipher } from "./secrets.js";
+
+export { MCP_SHTTP_DEFAULT_TIMEOUT };
 
 /** A string produced by `SecretCipher.encrypt` (`v1:<iv>:<ciphertext+tag>`). */
 export type SealedSecret = string;
@@ -78,6 +90,7 @@ export type SealedSecret = string;
 /** Version 2 seals stdio `env` values (version 1 held them in clear; readStoredSettings upgrades it). */
 export const STORED_SETTINGS_VERSION = 2;
 
+/** A git provider's entry in the stored document. */
 export interface StoredProviderToken {
   /** Sealed token; null when the provider is stored without one. */
   token: SealedSecret | null;
@@ -85,22 +98,26 @@ export interface StoredProviderToken {
   user_id: string | null;
 }
 
+/** A custom secret in the stored document. */
 export interface StoredCustomSecret {
   secret: SealedSecret;
   description: string | null;
 }
 
+/** A stored MCP server-sent-events server. */
 export interface StoredMCPSSEServer {
   url: string;
   api_key: SealedSecret | null;
 }
 
+/** A stored MCP streamable-HTTP server. */
 export interface StoredMCPSHTTPServer {
   url: string;
   api_key: SealedSecret | null;
   timeout: number;
 }
 
+/** A stored MCP stdio server. */
 export interface StoredMCPStdioServer {
   name: string;
   command: string;
@@ -109,52 +126,45 @@ export interface StoredMCPStdioServer {
   env: Record<string, SealedSecret>;
 }
 
+/** A stored MCP configuration, every list present. */
 export interface StoredMCPConfig {
   sse_servers: StoredMCPSSEServer[];
   stdio_servers: StoredMCPStdioServer[];
   shttp_servers: StoredMCPSHTTPServer[];
 }
 
+type Fields = typeof SETTINGS_FIELDS;
+type FieldName = keyof Fields;
+type FieldsWhere<Key extends keyof SettingsField, Value> = { [F in FieldName]: Fields[F][Key] extends Value ? F : never }[FieldName];
+/** The scalar Settings fields marked secret in the spec. */
+type SecretField = FieldsWhere<"secret", true>;
+/** The scalar Settings fields with a default in the spec (never null once stored). */
+type DefaultedField = Exclude<FieldName, FieldsWhere<"default", null>>;
+/** The scalar Settings fields marked `x-keep-when-null` in the spec. */
+type KeptField = FieldsWhere<"keepWhenNull", true>;
+
+/** Each scalar field as stored: its Settings type, sealed when secret, never null when it has a default. */
+type StoredScalars = {
+  -readonly [F in FieldName]: F extends SecretField
+    ? SealedSecret | null
+    : F extends DefaultedField
+      ? NonNullable<Settings[F]>
+      : Exclude<Settings[F], undefined>;
+};
+
 /**
  * The stored document: a plain JSON object, every field present. Settings fields keep their API
- * names; secrets are sealed; provider tokens and custom secrets sit at the top level (the API's
- * `secrets_store` is a request-only envelope).
+ * names (the scalar ones are those of the generated SETTINGS_FIELDS); secrets are sealed; provider
+ * tokens and custom secrets sit at the top level (the API's `secrets_store` is a request-only envelope).
  */
-export interface StoredSettings {
-  version: typeof STORED_SETTINGS_VERSION;
-  language: string | null;
-  agent: string | null;
-  max_iterations: number | null;
-  security_analyzer: string | null;
-  confirmation_mode: boolean | null;
-  llm_model: string | null;
-  llm_api_key: SealedSecret | null;
-  llm_base_url: string | null;
-  remote_runtime_resource_factor: number | null;
-  enable_default_condenser: boolean;
-  enable_sound_notifications: boolean;
-  enable_proactive_conversation_starters: boolean;
-  enable_solvability_analysis: boolean;
-  user_consents_to_analytics: boolean | null;
-  sandbox_base_container_image: string | null;
-  sandbox_runtime_container_image: string | null;
-  mcp_config: StoredMCPConfig | null;
-  search_api_key: SealedSecret | null;
-  sandbox_api_key: SealedSecret | null;
-  max_budget_per_task: number | null;
-  email: string | null;
-  email_verified: boolean | null;
-  git_user_name: string | null;
-  git_user_email: string | null;
-  provider_tokens: Partial<Record<ProviderType, StoredProviderToken>>;
-  custom_secrets: Record<string, StoredCustomSecret>;
-}
+export type StoredSettings = { version: typeof STORED_SETTINGS_VERSION } & StoredScalars & {
+    mcp_config: StoredMCPConfig | null;
+    provider_tokens: Partial<Record<ProviderType, StoredProviderToken>>;
+    custom_secrets: Record<string, StoredCustomSecret>;
+  };
 
 /** Clear values for a runtime. Only `decryptedSecrets` produces one; never log or return it. */
-export interface DecryptedSecrets {
-  llm_api_key: string | null;
-  search_api_key: string | null;
-  sandbox_api_key: string | null;
+export type DecryptedSecrets = { [F in SecretField]: string | null } & {
   provider_tokens: Partial<Record<ProviderType, { token: string | null; host: string | null; user_id: string | null }>>;
   custom_secrets: Record<string, { secret: string; description: string | null }>;
   /** The stored MCP configuration with its api_keys and stdio env values in clear. */
@@ -163,19 +173,21 @@ export interface DecryptedSecrets {
     stdio_servers: { name: string; command: string; args: string[]; env: Record<string, string> }[];
     shttp_servers: { url: string; api_key: string | null; timeout: number }[];
   } | null;
-}
+};
+
+const fieldNames = Object.keys(SETTINGS_FIELDS) as FieldName[];
+const SECRET_FIELDS = fieldNames.filter((name) => SETTINGS_FIELDS[name].secret) as SecretField[];
 
 /**
  * Where secrets sit, for leak scanners and reviews. Path syntax: `a.b` property, `*` any property
  * name, `[*]` any array element. In requests a custom secret is either the secret string itself
- * (`...custom_secrets.*`) or an object whose `secret` is (`...custom_secrets.*.secret`).
+ * (`...custom_secrets.*`) or an object whose `secret` is (`...custom_secrets.*.secret`). The
+ * top-level ones are the secret fields of the generated table.
  */
-export const SECRET_FIELD_PATHS = {
+export const SECRET_FIELD_PATHS: { readonly settingsRequest: readonly string[]; readonly addGitProvidersRequest: readonly string[]; readonly stored: readonly string[] } = {
   /** POST /api/settings body (Settings). */
   settingsRequest: [
-    "llm_api_key",
-    "search_api_key",
-    "sandbox_api_key",
+    ...SECRET_FIELDS,
     "secrets_store.provider_tokens.*.token",
     "secrets_store.custom_secrets.*",
     "secrets_store.custom_secrets.*.secret",
@@ -192,53 +204,42 @@ export const SECRET_FIELD_PATHS = {
   ],
   /** The StoredSettings document: each of these holds a sealed string or null, never a clear value. */
   stored: [
-    "llm_api_key",
-    "search_api_key",
-    "sandbox_api_key",
+    ...SECRET_FIELDS,
     "provider_tokens.*.token",
     "custom_secrets.*.secret",
     "mcp_config.sse_servers[*].api_key",
     "mcp_config.shttp_servers[*].api_key",
     "mcp_config.stdio_servers[*].env.*",
   ],
-} as const;
+};
 
-/** Fields that keep their stored value when sent as null (or absent). */
-export const KEEP_WHEN_NULL = [
-  "llm_api_key",
-  "llm_model",
-  "llm_base_url",
-  "search_api_key",
-  "user_consents_to_analytics",
-  "sandbox_api_key",
-] as const;
+/** Fields that keep their stored value when sent as null (or absent): those marked `x-keep-when-null`. */
+export const KEEP_WHEN_NULL = fieldNames.filter((name) => SETTINGS_FIELDS[name].keepWhenNull) as readonly KeptField[];
 
-/** Defaults of the settings that have one; every other field defaults to null. */
-export const SETTINGS_DEFAULTS = {
-  enable_default_condenser: true,
-  enable_sound_notifications: false,
-  enable_proactive_conversation_starters: true,
-  enable_solvability_analysis: true,
-} as const;
+/** Defaults of the settings that have one (their spec `default`); every other field defaults to null. */
+export const SETTINGS_DEFAULTS = Object.fromEntries(
+  fieldNames.filter((name) => SETTINGS_FIELDS[name].default !== null).map((name) => [name, SETTINGS_FIELDS[name].default]),
+) as { readonly [F in DefaultedField]: Fields[F]["default"] };
 
-export const MCP_SHTTP_DEFAULT_TIMEOUT = 60;
+/**
+ * The Settings table the handlers are written over: the generated one (SETTINGS_PROPERTIES and
+ * SETTINGS_FIELDS of `@acs-toolkit/schema`), or a test's copy with more fields.
+ */
+export interface SettingsTable {
+  /** Every Settings property in the spec's order: the key order of stored and returned documents. */
+  readonly properties: readonly string[];
+  /** The scalar ones, with their type, default and policies. */
+  readonly fields: { readonly [name: string]: SettingsField };
+}
 
-const STRING_FIELDS = [
-  "language",
-  "agent",
-  "security_analyzer",
-  "llm_model",
-  "llm_base_url",
-  "sandbox_base_container_image",
-  "sandbox_runtime_container_image",
-  "email",
-  "git_user_name",
-  "git_user_email",
-] as const;
-const NUMBER_FIELDS = ["max_iterations", "remote_runtime_resource_factor", "max_budget_per_task"] as const;
-const BOOLEAN_FIELDS = ["confirmation_mode", "user_consents_to_analytics", "email_verified"] as const;
-const DEFAULTED_FIELDS = Object.keys(SETTINGS_DEFAULTS) as (keyof typeof SETTINGS_DEFAULTS)[];
-const SECRET_FIELDS = ["llm_api_key", "search_api_key", "sandbox_api_key"] as const;
+/** The table generated from spec/. */
+export const SPEC_SETTINGS_TABLE: SettingsTable = { properties: SETTINGS_PROPERTIES, fields: SETTINGS_FIELDS };
+
+/**
+ * The Settings properties that hold a definition of their own: each is handled below by hand. A new
+ * one in the spec makes createSettingsHandlers throw (at import), so it cannot be dropped silently.
+ */
+const STRUCTURED_FIELDS: readonly string[] = ["secrets_store", "mcp_config"];
 
 type JsonObject = Record<string, unknown>;
 
@@ -285,97 +286,18 @@ function isProviderType(value: string): value is ProviderType {
   return (PROVIDER_TYPES as readonly string[]).includes(value);
 }
 
-/** The document of an account that has never stored anything: defaults, no secrets. */
-export function defaultStoredSettings(): StoredSettings {
-  return {
-    version: STORED_SETTINGS_VERSION,
-    language: null,
-    agent: null,
-    max_iterations: null,
-    security_analyzer: null,
-    confirmation_mode: null,
-    llm_model: null,
-    llm_api_key: null,
-    llm_base_url: null,
-    remote_runtime_resource_factor: null,
-    ...SETTINGS_DEFAULTS,
-    user_consents_to_analytics: null,
-    sandbox_base_container_image: null,
-    sandbox_runtime_container_image: null,
-    mcp_config: null,
-    search_api_key: null,
-    sandbox_api_key: null,
-    max_budget_per_task: null,
-    email: null,
-    email_verified: null,
-    git_user_name: null,
-    git_user_email: null,
-    provider_tokens: {},
-    custom_secrets: {},
-  };
-}
 
-/** POST /api/settings: the document to store after `incoming` (already schema-valid). See the module comment. */
-export function storeSettings(stored: StoredSettings | undefined, incoming: Settings, cipher: SecretCipher): StoredSettings {
-  if (!isObject(incoming)) throw typeError("settings", "an object");
-  const previous = stored ?? defaultStoredSettings();
-  const next = defaultStoredSettings();
-
-  for (const field of STRING_FIELDS) next[field] = optionalString(own(incoming, field), field) ?? null;
-  for (const field of NUMBER_FIELDS) next[field] = optionalNumber(own(incoming, field), field) ?? null;
-  for (const field of BOOLEAN_FIELDS) next[field] = optionalBoolean(own(incoming, field), field) ?? null;
-  for (const field of DEFAULTED_FIELDS) {
-    next[field] = optionalBoolean(own(incoming, field), field) ?? SETTINGS_DEFAULTS[field];
+/** Reads a scalar field of a request as its table type says; undefined or null when absent or null. */
+function readScalar(field: SettingsField, value: unknown, path: string): string | number | boolean | null | undefined {
+  switch (field.type) {
+    case "string":
+      return optionalString(value, path);
+    case "number":
+    case "integer":
+      return optionalNumber(value, path);
+    case "boolean":
+      return optionalBoolean(value, path);
   }
-  for (const field of SECRET_FIELDS) {
-    const value = optionalString(own(incoming, field), field);
-    next[field] = value ? cipher.encrypt(value) : null; // "" clears
-  }
-  for (const field of KEEP_WHEN_NULL) {
-    if (own(incoming, field) == null) (next as unknown as JsonObject)[field] = previous[field];
-  }
-
-  const mcp = own(incoming, "mcp_config");
-  next.mcp_config = mcp == null ? null : normalizeMcpConfig(mcp, previous.mcp_config, cipher, "mcp_config");
-
-  const secretsStore = own(incoming, "secrets_store");
-  if (secretsStore == null) {
-    next.provider_tokens = previous.provider_tokens;
-    next.custom_secrets = previous.custom_secrets;
-  } else {
-    if (!isObject(secretsStore)) throw typeError("secrets_store", "an object or null");
-    const tokens = own(secretsStore, "provider_tokens");
-    next.provider_tokens =
-      tokens === undefined
-        ? previous.provider_tokens
-        : mergeProviderTokens(previous.provider_tokens, tokens, cipher, "secrets_store.provider_tokens");
-    const custom = own(secretsStore, "custom_secrets");
-    next.custom_secrets =
-      custom === undefined
-        ? previous.custom_secrets
-        : mergeCustomSecrets(previous.custom_secrets, custom, cipher, "secrets_store.custom_secrets");
-  }
-  return structuredClone(next);
-}
-
-/** POST /api/add-git-providers: the document to store after `request` (already schema-valid). */
-export function storeGitProviders(
-  stored: StoredSettings | undefined,
-  request: AddGitProvidersRequest,
-  cipher: SecretCipher,
-): StoredSettings {
-  if (!isObject(request)) throw typeError("request", "an object");
-  const previous = stored ?? defaultStoredSettings();
-  const next: StoredSettings = { ...previous };
-  next.provider_tokens = mergeProviderTokens(
-    previous.provider_tokens,
-    own(request, "provider_tokens") ?? {},
-    cipher,
-    "provider_tokens",
-  );
-  const mcp = own(request, "mcp_config");
-  if (mcp != null) next.mcp_config = normalizeMcpConfig(mcp, previous.mcp_config, cipher, "mcp_config");
-  return structuredClone(next);
 }
 
 function mergeProviderTokens(
@@ -490,201 +412,287 @@ function normalizeMcpConfig(
   return { sse_servers, stdio_servers, shttp_servers };
 }
 
-/** GET /api/settings: the stored settings with every secret blanked and the `*_set` flags. */
-export function settingsView(stored: StoredSettings | undefined): SettingsView {
-  const s = stored ?? defaultStoredSettings();
-  const provider_tokens_set: Record<string, string | null> = {};
-  for (const provider of PROVIDER_TYPES) {
-    const entry = ownEntry(s.provider_tokens, provider);
-    if (entry?.token) provider_tokens_set[provider] = entry.host;
+
+function mcpView(mcp: StoredMCPConfig | null): MCPConfig | null {
+  if (mcp === null) return null;
+  return {
+    sse_servers: mcp.sse_servers.map((server): MCPSSEServer => ({ url: server.url, api_key: null })),
+    stdio_servers: mcp.stdio_servers.map(
+      (server): MCPStdioServer => ({
+        name: server.name,
+        command: server.command,
+        args: [...server.args],
+        env: Object.fromEntries(Object.keys(server.env).map((variable) => [variable, null])),
+        env_set: Object.keys(server.env),
+      }),
+    ),
+    shttp_servers: mcp.shttp_servers.map((server): MCPSHTTPServer => ({ url: server.url, api_key: null, timeout: server.timeout })),
+  };
+}
+
+/** The settings functions of this module, written over one {@link SettingsTable}. */
+export interface SettingsHandlers {
+  /** The document of an account that has never stored anything: defaults, no secrets. */
+  defaultStoredSettings(): StoredSettings;
+  /** POST /api/settings: the document to store after `incoming` (already schema-valid). See the module comment. */
+  storeSettings(stored: StoredSettings | undefined, incoming: Settings, cipher: SecretCipher): StoredSettings;
+  /** POST /api/add-git-providers: the document to store after `request` (already schema-valid). */
+  storeGitProviders(stored: StoredSettings | undefined, request: AddGitProvidersRequest, cipher: SecretCipher): StoredSettings;
+  /** GET /api/settings: the stored settings with every secret blanked and the `*_set` flags. */
+  settingsView(stored: StoredSettings | undefined): SettingsView;
+  /**
+   * Every secret slot of a stored document with its path (syntax of SECRET_FIELD_PATHS, concrete
+   * names and indexes) and its sealed value or null.
+   */
+  secretSlots(stored: StoredSettings): { path: string; sealed: SealedSecret | null }[];
+  /** The clear secrets for a runtime: the only place clear values come back. */
+  decryptedSecrets(stored: StoredSettings | undefined, cipher: SecretCipher): DecryptedSecrets;
+  /**
+   * Reads back a stored document as parseStoredSettings does, and upgrades one of version 1 (its
+   * stdio `env` values in clear) by sealing them: `upgraded` says the caller should store it again.
+   */
+  readStoredSettings(text: string, cipher: SecretCipher): { settings: StoredSettings; upgraded: boolean };
+  /**
+   * Reads back a stored document (the JSON text of a StoredSettings). Checks the version and that
+   * every secret slot holds a sealed string or null; a missing field takes its default, so documents
+   * written before a field existed still load.
+   * @throws Error when the text is not a stored settings document of a known version
+   */
+  parseStoredSettings(text: string): StoredSettings;
+}
+
+/**
+ * The settings functions over `table`: every scalar field is stored, defaulted, kept, sealed and
+ * returned as its table entry says, so a field added to the spec needs no edit here. The module's
+ * own exports are these over the generated table; tests build them over a table with more fields.
+ * @throws Error when the table has a property that is neither scalar nor one of the structured fields handled here
+ */
+export function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
+  for (const name of table.properties) {
+    if (!Object.hasOwn(table.fields, name) && !STRUCTURED_FIELDS.includes(name)) {
+      throw new Error(`Settings.${name} holds a definition the server does not know how to store: handle it in settings.ts`);
+    }
   }
-  const mcp = s.mcp_config;
-  const mcp_config: MCPConfig | null =
-    mcp === null
-      ? null
-      : {
-          sse_servers: mcp.sse_servers.map((server): MCPSSEServer => ({ url: server.url, api_key: null })),
-          stdio_servers: mcp.stdio_servers.map(
-            (server): MCPStdioServer => ({
-              name: server.name,
-              command: server.command,
-              args: [...server.args],
-              env: Object.fromEntries(Object.keys(server.env).map((variable) => [variable, null])),
-              env_set: Object.keys(server.env),
-            }),
-          ),
-          shttp_servers: mcp.shttp_servers.map(
-            (server): MCPSHTTPServer => ({ url: server.url, api_key: null, timeout: server.timeout }),
-          ),
+  const names = table.properties.filter((name) => Object.hasOwn(table.fields, name));
+  const field = (name: string): SettingsField => table.fields[name]!;
+  const secrets = names.filter((name) => field(name).secret);
+  // The handlers below work on plain JSON objects; the table guarantees the StoredSettings shape.
+  type Document = JsonObject & StoredSettings;
+
+  function defaultStoredSettings(): StoredSettings {
+    const document: JsonObject = { version: STORED_SETTINGS_VERSION };
+    for (const name of table.properties) {
+      if (name === "secrets_store") continue; // request-only: its contents sit at the top level
+      document[name] = name === "mcp_config" ? null : field(name).default;
+    }
+    document.provider_tokens = {};
+    document.custom_secrets = {};
+    return document as StoredSettings;
+  }
+
+  function storeSettings(stored: StoredSettings | undefined, incoming: Settings, cipher: SecretCipher): StoredSettings {
+    if (!isObject(incoming)) throw typeError("settings", "an object");
+    const previous = (stored ?? defaultStoredSettings()) as Document;
+    const next = defaultStoredSettings() as Document;
+
+    for (const name of names) {
+      const { secret, keepWhenNull } = field(name);
+      const value = readScalar(field(name), own(incoming, name), name);
+      if (value == null) next[name] = keepWhenNull ? previous[name] : field(name).default;
+      else if (secret) next[name] = value === "" ? null : cipher.encrypt(String(value)); // "" clears
+      else next[name] = value;
+    }
+
+    const mcp = own(incoming, "mcp_config");
+    next.mcp_config = mcp == null ? null : normalizeMcpConfig(mcp, previous.mcp_config, cipher, "mcp_config");
+
+    const secretsStore = own(incoming, "secrets_store");
+    if (secretsStore == null) {
+      next.provider_tokens = previous.provider_tokens;
+      next.custom_secrets = previous.custom_secrets;
+    } else {
+      if (!isObject(secretsStore)) throw typeError("secrets_store", "an object or null");
+      const tokens = own(secretsStore, "provider_tokens");
+      next.provider_tokens =
+        tokens === undefined
+          ? previous.provider_tokens
+          : mergeProviderTokens(previous.provider_tokens, tokens, cipher, "secrets_store.provider_tokens");
+      const custom = own(secretsStore, "custom_secrets");
+      next.custom_secrets =
+        custom === undefined
+          ? previous.custom_secrets
+          : mergeCustomSecrets(previous.custom_secrets, custom, cipher, "secrets_store.custom_secrets");
+    }
+    return structuredClone(next);
+  }
+
+  function storeGitProviders(stored: StoredSettings | undefined, request: AddGitProvidersRequest, cipher: SecretCipher): StoredSettings {
+    if (!isObject(request)) throw typeError("request", "an object");
+    const previous = stored ?? defaultStoredSettings();
+    const next: StoredSettings = { ...previous };
+    next.provider_tokens = mergeProviderTokens(
+      previous.provider_tokens,
+      own(request, "provider_tokens") ?? {},
+      cipher,
+      "provider_tokens",
+    );
+    const mcp = own(request, "mcp_config");
+    if (mcp != null) next.mcp_config = normalizeMcpConfig(mcp, previous.mcp_config, cipher, "mcp_config");
+    return structuredClone(next);
+  }
+
+  function settingsView(stored: StoredSettings | undefined): SettingsView {
+    const s = (stored ?? defaultStoredSettings()) as Document;
+    const view: JsonObject = {};
+    for (const name of table.properties) {
+      if (name === "secrets_store") view[name] = null;
+      else if (name === "mcp_config") view[name] = mcpView(s.mcp_config);
+      else view[name] = field(name).secret ? null : s[name];
+    }
+    for (const name of secrets) view[`${name}_set`] = s[name] !== null;
+    const provider_tokens_set: Record<string, string | null> = {};
+    for (const provider of PROVIDER_TYPES) {
+      const entry = ownEntry(s.provider_tokens, provider);
+      if (entry?.token) provider_tokens_set[provider] = entry.host;
+    }
+    view.provider_tokens_set = provider_tokens_set;
+    return view as SettingsView;
+  }
+
+  function secretSlots(stored: StoredSettings): { path: string; sealed: SealedSecret | null }[] {
+    const document = stored as Document;
+    const slots: { path: string; sealed: SealedSecret | null }[] = secrets.map((name) => ({ path: name, sealed: document[name] as SealedSecret | null }));
+    for (const [provider, entry] of Object.entries(stored.provider_tokens)) {
+      slots.push({ path: `provider_tokens.${provider}.token`, sealed: entry?.token ?? null });
+    }
+    for (const [name, entry] of Object.entries(stored.custom_secrets)) {
+      slots.push({ path: `custom_secrets.${name}.secret`, sealed: entry.secret });
+    }
+    stored.mcp_config?.sse_servers.forEach((server, index) =>
+      slots.push({ path: `mcp_config.sse_servers[${index}].api_key`, sealed: server.api_key }),
+    );
+    stored.mcp_config?.shttp_servers.forEach((server, index) =>
+      slots.push({ path: `mcp_config.shttp_servers[${index}].api_key`, sealed: server.api_key }),
+    );
+    stored.mcp_config?.stdio_servers.forEach((server, index) => {
+      for (const [variable, sealed] of Object.entries(server.env)) slots.push({ path: `mcp_config.stdio_servers[${index}].env.${variable}`, sealed });
+    });
+    return slots;
+  }
+
+  function decryptedSecrets(stored: StoredSettings | undefined, cipher: SecretCipher): DecryptedSecrets {
+    const s = (stored ?? defaultStoredSettings()) as Document;
+    const open = (sealed: SealedSecret | null, path: string): string | null => {
+      if (sealed === null) return null;
+      try {
+        return cipher.decrypt(sealed);
+      } catch (error) {
+        const reason = error instanceof SecretDecryptionError ? error.message : "unexpected error";
+        throw new SecretDecryptionError(`cannot open the stored secret at ${path}: ${reason}`);
+      }
+    };
+    const provider_tokens: DecryptedSecrets["provider_tokens"] = {};
+    for (const provider of PROVIDER_TYPES) {
+      const entry = ownEntry(s.provider_tokens, provider);
+      if (entry) {
+        provider_tokens[provider] = {
+          token: open(entry.token, `provider_tokens.${provider}.token`),
+          host: entry.host,
+          user_id: entry.user_id,
         };
-  return {
-    language: s.language,
-    agent: s.agent,
-    max_iterations: s.max_iterations,
-    security_analyzer: s.security_analyzer,
-    confirmation_mode: s.confirmation_mode,
-    llm_model: s.llm_model,
-    llm_api_key: null,
-    llm_base_url: s.llm_base_url,
-    remote_runtime_resource_factor: s.remote_runtime_resource_factor,
-    secrets_store: null,
-    enable_default_condenser: s.enable_default_condenser,
-    enable_sound_notifications: s.enable_sound_notifications,
-    enable_proactive_conversation_starters: s.enable_proactive_conversation_starters,
-    enable_solvability_analysis: s.enable_solvability_analysis,
-    user_consents_to_analytics: s.user_consents_to_analytics,
-    sandbox_base_container_image: s.sandbox_base_container_image,
-    sandbox_runtime_container_image: s.sandbox_runtime_container_image,
-    mcp_config,
-    search_api_key: null,
-    sandbox_api_key: null,
-    max_budget_per_task: s.max_budget_per_task,
-    email: s.email,
-    email_verified: s.email_verified,
-    git_user_name: s.git_user_name,
-    git_user_email: s.git_user_email,
-    llm_api_key_set: s.llm_api_key !== null,
-    search_api_key_set: s.search_api_key !== null,
-    sandbox_api_key_set: s.sandbox_api_key !== null,
-    provider_tokens_set,
-  };
-}
-
-/**
- * Every secret slot of a stored document with its path (syntax of SECRET_FIELD_PATHS, concrete
- * names and indexes) and its sealed value or null.
- */
-export function secretSlots(stored: StoredSettings): { path: string; sealed: SealedSecret | null }[] {
-  const slots: { path: string; sealed: SealedSecret | null }[] = SECRET_FIELDS.map((field) => ({ path: field, sealed: stored[field] }));
-  for (const [provider, entry] of Object.entries(stored.provider_tokens)) {
-    slots.push({ path: `provider_tokens.${provider}.token`, sealed: entry?.token ?? null });
+      }
+    }
+    const custom_secrets = Object.fromEntries(
+      Object.entries(s.custom_secrets).map(([name, entry]) => [
+        name,
+        { secret: open(entry.secret, `custom_secrets.${name}.secret`) ?? "", description: entry.description },
+      ]),
+    );
+    const mcp = s.mcp_config;
+    return {
+      ...Object.fromEntries(secrets.map((name) => [name, open(s[name] as SealedSecret | null, name)])),
+      provider_tokens,
+      custom_secrets,
+      mcp_config:
+        mcp === null
+          ? null
+          : {
+              sse_servers: mcp.sse_servers.map((server, index) => ({
+                url: server.url,
+                api_key: open(server.api_key, `mcp_config.sse_servers[${index}].api_key`),
+              })),
+              stdio_servers: mcp.stdio_servers.map((server, index) => ({
+                name: server.name,
+                command: server.command,
+                args: [...server.args],
+                env: Object.fromEntries(
+                  Object.entries(server.env).map(([variable, sealed]) => [variable, open(sealed, `mcp_config.stdio_servers[${index}].env.${variable}`) ?? ""]),
+                ),
+              })),
+              shttp_servers: mcp.shttp_servers.map((server, index) => ({
+                url: server.url,
+                api_key: open(server.api_key, `mcp_config.shttp_servers[${index}].api_key`),
+                timeout: server.timeout,
+              })),
+            },
+    } as DecryptedSecrets;
   }
-  for (const [name, entry] of Object.entries(stored.custom_secrets)) {
-    slots.push({ path: `custom_secrets.${name}.secret`, sealed: entry.secret });
-  }
-  stored.mcp_config?.sse_servers.forEach((server, index) =>
-    slots.push({ path: `mcp_config.sse_servers[${index}].api_key`, sealed: server.api_key }),
-  );
-  stored.mcp_config?.shttp_servers.forEach((server, index) =>
-    slots.push({ path: `mcp_config.shttp_servers[${index}].api_key`, sealed: server.api_key }),
-  );
-  stored.mcp_config?.stdio_servers.forEach((server, index) => {
-    for (const [variable, sealed] of Object.entries(server.env)) slots.push({ path: `mcp_config.stdio_servers[${index}].env.${variable}`, sealed });
-  });
-  return slots;
-}
 
-/** The clear secrets for a runtime: the only place clear values come back. */
-export function decryptedSecrets(stored: StoredSettings | undefined, cipher: SecretCipher): DecryptedSecrets {
-  const s = stored ?? defaultStoredSettings();
-  const open = (sealed: SealedSecret | null, path: string): string | null => {
-    if (sealed === null) return null;
+  function readStoredSettings(text: string, cipher: SecretCipher): { settings: StoredSettings; upgraded: boolean } {
+    let value: unknown;
     try {
-      return cipher.decrypt(sealed);
-    } catch (error) {
-      const reason = error instanceof SecretDecryptionError ? error.message : "unexpected error";
-      throw new SecretDecryptionError(`cannot open the stored secret at ${path}: ${reason}`);
+      value = JSON.parse(text);
+    } catch {
+      throw new Error("stored settings are not valid JSON");
     }
-  };
-  const provider_tokens: DecryptedSecrets["provider_tokens"] = {};
-  for (const provider of PROVIDER_TYPES) {
-    const entry = ownEntry(s.provider_tokens, provider);
-    if (entry) {
-      provider_tokens[provider] = {
-        token: open(entry.token, `provider_tokens.${provider}.token`),
-        host: entry.host,
-        user_id: entry.user_id,
-      };
-    }
+    if (!isObject(value) || value.version !== 1) return { settings: parseStoredSettings(text), upgraded: false };
+    const mcp = value.mcp_config as StoredMCPConfig | null | undefined;
+    const upgraded = {
+      ...value,
+      version: STORED_SETTINGS_VERSION,
+      mcp_config: mcp && {
+        ...mcp,
+        stdio_servers: (mcp.stdio_servers ?? []).map((server) => ({
+          ...server,
+          env: Object.fromEntries(Object.entries(server.env ?? {}).map(([variable, clear]) => [variable, cipher.encrypt(String(clear))])),
+        })),
+      },
+    };
+    return { settings: parseStoredSettings(JSON.stringify(upgraded)), upgraded: true };
   }
-  const custom_secrets = Object.fromEntries(
-    Object.entries(s.custom_secrets).map(([name, entry]) => [
-      name,
-      { secret: open(entry.secret, `custom_secrets.${name}.secret`) ?? "", description: entry.description },
-    ]),
-  );
-  const mcp = s.mcp_config;
-  return {
-    llm_api_key: open(s.llm_api_key, "llm_api_key"),
-    search_api_key: open(s.search_api_key, "search_api_key"),
-    sandbox_api_key: open(s.sandbox_api_key, "sandbox_api_key"),
-    provider_tokens,
-    custom_secrets,
-    mcp_config:
-      mcp === null
-        ? null
-        : {
-            sse_servers: mcp.sse_servers.map((server, index) => ({
-              url: server.url,
-              api_key: open(server.api_key, `mcp_config.sse_servers[${index}].api_key`),
-            })),
-            stdio_servers: mcp.stdio_servers.map((server, index) => ({
-              name: server.name,
-              command: server.command,
-              args: [...server.args],
-              env: Object.fromEntries(
-                Object.entries(server.env).map(([variable, sealed]) => [variable, open(sealed, `mcp_config.stdio_servers[${index}].env.${variable}`) ?? ""]),
-              ),
-            })),
-            shttp_servers: mcp.shttp_servers.map((server, index) => ({
-              url: server.url,
-              api_key: open(server.api_key, `mcp_config.shttp_servers[${index}].api_key`),
-              timeout: server.timeout,
-            })),
-          },
-  };
+
+  function parseStoredSettings(text: string): StoredSettings {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new Error("stored settings are not valid JSON");
+    }
+    if (!isObject(value)) throw new Error("stored settings are not a JSON object");
+    if (value.version !== STORED_SETTINGS_VERSION) throw new Error("stored settings have an unknown version");
+    const document: StoredSettings = { ...defaultStoredSettings(), ...(value as Partial<StoredSettings>) };
+    if (!isObject(document.provider_tokens) || !isObject(document.custom_secrets)) {
+      throw new Error("stored settings have a malformed provider_tokens or custom_secrets");
+    }
+    for (const slot of secretSlots(document)) {
+      if (slot.sealed !== null && !isSealed(slot.sealed)) {
+        throw new Error(`stored settings hold a value that is not sealed at ${slot.path}`);
+      }
+    }
+    return document;
+  }
+
+  return { defaultStoredSettings, storeSettings, storeGitProviders, settingsView, secretSlots, decryptedSecrets, readStoredSettings, parseStoredSettings };
 }
 
-/**
- * Reads back a stored document as parseStoredSettings does, and upgrades one of version 1 (its
- * stdio `env` values in clear) by sealing them: `upgraded` says the caller should store it again.
- */
-export function readStoredSettings(text: string, cipher: SecretCipher): { settings: StoredSettings; upgraded: boolean } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Error("stored settings are not valid JSON");
-  }
-  if (!isObject(value) || value.version !== 1) return { settings: parseStoredSettings(text), upgraded: false };
-  const mcp = value.mcp_config as StoredMCPConfig | null | undefined;
-  const upgraded = {
-    ...value,
-    version: STORED_SETTINGS_VERSION,
-    mcp_config: mcp && {
-      ...mcp,
-      stdio_servers: (mcp.stdio_servers ?? []).map((server) => ({
-        ...server,
-        env: Object.fromEntries(Object.entries(server.env ?? {}).map(([variable, clear]) => [variable, cipher.encrypt(String(clear))])),
-      })),
-    },
-  };
-  return { settings: parseStoredSettings(JSON.stringify(upgraded)), upgraded: true };
-}
-
-/**
- * Reads back a stored document (the JSON text of a StoredSettings). Checks the version and that
- * every secret slot holds a sealed string or null; a missing field takes its default, so documents
- * written before a field existed still load.
- * @throws Error when the text is not a stored settings document of a known version
- */
-export function parseStoredSettings(text: string): StoredSettings {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Error("stored settings are not valid JSON");
-  }
-  if (!isObject(value)) throw new Error("stored settings are not a JSON object");
-  if (value.version !== STORED_SETTINGS_VERSION) throw new Error("stored settings have an unknown version");
-  const document: StoredSettings = { ...defaultStoredSettings(), ...(value as Partial<StoredSettings>) };
-  if (!isObject(document.provider_tokens) || !isObject(document.custom_secrets)) {
-    throw new Error("stored settings have a malformed provider_tokens or custom_secrets");
-  }
-  for (const slot of secretSlots(document)) {
-    if (slot.sealed !== null && !isSealed(slot.sealed)) {
-      throw new Error(`stored settings hold a value that is not sealed at ${slot.path}`);
-    }
-  }
-  return document;
-}
+/** The settings functions over the table generated from spec/ (see {@link SettingsHandlers} for each). */
+export const {
+  defaultStoredSettings,
+  storeSettings,
+  storeGitProviders,
+  settingsView,
+  secretSlots,
+  decryptedSecrets,
+  readStoredSettings,
+  parseStoredSettings,
+}: SettingsHandlers = createSettingsHandlers(SPEC_SETTINGS_TABLE);

@@ -2,12 +2,14 @@
  * searchEvents: filters one by one and combined, both orders, paging invariants, `limit` bounds.
  * Expected answers are computed from the events the run created (see data.ts).
  */
+import type { operations } from "@acs-toolkit/schema";
 import { ensure, expectSameIds, fail, type Check } from "../check.js";
 import type { CheckContext } from "../context.js";
-import { BODY_WORD, freshTrajectory, instantMicros, timestampText, type AnyEvent, type SearchFilters } from "../data.js";
+import { BODY_WORD, freshTrajectory, instantMicros, timestampText, type AnyEvent } from "../data.js";
 import { expectHolds, expectMonotone, expectNoDuplicate, expectSearchBetween } from "../listing.js";
 
-type Query = SearchFilters & { sort_order?: "TIMESTAMP" | "TIMESTAMP_DESC"; limit?: number };
+/** A searchEvents query of the checks (paging is theirs: no page_id). */
+type Query = Omit<NonNullable<operations["searchEvents"]["parameters"]["query"]>, "page_id">;
 
 const ids = (events: ReadonlyArray<{ id: string }>) => events.map((e) => e.id);
 

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
+import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
 import { formatIssue, validateEvent } from "@acs-toolkit/validator";
 import { ensure, expectSameIds, fail, type Check } from "../check.js";
 import { FRAME_TIMEOUT_MS, type CheckContext } from "../context.js";
@@ -355,10 +356,10 @@ export const websocketChecks: Check[] = [
     needs: ["key", "websocket"],
     async run(ctx) {
       const { id } = await ctx.main();
-      await expectCloseCode(await ctx.socket(id, { key: "acs-conformance-wrong-key" }), 4001, FRAME_TIMEOUT_MS);
+      await expectCloseCode(await ctx.socket(id, { key: "acs-conformance-wrong-key" }), LIVE_CLOSE_CODES.unauthorized, FRAME_TIMEOUT_MS);
       const framed = await ctx.socket(id, { key: null });
       framed.send({ type: "auth", session_api_key: "acs-conformance-wrong-key" });
-      await expectCloseCode(framed, 4001, FRAME_TIMEOUT_MS);
+      await expectCloseCode(framed, LIVE_CLOSE_CODES.unauthorized, FRAME_TIMEOUT_MS);
     },
   },
   {
@@ -369,7 +370,7 @@ export const websocketChecks: Check[] = [
     async run(ctx) {
       const { id } = await seeded(ctx, 0);
       if (!(await ctx.publicRead())) {
-        await expectCloseCode(await ctx.socket(id, { key: null }), 4001, AUTH_WINDOW_MS);
+        await expectCloseCode(await ctx.socket(id, { key: null }), LIVE_CLOSE_CODES.unauthorized, AUTH_WINDOW_MS);
         return;
       }
       const { socket } = await openBetween(ctx, id, { key: null });
@@ -387,7 +388,7 @@ export const websocketChecks: Check[] = [
     needs: ["websocket"],
     async run(ctx) {
       for (const id of ["00000000-0000-4000-8000-00000000c0f0", "not-a-uuid"]) {
-        await expectCloseCode(await ctx.socket(id), 4004, FRAME_TIMEOUT_MS);
+        await expectCloseCode(await ctx.socket(id), LIVE_CLOSE_CODES.notFound, FRAME_TIMEOUT_MS);
       }
     },
   },
@@ -398,10 +399,10 @@ export const websocketChecks: Check[] = [
     needs: ["websocket"],
     async run(ctx) {
       const { id } = await ctx.main();
-      await expectCloseCode(await ctx.socket(id, { query: { after_id: randomUUID() } }), 4400, FRAME_TIMEOUT_MS, "after_id");
-      await expectCloseCode(await ctx.socket(id, { query: { resend_all: "maybe" } }), 4400, FRAME_TIMEOUT_MS, "resend_all");
-      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "everything" } }), 4400, FRAME_TIMEOUT_MS, "resend_mode");
-      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "since", after_timestamp: "yesterday" } }), 4400, FRAME_TIMEOUT_MS, "after_timestamp");
+      await expectCloseCode(await ctx.socket(id, { query: { after_id: randomUUID() } }), LIVE_CLOSE_CODES.badRequest, FRAME_TIMEOUT_MS, "after_id");
+      await expectCloseCode(await ctx.socket(id, { query: { resend_all: "maybe" } }), LIVE_CLOSE_CODES.badRequest, FRAME_TIMEOUT_MS, "resend_all");
+      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "everything" } }), LIVE_CLOSE_CODES.badRequest, FRAME_TIMEOUT_MS, "resend_mode");
+      await expectCloseCode(await ctx.socket(id, { query: { resend_mode: "since", after_timestamp: "yesterday" } }), LIVE_CLOSE_CODES.badRequest, FRAME_TIMEOUT_MS, "after_timestamp");
     },
   },
 ];

@@ -6,6 +6,9 @@
 import { CLIENT_ACTION_KIND_PREFIX } from "@acs-toolkit/schema";
 import type {
   ActionEvent,
+  ActionKind,
+  ObservationKind,
+  ToolKind,
   AgentErrorEvent,
   Event,
   MessageEvent,
@@ -20,9 +23,8 @@ import { randomUuid } from "../random.js";
 
 export type Action = NonNullable<ActionEvent["action"]>;
 export type Observation = ObservationEvent["observation"];
-export type ActionKind = Action["kind"];
-export type ObservationKind = Observation["kind"];
-export type ToolKind = ToolDefinition["kind"];
+// The kind types are the generated ones (kinds.ts of @acs-toolkit/schema), not restated here.
+export type { ActionKind, ObservationKind, ToolKind };
 
 interface Templates {
   system: SystemPromptEvent;

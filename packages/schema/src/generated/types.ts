@@ -2691,7 +2691,7 @@ export interface EventPage {
   [k: string]: unknown;
 }
 /**
- * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values. Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
+ * User settings, stored as a full replace. `llm_api_key`, `llm_model`, `llm_base_url`, `search_api_key` and `user_consents_to_analytics` sent as null keep their stored values, as does `sandbox_api_key` in this project (each marked `x-keep-when-null`). Every field is optional and nullable; unknown properties are allowed (and ignored). The three secrets, provider tokens, custom secrets, MCP api_keys and MCP stdio `env` values are write-only: they are stored encrypted and never returned.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Settings".

@@ -12,6 +12,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { ConversationFullState, ConversationStateUpdateEvent, ServerErrorEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
+import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { instantError, instantMicros } from "@acs-toolkit/validator";
 import type { EventBus } from "../bus.js";
@@ -25,15 +26,8 @@ import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
 
-/** Close codes of the live channel (documented in spec/asyncapi.yaml). */
-export const LIVE_CLOSE = {
-  unauthorized: 4001,
-  notFound: 4004,
-  badRequest: 4400,
-  slowConsumer: 4429,
-  goingAway: 1001,
-  tryAgainLater: 1013,
-} as const;
+/** Close codes of the live channel: `LIVE_CLOSE_CODES`, generated from `x-close-codes` in spec/asyncapi.yaml. */
+export const LIVE_CLOSE = LIVE_CLOSE_CODES;
 
 /** Connections one conversation may have at once, by default (see LiveEventsOptions.maxConnectionsPerConversation). */
 export const DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION = 10_000;

@@ -1,6 +1,6 @@
 /** Event search and count. */
 import { Router, type RequestHandler } from "express";
-import type { EventKind, EventSource } from "@acs-toolkit/schema";
+import type { EventKind, operations } from "@acs-toolkit/schema";
 import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
 import { NOT_A_CURSOR, type CursorCodec, type CursorScope } from "../cursor.js";
 import { RequestValidationError, type RequestValidators } from "../http/validation.js";
@@ -14,13 +14,9 @@ export interface EventRoutesDeps {
   readAuth: RequestHandler;
 }
 
-interface FilterQuery {
-  kind?: string;
-  source?: EventSource;
-  body?: string;
-  timestamp__gte?: string;
-  timestamp__lt?: string;
-}
+/** The validated query of searchEvents and of countEvents (whose parameters are the filters), typed by the spec. */
+type SearchQuery = NonNullable<operations["searchEvents"]["parameters"]["query"]>;
+type FilterQuery = NonNullable<operations["countEvents"]["parameters"]["query"]>;
 
 /**
  * The filters of a validated query: `kind` as its short name (a kind never stored matches nothing),
@@ -65,7 +61,7 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
   router.get("/api/conversations/:conversation_id/events/search", readAuth, async (req, res) => {
     const { path, query } = validators.parameters("searchEvents", req.params as Record<string, string>, req.query);
     const conversation = requireConversation(store, path.conversation_id as string);
-    const q = query as FilterQuery & { page_id?: string; limit?: number; sort_order?: string };
+    const q = query as SearchQuery;
     const filters = filtersOf(q);
     const scope = { conversationId: conversation.id, order: q.sort_order === "TIMESTAMP_DESC" ? ("desc" as const) : ("asc" as const) };
     let after;
