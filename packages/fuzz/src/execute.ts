@@ -9,6 +9,8 @@ import type { FuzzCase, HttpCase, RawCase, WsCase } from "./cases.js";
 import type { Target } from "./target.js";
 
 export const REQUEST_BUDGET_MS = 2_000;
+/** The longest a WebSocket session may last, however steadily the server sends (see ws()). */
+export const SESSION_CAP_MS = 60_000;
 
 export interface Outcome {
   /** 0 when there was no HTTP answer (a raw case the server closed, a WebSocket session). */
@@ -105,6 +107,11 @@ function raw(target: Target, c: RawCase): Promise<Outcome> {
 /**
  * A WebSocket session: the frames, then a message carrying a marker; the session ends when the
  * marker comes back recorded, or the server closes the connection. Whatever the server sends is JSON.
+ * The budget is of silence, not of length: a session that asks for the history (`resend_all`)
+ * receives every event the run has recorded before its marker, which grows with the run (its
+ * floods record 200 messages each: 100k events by the deep run's 60,000th case, about 2.5 s to
+ * stream). The server must never go REQUEST_BUDGET_MS without a frame; the whole session is capped
+ * at SESSION_CAP_MS.
  */
 let markers = 0;
 function ws(target: Target, c: WsCase): Promise<Outcome> {
@@ -115,14 +122,21 @@ function ws(target: Target, c: WsCase): Promise<Outcome> {
     let problem: string | undefined;
     const finish = () => {
       clearTimeout(timer);
+      clearTimeout(cap);
       socket.terminate();
       resolve({ status: 0, ms: performance.now() - started, problem });
     };
-    const timer = setTimeout(() => {
-      problem ??= `the session did not end within ${REQUEST_BUDGET_MS} ms`;
+    const silence = () => {
+      problem ??= `the server sent nothing for ${REQUEST_BUDGET_MS} ms before the session ended`;
       finish();
-    }, REQUEST_BUDGET_MS);
+    };
+    const timer = setTimeout(silence, REQUEST_BUDGET_MS);
+    const cap = setTimeout(() => {
+      problem ??= `the session did not end within ${SESSION_CAP_MS} ms`;
+      finish();
+    }, SESSION_CAP_MS);
     socket.on("message", (data, binary) => {
+      timer.refresh();
       if (binary) problem ??= "sent a binary frame";
       else {
         const text = String(data);
