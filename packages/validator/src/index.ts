@@ -35,4 +35,4 @@ export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIs
 export type { AjvErrorObject } from "./standalone.js";
 export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";
 export { instantMicros, instantError } from "./instant.js";
-export { eventMatches, eventSource, kindShortName, searchableText, type EventFilters } from "./search.js";
+export { eventMatches, eventSource, kindShortName, searchableText, type EventFilters, type SearchableEvent } from "./search.js";

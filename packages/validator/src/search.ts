@@ -39,8 +39,11 @@ export function eventSource(event: { kind: string; source?: string | null }): st
   return event.source ?? (Object.hasOwn(DEFAULT_EVENT_SOURCE, event.kind) ? DEFAULT_EVENT_SOURCE[event.kind as EventKind] : null) ?? undefined;
 }
 
-interface MessageLike {
+/** The fields of an event that search reads (any event, as stored or as sent). */
+export interface SearchableEvent {
   kind: string;
+  source?: string | null;
+  timestamp?: string;
   llm_message?: { content?: readonly unknown[] | null; reasoning_content?: unknown } | null;
   extended_content?: readonly unknown[] | null;
 }
@@ -54,7 +57,7 @@ const isTextPart = (part: unknown): part is { text: string } => {
  * The text a body filter searches, before lower-casing: a MessageEvent's text content, its
  * extended_content and its reasoning_content, joined by a space; undefined for any other kind.
  */
-export function searchableText(event: MessageLike): string | undefined {
+export function searchableText(event: SearchableEvent): string | undefined {
   if (event.kind !== "MessageEvent") return undefined;
   const parts: string[] = [];
   for (const part of event.llm_message?.content ?? []) if (isTextPart(part)) parts.push(part.text);
@@ -68,7 +71,7 @@ export function searchableText(event: MessageLike): string | undefined {
  * Whether an event passes every filter. Stores index these facts instead of calling this per
  * event; this is the definition they implement (and what the conformance suite expects of them).
  */
-export function eventMatches(event: MessageLike & { source?: string | null; timestamp: string }, filters: EventFilters): boolean {
+export function eventMatches(event: SearchableEvent & { timestamp: string }, filters: EventFilters): boolean {
   if (filters.kind !== undefined && event.kind !== kindShortName(filters.kind)) return false;
   if (filters.source !== undefined && eventSource(event) !== filters.source) return false;
   if (filters.timestampGte !== undefined || filters.timestampLt !== undefined) {
