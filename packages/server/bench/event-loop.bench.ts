@@ -86,8 +86,8 @@ export async function benchEventLoop({ smoke = false, log = (_line: string) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-event-loop-bench-"));
   try {
     const store = openSqliteStore({ file: path.join(dataDir, "acs.sqlite") });
-    const built = build(store, events);
-    store.close();
+    const built = await build(store, events);
+    await store.close();
     log(`  ${events.toLocaleString("en")} events built (${built.ingestPerSecond.toLocaleString("en")} events/s)`);
 
     // One replay body, sent again and again under new conversation ids.

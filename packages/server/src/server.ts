@@ -101,10 +101,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       const force = setTimeout(() => http.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       http.close(() => {
         clearTimeout(force);
-        store.close();
         void closeApp();
-        log.info("stopped");
-        resolve();
+        // Resolved once the store is closed: a caller may remove the data directory then.
+        void store.close().catch((error: unknown) => log.error({ err: error }, "closing the store failed")).finally(() => {
+          log.info("stopped");
+          resolve();
+        });
       });
       http.closeIdleConnections();
     })));

@@ -122,16 +122,15 @@ export interface SqliteStoreOptions {
    * fast read comes back out of order); for tests. Default false.
    */
   sortedJsonPages?: boolean;
-  /** Open an existing store for reading only (no migration, no write): what a reader thread does. */
-  readonly?: boolean;
   /**
    * Reader threads (workers/read-worker.ts, each with its own read-only connection) that run
-   * `countAsync` and body-filtered `searchJsonAsync`, so that they never hold the calling thread;
+   * filtered `count`s and body-filtered `searchJson`s, so that they never hold the calling thread;
    * 0 runs them in place. File stores only (an in-memory database has one connection). Default 0.
    */
   readThreads?: number;
 }
 
+/** The SQLite store: the EventStore contract, and what its tests and diagnostics read. */
 export interface SqliteEventStore extends EventStore {
   readonly kind: "sqlite";
   /**
@@ -638,8 +637,11 @@ class BackgroundCheckpointer {
   }
 }
 
-class SqliteStore implements SqliteEventStore {
-  readonly kind = "sqlite" as const;
+/**
+ * The store's database, synchronously (better-sqlite3 is): what the async SqliteStore and the
+ * reader threads call.
+ */
+export class SqliteDatabase {
   private readonly stmts: { [K in keyof typeof SQL]: Database.Statement };
   private readonly cache = new Map<string, Database.Statement>();
   private readonly inTransaction: Database.Transaction<<T>(fn: () => T) => T>;
@@ -656,7 +658,6 @@ class SqliteStore implements SqliteEventStore {
     tuning: SqliteStoreOptions["bodySearch"] = {},
     private readonly checkpointer?: BackgroundCheckpointer,
     private readonly sortedJsonPages = false,
-    private readonly reads?: WorkerPool,
   ) {
     this.ftsCandidates = tuning.ftsCandidates ?? FTS_CANDIDATES;
     this.scanBudget = Math.max(1, tuning.scanBudget ?? SCAN_BUDGET);
@@ -981,25 +982,6 @@ class SqliteStore implements SqliteEventStore {
     return resumeAfter ? { items, hasMore: true, resumeAfter } : { items, hasMore: false };
   }
 
-  async countAsync(conversationId: string, filters: SearchFilters): Promise<number> {
-    const unfiltered = Object.values(filters).every((value) => value === undefined);
-    if (unfiltered) return this.getConversation(conversationId)?.eventCount ?? 0; // stored with the conversation
-    if (!this.reads) return this.count(conversationId, filters);
-    let count = 0;
-    await this.reads.run({ op: "count", conversationId, filters }, (message) => void (count = message.count as number));
-    return count;
-  }
-
-  async searchJsonAsync(conversationId: string, query: SearchQuery): Promise<JsonPage> {
-    // Pages without a body filter are one index range: cheap, in place. A body filter may walk up
-    // to SCAN_BUDGET messages: on a reader thread when there is one.
-    if (query.body === undefined || !this.reads) return this.searchJson(conversationId, query);
-    checkedPaging(query);
-    let page: JsonPage = EMPTY_PAGE;
-    await this.reads.run({ op: "searchJson", conversationId, query }, (message) => void (page = message.page as JsonPage));
-    return page;
-  }
-
   count(conversationId: string, filters: SearchFilters): number {
     const conv = this.pkOf(conversationId);
     const bounds = boundsOf(filters);
@@ -1084,9 +1066,115 @@ class SqliteStore implements SqliteEventStore {
   }
 
   close(): void {
-    void this.reads?.close();
     this.checkpointer?.close();
     if (this.db.open) this.db.close();
+  }
+}
+
+/**
+ * The EventStore over a SqliteDatabase. Every call runs synchronously, in the order made, before its
+ * Promise is created (so the order of calls is the order of transactions, and a read made after a
+ * write resolved sees it), except filtered counts and body-filtered pages, which go to the reader
+ * threads when there are some: their cost grows with the matches, not the page.
+ */
+class SqliteStore implements SqliteEventStore {
+  readonly kind = "sqlite" as const;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly reads?: WorkerPool,
+  ) {}
+
+  get unsortedPages(): number {
+    return this.db.unsortedPages;
+  }
+
+  // Each method calls the database synchronously and wraps the outcome (a throw becomes a rejection):
+  // no await before the call, so no other call can come between.
+  private static settle<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  createConversation(conversation: NewConversation, events: readonly EventToStore[]): Promise<ConversationRecord> {
+    return SqliteStore.settle(() => this.db.createConversation(conversation, events));
+  }
+  getConversation(id: string): Promise<ConversationRecord | undefined> {
+    return SqliteStore.settle(() => this.db.getConversation(id));
+  }
+  beginImport(conversation: NewConversation): Promise<ImportHandle> {
+    return SqliteStore.settle(() => this.db.beginImport(conversation));
+  }
+  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): Promise<void> {
+    return SqliteStore.settle(() => this.db.importRows(handle, rows));
+  }
+  finishImport(handle: ImportHandle, events: readonly EventToStore[]): Promise<ConversationRecord> {
+    return SqliteStore.settle(() => this.db.finishImport(handle, events));
+  }
+  discardImport(handle: ImportHandle, maxRows: number): Promise<boolean> {
+    return SqliteStore.settle(() => this.db.discardImport(handle, maxRows));
+  }
+  appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
+    return SqliteStore.settle(() => this.db.appendEvents(conversationId, events));
+  }
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
+    return SqliteStore.settle(() => this.db.setStatus(conversationId, status));
+  }
+  search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
+    return SqliteStore.settle(() => this.db.search(conversationId, query));
+  }
+
+  searchJson(conversationId: string, query: SearchQuery): Promise<JsonPage> {
+    // Pages without a body filter are one index range: cheap, in place. A body filter may walk up
+    // to SCAN_BUDGET messages: on a reader thread when there is one.
+    if (query.body === undefined || !this.reads) return SqliteStore.settle(() => this.db.searchJson(conversationId, query));
+    const reads = this.reads;
+    return (async () => {
+      checkedPaging(query);
+      let page: JsonPage = EMPTY_PAGE;
+      await reads.run({ op: "searchJson", conversationId, query }, (message) => void (page = message.page as JsonPage));
+      return page;
+    })();
+  }
+
+  count(conversationId: string, filters: SearchFilters): Promise<number> {
+    const unfiltered = Object.values(filters).every((value) => value === undefined);
+    if (unfiltered) return SqliteStore.settle(() => this.db.getConversation(conversationId)?.eventCount ?? 0); // stored with the conversation
+    if (!this.reads) return SqliteStore.settle(() => this.db.count(conversationId, filters));
+    const reads = this.reads;
+    return (async () => {
+      let count = 0;
+      await reads.run({ op: "count", conversationId, filters }, (message) => void (count = message.count as number));
+      return count;
+    })();
+  }
+
+  positionOf(conversationId: string, eventId: string): Promise<Position | undefined> {
+    return SqliteStore.settle(() => this.db.positionOf(conversationId, eventId));
+  }
+  readAfter(conversationId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return SqliteStore.settle(() => this.db.readAfter(conversationId, afterSeq, limit));
+  }
+  getDocument(key: string): Promise<string | undefined> {
+    return SqliteStore.settle(() => this.db.getDocument(key));
+  }
+  putDocument(key: string, value: string): Promise<void> {
+    return SqliteStore.settle(() => this.db.putDocument(key, value));
+  }
+  ping(): Promise<boolean> {
+    return Promise.resolve(this.db.ping());
+  }
+  explain(conversationId: string, query: SearchQuery, what?: "search" | "count" | "searchJson"): string[][] {
+    return this.db.explain(conversationId, query, what);
+  }
+
+  async close(): Promise<void> {
+    const reads = this.reads?.close();
+    this.db.close();
+    await reads;
   }
 }
 
@@ -1094,8 +1182,7 @@ class SqliteStore implements SqliteEventStore {
  * Opens (creating it if needed) and migrates a store.
  * @throws SchemaTooNewError when the file was written by a newer schema version.
  */
-export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
-  if (options.readonly) return openReadOnly(options);
+export function openSqliteStore(options: Omit<SqliteStoreOptions, "readonly">): SqliteEventStore {
   if (options.file !== ":memory:" && options.file !== "") {
     // 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's own mode.
     privateFileSync(options.file);
@@ -1133,17 +1220,17 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name), () => db.open && autocheckpoint(WAL_AUTOCHECKPOINT_BYTES));
     const threads = db.memory ? 0 : Math.max(0, Math.floor(options.readThreads ?? 0));
     const reads = threads > 0 ? new WorkerPool("read-worker", threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
-    const store = new SqliteStore(db, options.bodySearch, inFile, options.sortedJsonPages, reads);
-    store.removeStagedImports();
-    return store;
+    const database = new SqliteDatabase(db, options.bodySearch, inFile, options.sortedJsonPages);
+    database.removeStagedImports();
+    return new SqliteStore(database, reads);
   } catch (err) {
     db.close();
     throw err;
   }
 }
 
-/** A read-only connection to an existing, current store (a reader thread's). */
-function openReadOnly(options: SqliteStoreOptions): SqliteEventStore {
+/** A read-only connection to an existing, current store (a reader thread's), synchronous. */
+export function openSqliteReader(options: Pick<SqliteStoreOptions, "file" | "busyTimeoutMs" | "bodySearch" | "sortedJsonPages">): SqliteDatabase {
   const db = new Database(options.file, { readonly: true, fileMustExist: true });
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
@@ -1151,7 +1238,7 @@ function openReadOnly(options: SqliteStoreOptions): SqliteEventStore {
     db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -65536");
     db.pragma("mmap_size = 268435456");
-    return new SqliteStore(db, options.bodySearch, undefined, options.sortedJsonPages);
+    return new SqliteDatabase(db, options.bodySearch, undefined, options.sortedJsonPages);
   } catch (err) {
     db.close();
     throw err;
