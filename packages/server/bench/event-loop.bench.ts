@@ -19,7 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "@acs-toolkit/schema/examples";
 import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { appendBenchFigures, build, CONVERSATION, ConversationGenerator, type BenchFigure } from "./search.bench.js";
 
 const KEY = "bench-key";

@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, EventKind, EventSource, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
 
 export interface LatencyFigures {

@@ -15,7 +15,7 @@ import { createLogger, type Logger } from "./log.js";
 import { privateDirectorySync } from "./private-files.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
-import { openSqliteStore } from "./store/sqlite.js";
+import { openSqliteStore } from "./store/sqlite/index.js";
 import { removeTemporaryFiles } from "./uploads.js";
 import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";

@@ -4,7 +4,7 @@
  * `searchJson`, whose cost grows with the matches rather than the page (see read-pool.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openSqliteReader, type SqliteStoreOptions } from "../store/sqlite.js";
+import { openSqliteReader, type SqliteStoreOptions } from "../store/sqlite/index.js";
 import type { SearchFilters, SearchQuery } from "../store/types.js";
 import { serveJobs } from "./pool.js";
 

@@ -22,7 +22,7 @@ import { attachLiveEvents, type LiveEvents } from "../../src/live/channel.js";
 import { createLogger } from "../../src/log.js";
 import { recordingRuntime } from "../../src/runtime.js";
 import { createCipher } from "../../src/secrets.js";
-import { openSqliteStore } from "../../src/store/sqlite.js";
+import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventStore } from "../../src/store/types.js";
 import { connectLive, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 

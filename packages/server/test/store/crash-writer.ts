@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { openSqliteStore } from "../../src/store/sqlite.js";
+import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventToStore } from "../../src/store/types.js";
 
 /** Conversation ids, in the order this child writes them. */

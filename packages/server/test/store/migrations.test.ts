@@ -15,7 +15,7 @@ import {
   schemaVersion,
   type Migration,
 } from "../../src/store/migrations.js";
-import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
+import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import { eventTimeMicros } from "../../src/store/time.js";
 import { DuplicateEventIdError, type EventToStore, type SearchQuery } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Event } from "@acs-toolkit/schema";
-import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
+import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite/index.js";
 import { eventTimeMicros } from "../../src/store/time.js";
 import type { SearchQuery } from "../../src/store/types.js";
 import { CONV, T0, fill, iso, message, mixedEvents, naive, pages, template } from "./contract/fixtures.js";

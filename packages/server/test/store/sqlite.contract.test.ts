@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
-import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite.js";
+import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from "../../src/store/sqlite/index.js";
 import { describeEventStoreContract } from "./contract/index.js";
 
 const TUNINGS: SqliteStoreOptions["bodySearch"][] = [

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { prepareEvent } from "../../src/store/prepare.js";
-import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
+import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import { DuplicateEventIdError, type EventToStore } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";
 import { CRASH_BATCH, CRASH_CONVERSATIONS, crashBatch } from "./crash-writer.js";
