@@ -32,7 +32,7 @@ export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from ".
 export type { SecretCipher } from "./secrets.js";
 export type { SessionKeys } from "./keys.js";
 export type { UploadLimits } from "./uploads.js";
-export type { SqliteEventStore, SqliteStoreOptions } from "./store/sqlite/index.js";
+export type { SqliteEventStore, SqliteStoreOptions, BodySearchTuning } from "./store/sqlite/index.js";
 export type { Location, Json } from "./http/validation.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";
