@@ -16,6 +16,7 @@ export { ConversationService, canonicalConversationId, parseReplay } from "./con
 export { EventBus, type EventListener } from "./bus.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext } from "./runtime.js";
 export { openSqliteStore } from "./store/sqlite/index.js";
+export { openPostgresStore, PostgresEventStore, type PostgresStoreOptions } from "./store/postgres/index.js";
 export { MemoryEventStore, openMemoryStore, type MemoryStoreOptions } from "./store/memory.js";
 export * from "./store/types.js";
 export { eventTimeMicros, recordedTimestamp } from "./store/time.js";

@@ -124,6 +124,20 @@ export async function requireConversation(store: Pick<EventStore, "getConversati
   return record;
 }
 
+/**
+ * The store cannot answer now: its database does not answer, a statement ran past its timeout, or
+ * its connection was lost. The request may be retried; the HTTP layer answers 503 with `detail`.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+  }
+}
+
 export class DuplicateEventIdError extends Error {
   constructor(
     readonly eventId: string,

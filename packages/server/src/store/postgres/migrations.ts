@@ -1,0 +1,127 @@
+/**
+ * The PostgreSQL store's schema, as numbered migrations applied at open. Several instances may
+ * start at once against one database: each takes an advisory lock (per schema) for the whole run,
+ * so exactly one applies a migration and the others then see it applied.
+ */
+import type { Pool } from "pg";
+
+/** One step of the schema; applied in its own transaction, in order, once per schema. */
+export interface PgMigration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+/** The store's migrations, in order. */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    description: "conversations, events, counters, documents",
+    sql: `
+      -- id is null while a staged import writes it (invisible to every read), then set at once.
+      create table conversations (
+        pk bigserial primary key,
+        id text unique,
+        status text not null,
+        created_at text not null,
+        updated_at text not null,
+        event_count bigint not null default 0,
+        -- the next append's seq: taken under FOR UPDATE of this row, so appends never interleave
+        next_seq bigint not null default 1,
+        repository text,
+        selected_branch text,
+        git_provider text
+      );
+      create index conversations_staged on conversations (updated_at) where id is null;
+      -- json is text, not jsonb: search returns it byte for byte. body is the lower-cased
+      -- searchable text of a MessageEvent (null for other kinds).
+      create table events (
+        conv bigint not null references conversations (pk) on delete cascade,
+        seq bigint not null,
+        ts bigint not null,
+        id text not null,
+        kind text not null,
+        source text not null,
+        body text,
+        json text not null,
+        primary key (conv, seq),
+        unique (conv, id)
+      );
+      create index events_time on events (conv, ts, seq);
+      create index events_kind_time on events (conv, kind, ts, seq);
+      create index events_source_time on events (conv, source, ts, seq);
+      create index events_body on events using gin (body gin_trgm_ops) where body is not null;
+      -- Counts without a scan: one row per (conversation, kind, source), kept by the append.
+      create table event_counts (
+        conv bigint not null references conversations (pk) on delete cascade,
+        kind text not null,
+        source text not null,
+        n bigint not null,
+        primary key (conv, kind, source)
+      );
+      create table documents (key text primary key, value text not null);
+    `,
+  },
+];
+
+/** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */
+function lockKey(name: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(`acs-migrations:${name}`)) h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return BigInt.asIntN(64, h).toString();
+}
+
+/** A quoted SQL identifier. */
+export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * Creates `schema` (and the pg_trgm extension) when missing and applies the migrations it lacks,
+ * under an advisory lock so that concurrent starts are safe. Returns the versions it applied.
+ */
+export async function migratePostgres(pool: Pool, schema: string, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  const client = await pool.connect();
+  const key = lockKey(schema);
+  const s = quoteIdent(schema);
+  let broken: Error | undefined;
+  const onError = (error: Error) => void (broken = error); // a dying connection's event (the query rejects too)
+  client.on("error", onError);
+  try {
+    await client.query("select pg_advisory_lock($1::bigint)", [key]);
+    try {
+      // The extension is database-wide: one more lock, shared by every schema, for its creation.
+      await client.query("select pg_advisory_lock($1::bigint)", [lockKey("")]);
+      try {
+        await client.query("create extension if not exists pg_trgm with schema public");
+      } finally {
+        await client.query("select pg_advisory_unlock($1::bigint)", [lockKey("")]);
+      }
+      await client.query(`create schema if not exists ${s}`);
+      await client.query(`create table if not exists ${s}.schema_migrations (version integer primary key, description text not null, applied_at timestamptz not null default now())`);
+      const done = new Set((await client.query<{ version: number }>(`select version from ${s}.schema_migrations`)).rows.map((r) => r.version));
+      const applied: number[] = [];
+      for (const m of migrations) {
+        if (done.has(m.version)) continue;
+        await client.query("begin");
+        try {
+          await client.query(`set local search_path to ${s}, public`);
+          await client.query(m.sql);
+          await client.query(`insert into ${s}.schema_migrations (version, description) values ($1, $2)`, [m.version, m.description]);
+          await client.query("commit");
+        } catch (error) {
+          await client.query("rollback").catch(() => undefined);
+          throw error;
+        }
+        applied.push(m.version);
+      }
+      return applied;
+    } finally {
+      await client.query("select pg_advisory_unlock($1::bigint)", [key]).catch(() => undefined);
+    }
+  } catch (error) {
+    broken = error as Error;
+    throw error;
+  } finally {
+    client.off("error", onError);
+    client.release(broken);
+  }
+}

@@ -1,0 +1,548 @@
+/**
+ * The EventStore contract (../types.ts) on PostgreSQL, through `pg` (node-postgres): the most used
+ * client, maintained with its pool, protocol and type packages by one author; a connection that dies
+ * (a database restart) fails its query with an error the pool recovers from. (`postgres` 3.4.9 was
+ * tried first: a backend terminated mid-write throws an uncatchable TypeError from a setImmediate
+ * and ends the process — porsager/postgres#1154, #1208, fixes unmerged; the store's restart test
+ * reproduced it.) Every value is a query parameter; only the schema name is quoted into SQL.
+ *
+ * Same semantics as the SQLite store (the contract suite runs on both):
+ * - order: (ts, seq) per conversation; seq is taken from the conversation row under FOR UPDATE in
+ *   the append's transaction, so appends from several instances are serialized by the database;
+ * - body: a LIKE on the lower-cased searchable text column (`%`, `_` and `\` escaped), indexed by a
+ *   pg_trgm GIN index; the text is lower-cased in JavaScript, as the other stores do, so that case
+ *   folding is the toolkit's, not the database collation's;
+ * - counts: no filter, kind, source and kind+source add up the per-conversation counters that the
+ *   append keeps in its transaction (a few rows, never a scan). Body and time-range counts use the
+ *   indexes (GIN bitmap, time index range); they are bounded by the statement timeout: one that runs
+ *   past it fails with StoreUnavailableError (503), it never holds a request.
+ */
+import pg from "pg";
+import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
+import { prepareEvent, searchTextOf, type PreparedEvent } from "../prepare.js";
+import {
+  ConversationExistsError,
+  ConversationNotFoundError,
+  DuplicateEventIdError,
+  StoreUnavailableError,
+  type ConversationRecord,
+  type EventStore,
+  type EventToStore,
+  type ImportHandle,
+  type JsonPage,
+  type NewConversation,
+  type Position,
+  type SearchFilters,
+  type SearchPage,
+  type SearchQuery,
+  type StoredEvent,
+} from "../types.js";
+import { migratePostgres, quoteIdent } from "./migrations.js";
+
+const MAX_LIMIT = 100;
+/** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
+const INSERT_CHUNK = 5_000;
+/** A staged import untouched this long belongs to a process that died: removed at open. */
+const STALE_IMPORT_MS = 60 * 60 * 1000;
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** A connection URL (`postgres://user@host:5432/db`). */
+  url: string;
+  /** The schema holding the store's tables, created when missing. Default `acs`. */
+  schema?: string;
+  /** Most connections in the pool. Default 10. */
+  maxConnections?: number;
+  /** Longest a statement may run, in ms, before it fails with StoreUnavailableError. Default 10,000; 0 for none. */
+  statementTimeoutMs?: number;
+  /** Longest to wait for a connection, in ms. Default 5,000. */
+  connectTimeoutMs?: number;
+}
+
+interface ConversationRow {
+  pk: number;
+  id: string;
+  status: ConversationLifecycleStatus;
+  created_at: string;
+  updated_at: string;
+  event_count: number;
+  next_seq: number;
+  repository: string | null;
+  selected_branch: string | null;
+  git_provider: ConversationRecord["gitProvider"];
+}
+
+const toRecord = (row: ConversationRow): ConversationRecord => ({
+  id: row.id,
+  status: row.status,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  eventCount: row.event_count,
+  repository: row.repository,
+  selectedBranch: row.selected_branch,
+  gitProvider: row.git_provider,
+});
+
+class StagedImport implements ImportHandle {
+  written = 0;
+  constructor(
+    readonly pk: number,
+    readonly finalId: string,
+  ) {}
+}
+
+/** What runs a statement: the pool, or a client inside a transaction. */
+interface Queryable {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** SQLSTATE classes that mean "the database cannot answer now": connection, resources, operator, system. */
+const UNAVAILABLE_STATE = /^(08|53|57|58)/;
+/** Client-side failures of the same kind (pg gives these no SQLSTATE). */
+const UNAVAILABLE_CLIENT = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|EHOSTUNREACH)$|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed/;
+
+function unavailable(error: unknown): StoreUnavailableError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const byState = typeof code === "string" && UNAVAILABLE_STATE.test(code);
+  if (!byState && !(typeof code === "string" && UNAVAILABLE_CLIENT.test(code)) && !UNAVAILABLE_CLIENT.test(error.message)) return undefined;
+  const detail = code === "57014" ? "the database did not answer within the statement timeout" : `the database is unavailable (${error.message})`;
+  return new StoreUnavailableError(detail, { cause: error });
+}
+
+/** `%`, `_` and the escape character itself stand for themselves in a LIKE pattern. */
+export const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function checkedPaging(query: SearchQuery): void {
+  const { limit, order } = query;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be an integer in 1..${MAX_LIMIT}, got ${limit}`);
+  if (order !== "asc" && order !== "desc") throw new RangeError(`order must be "asc" or "desc"`);
+}
+
+/** A WHERE clause under construction: its text and its parameters. */
+class Where {
+  readonly parts: string[] = [];
+  constructor(readonly values: unknown[]) {}
+  /** Adds `clause`, where `?` stands for `value`'s parameter. */
+  add(clause: string, ...values: unknown[]): this {
+    let text = clause;
+    for (const value of values) {
+      this.values.push(value);
+      text = text.replace("?", `$${this.values.length}`);
+    }
+    this.parts.push(text);
+    return this;
+  }
+  get text(): string {
+    return this.parts.join(" and ");
+  }
+}
+
+/** The PostgreSQL EventStore (see the module comment); open it with {@link openPostgresStore}. */
+export class PostgresEventStore implements EventStore {
+  readonly kind = "postgres";
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** Per conversation, the tail of its writes from this instance: calls apply in the order made. */
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  /** @internal use openPostgresStore */
+  constructor(
+    /** The connection pool (its connections' search_path is the store's schema). */
+    readonly pool: pg.Pool,
+    /** The schema holding the tables. */
+    readonly schema: string,
+    /** The URL the pool connects to (the live fan-out opens its LISTEN connection with it). */
+    readonly url: string,
+  ) {}
+
+  // Every call: a rejection (never a throw), with database outages as StoreUnavailableError.
+  private async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error("the store is closed");
+    try {
+      return await fn();
+    } catch (error) {
+      throw unavailable(error) ?? error;
+    }
+  }
+
+  /** Runs `fn` after this instance's earlier writes to `key` (the pool would otherwise reorder them). */
+  private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.run(fn),
+      () => this.run(fn),
+    );
+    const tail = next.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return next;
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
+    return (await this.pool.query<R>(text, values)).rows;
+  }
+
+  /** Runs `fn` in a transaction on one connection; a connection that failed is dropped, not reused. */
+  private async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    // A checked-out client whose connection dies also emits 'error' (the query rejects as well);
+    // unheard, that event would end the process.
+    const onError = (error: Error) => void (broken = error);
+    client.on("error", onError);
+    try {
+      await client.query("begin");
+      const result = await fn(client);
+      await client.query("commit");
+      return result;
+    } catch (error) {
+      await client.query("rollback").catch((rollbackError: unknown) => {
+        broken = rollbackError as Error;
+      });
+      if (unavailable(error)) broken = error as Error;
+      throw error;
+    } finally {
+      client.off("error", onError);
+      client.release(broken);
+    }
+  }
+
+  // -- writes ----------------------------------------------------------------------------------
+
+  createConversation(conversation: NewConversation, events: readonly EventToStore[]): Promise<ConversationRecord> {
+    return this.serial(conversation.id, async () => {
+      const rows = events.map((entry, index) => prepareEvent(entry, index));
+      return this.transaction(async (tx) => {
+        const now = new Date().toISOString();
+        const created = (
+          await tx.query<ConversationRow>(
+            `insert into conversations (id, status, created_at, updated_at, repository, selected_branch, git_provider)
+             values ($1, $2, $3, $3, $4, $5, $6) on conflict (id) do nothing returning *`,
+            [conversation.id, conversation.status, now, conversation.repository ?? null, conversation.selectedBranch ?? null, conversation.gitProvider ?? null],
+          )
+        ).rows[0];
+        if (!created) throw new ConversationExistsError(conversation.id);
+        await this.insertRows(tx, created.pk, 1, rows, [], now);
+        return toRecord((await tx.query<ConversationRow>("select * from conversations where pk = $1", [created.pk])).rows[0]!);
+      });
+    });
+  }
+
+  appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
+    return this.serial(conversationId, async () => {
+      const rows = events.map((entry, index) => prepareEvent(entry, index));
+      return this.transaction(async (tx) => {
+        // The row lock orders this append after any other instance's on the same conversation.
+        const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
+        if (!conv) throw new ConversationNotFoundError(conversationId);
+        const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
+        // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
+        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[stored.length - 1]!.seq}`]);
+        return stored;
+      });
+    });
+  }
+
+  /** The ids of `rows` already stored in `conv`. */
+  private async takenIds(tx: Queryable, conv: number, rows: readonly PreparedEvent[]): Promise<string[]> {
+    if (rows.length === 0) return [];
+    const found = await tx.query<{ id: string }>("select id from events where conv = $1 and id = any($2::text[])", [conv, rows.map((r) => r.id)]);
+    return found.rows.map((r) => r.id);
+  }
+
+  /**
+   * Inside a transaction holding the conversation's row (new or FOR UPDATE): checks ids, then
+   * writes rows from `firstSeq`, the counters and the conversation's next_seq and count.
+   */
+  private async insertRows(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], taken: readonly string[], now: string): Promise<StoredEvent[]> {
+    if (rows.length === 0) return [];
+    const seen = new Set(taken);
+    for (const [index, { id }] of rows.entries()) {
+      if (seen.has(id)) throw new DuplicateEventIdError(id, index);
+      seen.add(id);
+    }
+    const counts = new Map<string, { kind: string; source: string; n: number }>();
+    for (const r of rows) {
+      const key = `${r.kind}\u0000${r.source}`;
+      const c = counts.get(key);
+      if (c) c.n++;
+      else counts.set(key, { kind: r.kind, source: r.source, n: 1 });
+    }
+    for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
+      const chunk = rows.slice(from, from + INSERT_CHUNK);
+      // Six arrays, whatever the batch size: one statement, no parameter limit.
+      await tx.query(
+        `insert into events (conv, seq, ts, id, kind, source, body, json)
+         select $1, $2::bigint + o - 1, ts::bigint, id, kind, source, body, json
+         from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) with ordinality as t(ts, id, kind, source, body, json, o)`,
+        [conv, firstSeq + from, chunk.map((r) => String(r.ts)), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), chunk.map((r) => searchTextOf(r)), chunk.map((r) => r.json)],
+      );
+    }
+    const c = [...counts.values()];
+    await tx.query(
+      `insert into event_counts (conv, kind, source, n)
+       select $1, kind, source, n from unnest($2::text[], $3::text[], $4::bigint[]) as t(kind, source, n)
+       on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n`,
+      [conv, c.map((x) => x.kind), c.map((x) => x.source), c.map((x) => x.n)],
+    );
+    await tx.query("update conversations set next_seq = next_seq + $2, event_count = event_count + $2, updated_at = $3 where pk = $1", [conv, rows.length, now]);
+    return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: firstSeq + i }));
+  }
+
+  getConversation(id: string): Promise<ConversationRecord | undefined> {
+    return this.run(async () => {
+      const [row] = await this.query<ConversationRow>("select * from conversations where id = $1", [id]);
+      return row && toRecord(row);
+    });
+  }
+
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
+    return this.serial(conversationId, async () => {
+      const [row] = await this.query<ConversationRow>("update conversations set status = $2, updated_at = $3 where id = $1 returning *", [conversationId, status, new Date().toISOString()]);
+      if (!row) throw new ConversationNotFoundError(conversationId);
+      return toRecord(row);
+    });
+  }
+
+  // -- staged creation ---------------------------------------------------------------------------
+
+  beginImport(conversation: NewConversation): Promise<ImportHandle> {
+    return this.run(async () => {
+      if ((await this.query("select 1 from conversations where id = $1", [conversation.id])).length > 0) throw new ConversationExistsError(conversation.id);
+      // id null: no read finds it until finishImport sets it.
+      const [row] = await this.query<{ pk: number }>(
+        `insert into conversations (id, status, created_at, updated_at, repository, selected_branch, git_provider)
+         values (null, $1, $2, $2, $3, $4, $5) returning pk`,
+        [conversation.status, new Date().toISOString(), conversation.repository ?? null, conversation.selectedBranch ?? null, conversation.gitProvider ?? null],
+      );
+      return new StagedImport(row!.pk, conversation.id);
+    });
+  }
+
+  /** Inside a transaction: the staged conversation's next_seq, its row locked. */
+  private async lockStaged(tx: Queryable, pk: number): Promise<number | undefined> {
+    return (await tx.query<{ next_seq: number }>("select next_seq from conversations where pk = $1 and id is null for update", [pk])).rows[0]?.next_seq;
+  }
+
+  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): Promise<void> {
+    const staged = handle as StagedImport;
+    return this.serial(`import:${staged.pk}`, async () => {
+      await this.transaction(async (tx) => {
+        const next = await this.lockStaged(tx, staged.pk);
+        if (next === undefined) throw new Error("the staged import is gone");
+        await this.insertRows(tx, staged.pk, next, rows, await this.takenIds(tx, staged.pk, rows), new Date().toISOString());
+      });
+      staged.written += rows.length;
+    });
+  }
+
+  finishImport(handle: ImportHandle, events: readonly EventToStore[]): Promise<ConversationRecord> {
+    const staged = handle as StagedImport;
+    return this.serial(staged.finalId, async () => {
+      const rows = events.map((entry, index) => prepareEvent(entry, index));
+      return this.transaction(async (tx) => {
+        const next = await this.lockStaged(tx, staged.pk);
+        if (next === undefined) throw new Error("the staged import is gone");
+        const now = new Date().toISOString();
+        await this.insertRows(tx, staged.pk, next, rows, await this.takenIds(tx, staged.pk, rows), now);
+        if ((await tx.query("select 1 from conversations where id = $1", [staged.finalId])).rows.length > 0) throw new ConversationExistsError(staged.finalId);
+        try {
+          const { rows: [row] } = await tx.query<ConversationRow>("update conversations set id = $2, created_at = $3, updated_at = $3 where pk = $1 returning *", [staged.pk, staged.finalId, now]);
+          return toRecord(row!);
+        } catch (error) {
+          // Another instance took the id between the check and the update.
+          if ((error as { code?: string }).code === "23505") throw new ConversationExistsError(staged.finalId);
+          throw error;
+        }
+      });
+    });
+  }
+
+  discardImport(handle: ImportHandle, maxRows: number): Promise<boolean> {
+    const staged = handle as StagedImport;
+    return this.serial(`import:${staged.pk}`, () => this.discardStaged(staged.pk, maxRows));
+  }
+
+  /** Removes up to ~maxRows rows of a staged conversation, newest first; true when it is gone. */
+  private discardStaged(pk: number, maxRows: number): Promise<boolean> {
+    const n = Math.max(1, Math.floor(maxRows));
+    return this.transaction(async (tx) => {
+      const next = await this.lockStaged(tx, pk);
+      if (next === undefined) return true;
+      const from = Math.max(1, next - n);
+      await tx.query("delete from events where conv = $1 and seq >= $2", [pk, from]);
+      if (from > 1) {
+        await tx.query("update conversations set next_seq = $2 where pk = $1", [pk, from]);
+        return false;
+      }
+      await tx.query("delete from conversations where pk = $1", [pk]); // cascades to its counters
+      return true;
+    });
+  }
+
+  /** Removes staged imports untouched for an hour (their process died mid-import); at open. */
+  async removeStaleImports(): Promise<number> {
+    const before = new Date(Date.now() - STALE_IMPORT_MS).toISOString();
+    const stale = await this.query<{ pk: number }>("select pk from conversations where id is null and updated_at < $1", [before]);
+    for (const { pk } of stale) while (!(await this.discardStaged(pk, 50_000)));
+    return stale.length;
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
+    return this.run(async () => {
+      checkedPaging(query);
+      const rows = await this.page(conversationId, query);
+      const hasMore = rows.length > query.limit;
+      return { items: hasMore ? rows.slice(0, query.limit) : rows, hasMore };
+    });
+  }
+
+  searchJson(conversationId: string, query: SearchQuery): Promise<JsonPage> {
+    return this.run(async () => {
+      checkedPaging(query);
+      const rows = await this.page(conversationId, query);
+      const hasMore = rows.length > query.limit;
+      const items = hasMore ? rows.slice(0, query.limit) : rows;
+      const last = items[items.length - 1];
+      return { json: Buffer.from(items.map((e) => e.json).join(","), "utf8"), count: items.length, last: last && { ts: last.ts, seq: last.seq }, hasMore };
+    });
+  }
+
+  /** `limit + 1` rows of the page: keyset on (ts, seq) over the index that fits the filters. */
+  private page(conversationId: string, query: SearchQuery): Promise<StoredEvent[]> {
+    const where = this.filters(conversationId, query);
+    if (!where) return Promise.resolve([]);
+    const { after, order } = query;
+    if (after) where.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
+    const by = order === "asc" ? "order by ts, seq" : "order by ts desc, seq desc";
+    where.values.push(query.limit + 1);
+    return this.query<StoredEvent>(`select id, json, ts, seq from events where ${where.text} ${by} limit $${where.values.length}`, where.values);
+  }
+
+  /** The WHERE clause of the filters, or undefined when nothing can match. */
+  private filters(conversationId: string, f: SearchFilters): Where | undefined {
+    if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
+    const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
+    if (f.kind !== undefined) where.add("kind = ?", f.kind);
+    if (f.source !== undefined) where.add("source = ?", f.source);
+    if (f.body === "") where.add("body is not null");
+    else if (f.body !== undefined) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
+    if (f.timestampGte !== undefined) where.add("ts >= ?", f.timestampGte);
+    if (f.timestampLt !== undefined) where.add("ts < ?", f.timestampLt);
+    return where;
+  }
+
+  count(conversationId: string, filters: SearchFilters): Promise<number> {
+    return this.run(async () => {
+      if (filters.body === undefined && filters.timestampGte === undefined && filters.timestampLt === undefined) {
+        // The counters: a handful of rows per conversation, whatever its size.
+        const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
+        if (filters.kind !== undefined) where.add("kind = ?", filters.kind);
+        if (filters.source !== undefined) where.add("source = ?", filters.source);
+        const [row] = await this.query<{ n: number }>(`select coalesce(sum(n), 0)::bigint as n from event_counts where ${where.text}`, where.values);
+        return row!.n;
+      }
+      const where = this.filters(conversationId, filters);
+      if (!where) return 0;
+      const [row] = await this.query<{ n: number }>(`select count(*) as n from events where ${where.text}`, where.values);
+      return row!.n;
+    });
+  }
+
+  positionOf(conversationId: string, eventId: string): Promise<Position | undefined> {
+    return this.run(async () => {
+      const [row] = await this.query<Position>("select ts, seq from events where conv = (select pk from conversations where id = $1) and id = $2", [conversationId, eventId]);
+      return row && { ts: row.ts, seq: row.seq };
+    });
+  }
+
+  readAfter(conversationId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return this.run(async () => {
+      const n = Math.max(0, Math.floor(limit));
+      if (n === 0) return [];
+      return this.query<StoredEvent>(
+        "select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and seq > $2 order by seq limit $3",
+        [conversationId, Math.max(0, Math.floor(afterSeq)), n],
+      );
+    });
+  }
+
+  getDocument(key: string): Promise<string | undefined> {
+    return this.run(async () => (await this.query<{ value: string }>("select value from documents where key = $1", [key]))[0]?.value);
+  }
+
+  putDocument(key: string, value: string): Promise<void> {
+    return this.run(async () => {
+      await this.query("insert into documents (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value", [key, value]);
+    });
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      await this.pool.query("select 1");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Waits for this instance's queued writes, then closes the pool (its running queries finish first). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      await Promise.all([...this.tails.values()]);
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+}
+
+/** The channel appends notify on: `<schema>:<conversation id>:<last seq>`. */
+export const NOTIFY_CHANNEL = "acs_events";
+
+// int8 as numbers: seq and counts are far below 2^53; ts past it rounds as the events' own did.
+// Per pool, not pg.types.setTypeParser, which would change every other pg user in the process.
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") => (oid === 20 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
+};
+
+/** The pool settings of a store (also used by the live fan-out for its LISTEN connection). */
+export function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
+  const schema = options.schema ?? "acs";
+  return {
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 10_000,
+    application_name: "acs-server",
+    options: `-c search_path=${quoteIdent(schema).replaceAll(" ", "\\ ")},public`,
+    types,
+  };
+}
+
+/**
+ * Opens (and migrates) a PostgreSQL store. Safe to call from several processes at once.
+ * @throws StoreUnavailableError when the database does not answer
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresEventStore> {
+  const schema = options.schema ?? "acs";
+  const pool = new pg.Pool(poolConfig(options));
+  // An idle connection that dies (a restart) is reported here; without a listener it would end the
+  // process. The pool drops it and opens another on the next query.
+  pool.on("error", () => undefined);
+  try {
+    await migratePostgres(pool, schema);
+    const store = new PostgresEventStore(pool, schema, options.url);
+    await store.removeStaleImports();
+    return store;
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw unavailable(error) ?? error;
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * What the PostgreSQL store guarantees beyond the shared contract: concurrent opens migrate once,
+ * two instances appending to one conversation at once get one total order from the database, LIKE's
+ * wildcards are plain characters in a body search, counts come from the counters, and an outage
+ * (a statement past its timeout, connections terminated) is a StoreUnavailableError that passes.
+ */
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
+import { StoreUnavailableError } from "../../src/store/types.js";
+import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
+import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
+
+let db: ScratchDatabase;
+const opened: PostgresEventStore[] = [];
+beforeAll(async () => {
+  db = await createScratchDatabase();
+});
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Holds the conversation's row lock from another session for `ms`, as another instance's long append would. */
+async function holdConversation(store: PostgresEventStore, ms: number): Promise<{ released: Promise<void> }> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  await client.query("begin");
+  await client.query(`select 1 from "${store.schema}".conversations where id = $1 for update`, [CONV]);
+  const released = (async () => {
+    await client.query("select pg_sleep($1)", [ms / 1000]);
+    await client.query("commit");
+    await client.end();
+  })();
+  return { released };
+}
+
+async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
+  const store = await openPostgresStore({ url: db.url, schema, maxConnections: 4, ...options });
+  opened.push(store);
+  return store;
+}
+
+describe("PostgresEventStore", () => {
+  it("migrates once when several instances open one schema at once", async () => {
+    const schema = schemaName();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
+    const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
+    expect(rows.map((r) => r.version)).toEqual([1]);
+  });
+
+  it("gives one total order when two instances append to one conversation at once", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    // Same timestamps from both writers: only the database's seq orders them.
+    const batches = (seed: number) => Array.from({ length: 25 }, (_, i) => events(1 + (i % 3), { seed: seed + i, start: Date.UTC(2026, 1, 5) }));
+    const fromA = batches(100);
+    const fromB = batches(200);
+    const results = await Promise.all([...fromA.map((batch) => a.appendEvents(CONV, batch)), ...fromB.map((batch) => b.appendEvents(CONV, batch))]);
+    const seqs = results.flat().map((e) => e.seq).sort((x, y) => x - y);
+    const total = [...fromA, ...fromB].flat().length;
+    expect(seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1)); // no gap, none twice
+    for (const stored of results) expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => stored[0]!.seq + i)); // each batch contiguous
+    const bySeq = (await a.readAfter(CONV, 0, 1000)).map((e) => e.id);
+    expect((await b.readAfter(CONV, 0, 1000)).map((e) => e.id)).toEqual(bySeq);
+    // Every instance pages the same order: (ts, seq).
+    const pageA = (await a.search(CONV, { order: "asc", limit: 100 })).items.map((e) => e.id);
+    expect((await b.search(CONV, { order: "asc", limit: 100 })).items.map((e) => e.id)).toEqual(pageA);
+    expect(await b.count(CONV, {})).toBe(total);
+  });
+
+  it("matches %, _ and \\ in a body as themselves", async () => {
+    const store = await open(schemaName());
+    const texts = ["100% done", "1000 done", "snake_case", "snakeXcase", "a\\b", "ab"];
+    await store.createConversation({ id: CONV, status: "RUNNING" }, texts.map((t, i) => toStore(message(`m${i}`, iso(T0 + i), t))));
+    const ids = async (body: string) => (await store.search(CONV, { order: "asc", limit: 10, body })).items.map((e) => e.id);
+    expect(await ids("0% d")).toEqual(["m0"]);
+    expect(await ids("e_c")).toEqual(["m2"]);
+    expect(await ids("a\\b")).toEqual(["m4"]);
+    expect(await store.count(CONV, { body: "%" })).toBe(1);
+  });
+
+  it("counts without a filter, by kind and by source from the counters, and time ranges exactly", async () => {
+    const store = await open(schemaName());
+    const all = events(300);
+    await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
+    await store.appendEvents(CONV, all.slice(100));
+    expect((await store.pool.query("select sum(n)::int as n from event_counts")).rows[0].n).toBe(300);
+    // The counters answer: rows removed behind the store's back do not change these counts.
+    await store.pool.query("delete from events where seq > 250");
+    expect(await store.count(CONV, {})).toBe(300);
+    const kind = all[1]!.event.kind;
+    expect(await store.count(CONV, { kind })).toBe(all.filter((e) => e.event.kind === kind).length);
+    expect(await store.count(CONV, { source: "user" })).toBe(all.filter((e) => (e.event as { source?: string }).source === "user").length);
+    // A time range counts rows: [T0 + 10 ms, T0 + 20 ms) holds 10 events.
+    const start = Date.UTC(2026, 1, 5, 11, 0, 0) * 1000;
+    expect(await store.count(CONV, { timestampGte: start + 10_000, timestampLt: start + 20_000 })).toBe(10);
+  });
+
+  it("fails a statement past its timeout with StoreUnavailableError, then serves again", async () => {
+    const store = await open(schemaName(), { statementTimeoutMs: 200 });
+    await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
+    // Another session holds the conversation's row: the append waits on it past the timeout.
+    const { released } = await holdConversation(store, 1000);
+    const started = Date.now();
+    const error = await store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).detail).toMatch(/statement timeout/);
+    expect(Date.now() - started).toBeLessThan(900);
+    await released;
+    expect((await store.appendEvents(CONV, events(1, { seed: 6 })))[0]!.seq).toBe(4);
+  });
+
+  it("fails an in-flight write with StoreUnavailableError when its connection is terminated (a restart), then recovers", async () => {
+    const store = await open(schemaName());
+    await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
+    // The append waits on a row lock held elsewhere, so it is in flight when its backend goes.
+    const { released } = await holdConversation(store, 500);
+    const append = store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const killed = await adminQuery("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'acs-server' and datname = $1", [db.name]);
+    expect(killed.length).toBeGreaterThan(0);
+    const error = await append;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).detail).toMatch(/unavailable/);
+    await released;
+    // Nothing of the failed append was stored; the pool reconnects on the next call.
+    expect((await store.getConversation(CONV))?.eventCount).toBe(3);
+    expect((await store.appendEvents(CONV, events(1, { seed: 6 })))[0]!.seq).toBe(4);
+    expect(await store.ping()).toBe(true);
+  });
+});
