@@ -16,6 +16,17 @@ export interface ServerConfig {
   /** Largest JSON body accepted (a replay_json of a long recording is large). */
   jsonLimitBytes: number;
   logLevel: string;
+  /** A PostgreSQL store instead of the embedded SQLite one (uploads and keys stay in dataDir). */
+  store?: PostgresStoreConfig;
+}
+
+/** Where and how the server reaches a PostgreSQL store (`--store postgres://…`). */
+export interface PostgresStoreConfig {
+  url: string;
+  /** Most connections in the pool. */
+  maxConnections: number;
+  /** Longest a statement runs before its request answers 503. */
+  statementTimeoutMs: number;
 }
 
 export const USAGE = `Usage: acs-server [options]
@@ -30,6 +41,11 @@ Options (environment variable in brackets):
   --max-files N            upload limit of files per request [ACS_MAX_FILES] (default 100)
   --max-request-bytes N    upload limit per request [ACS_MAX_REQUEST_BYTES] (default 250 MiB)
   --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB, at most 512 MiB)
+  --store URL              a PostgreSQL store, postgres://user@host:5432/db, instead of SQLite in the data
+                           directory (which still holds uploads and keys) [ACS_STORE_URL]
+  --store-pool N           most PostgreSQL connections [ACS_STORE_POOL] (default 10)
+  --store-timeout-ms N     longest a PostgreSQL statement runs; past it the request answers 503
+                           [ACS_STORE_TIMEOUT_MS] (default 10000)
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
   -v, --version            print the version
@@ -77,6 +93,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "max-request-bytes": { type: "string" },
         "json-limit-bytes": { type: "string" },
         "log-level": { type: "string" },
+        store: { type: "string" },
+        "store-pool": { type: "string" },
+        "store-timeout-ms": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -87,6 +106,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`--log-level must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   const port = integer("--port", values.port ?? env.ACS_PORT ?? env.PORT, 3000, 0);
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, got ${port}`);
+  const storeUrl = values.store ?? env.ACS_STORE_URL;
+  if (storeUrl !== undefined && storeUrl !== "" && !/^postgres(ql)?:\/\//.test(storeUrl)) {
+    throw new ConfigError(`--store must be a postgres:// or postgresql:// URL, got "${storeUrl.replace(/\/\/[^@/]*@/, "//…@")}"`);
+  }
+  const storePool = integer("--store-pool", values["store-pool"] ?? env.ACS_STORE_POOL, 10, 1, 1000);
+  const storeTimeout = integer("--store-timeout-ms", values["store-timeout-ms"] ?? env.ACS_STORE_TIMEOUT_MS, 10_000, 1);
   const cors = values["cors-origin"] ?? (env.ACS_CORS_ORIGINS ? env.ACS_CORS_ORIGINS.split(",") : []);
   return {
     help: values.help ?? false,
@@ -103,5 +128,6 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     },
     jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024, MAX_JSON_LIMIT, " (the longest text Node.js holds)"),
     logLevel,
+    ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
   };
 }

@@ -16,6 +16,7 @@ import { privateDirectorySync } from "./private-files.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
+import { openPostgresStore } from "./store/postgres/index.js";
 import { removeTemporaryFiles } from "./uploads.js";
 import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
@@ -65,7 +66,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
   // Counts and body searches on reader threads: they never hold the request thread.
-  const store = openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
+  const store: EventStore = config.store
+    ? await openPostgresStore({ url: config.store.url, maxConnections: config.store.maxConnections, statementTimeoutMs: config.store.statementTimeoutMs })
+    : openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
   const bus = new EventBus();
   const writeHealth = new WriteHealth(config.dataDir);
   const { app, conversations, close: closeApp } = createApp({

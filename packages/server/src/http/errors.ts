@@ -5,7 +5,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { Logger } from "../log.js";
 import { storageFullCause, storageFullDetail, type WriteHealth } from "../write-health.js";
-import { ConversationNotFoundError } from "../store/types.js";
+import { ConversationNotFoundError, StoreUnavailableError } from "../store/types.js";
 import { RequestValidationError } from "./validation.js";
 
 /** An error with an HTTP status and a `detail` sentence (401, 404, 409, 413, …). */
@@ -34,6 +34,11 @@ export function errorHandler(log: Logger, writeHealth: WriteHealth): ErrorReques
     if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
     if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
     if (error instanceof ConversationNotFoundError) return void res.status(404).json({ detail: error.message });
+    if (error instanceof StoreUnavailableError) {
+      // The database is down or slow: the client may retry; nothing of a failed write was kept.
+      log.warn({ detail: error.detail, method: req.method, path: req.path }, "store unavailable");
+      return void res.status(503).set("Retry-After", "1").json({ detail: error.detail });
+    }
     // Express's own decoding of a route parameter (the path check before the routes catches these).
     if (error instanceof URIError) return sendValidationError(res, [{ loc: ["path"], msg: "is not valid percent-encoded UTF-8", type: "value_error" }]);
     log.error({ err: error, method: req.method, url: req.originalUrl?.split("?")[0] }, "unhandled error");
