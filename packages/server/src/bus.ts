@@ -16,6 +16,11 @@ export class EventBus {
     };
   }
 
+  /** Whether anyone in this process follows the conversation. */
+  hasSubscribers(conversationId: string): boolean {
+    return this.listeners.has(conversationId);
+  }
+
   publish(conversationId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     for (const listener of this.listeners.get(conversationId) ?? []) listener(events);

@@ -16,7 +16,8 @@ import { privateDirectorySync } from "./private-files.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
-import { openPostgresStore } from "./store/postgres/index.js";
+import { openPostgresStore, PostgresEventStore } from "./store/postgres/index.js";
+import { startPostgresLiveFeed } from "./live/postgres-feed.js";
 import { removeTemporaryFiles } from "./uploads.js";
 import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
@@ -70,6 +71,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     ? await openPostgresStore({ url: config.store.url, maxConnections: config.store.maxConnections, statementTimeoutMs: config.store.statementTimeoutMs })
     : openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
   const bus = new EventBus();
+  // Several instances on one database: other instances' appends reach this one's subscribers.
+  const feed = store instanceof PostgresEventStore ? await startPostgresLiveFeed(store, bus, log) : undefined;
   const writeHealth = new WriteHealth(config.dataDir);
   const { app, conversations, close: closeApp } = createApp({
     config,
@@ -105,6 +108,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       http.close(() => {
         clearTimeout(force);
         void closeApp();
+        void feed?.close();
         // Resolved once the store is closed: a caller may remove the data directory then.
         void store.close().catch((error: unknown) => log.error({ err: error }, "closing the store failed")).finally(() => {
           log.info("stopped");

@@ -457,6 +457,15 @@ class LiveConnection {
       this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]!.seq);
       return;
     }
+    const next = events.find((event) => event.seq > this.lastSeq);
+    if (next && next.seq > this.lastSeq + 1) {
+      // A gap: events between were stored but published elsewhere first (another instance's, its
+      // notification not yet read). The store has them: catch up from it, then follow again.
+      this.phase = "catch-up";
+      this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]!.seq);
+      void this.catchUp();
+      return;
+    }
     for (const event of events) if (event.seq > this.lastSeq) this.deliver(event, this.encode(event));
     if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
       this.options.log.warn({ conversationId: this.conversation.id, buffered: this.ws.bufferedAmount }, "live connection too slow, closed");

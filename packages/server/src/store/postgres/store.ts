@@ -240,7 +240,7 @@ export class PostgresEventStore implements EventStore {
         if (!conv) throw new ConversationNotFoundError(conversationId);
         const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
         // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
-        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[stored.length - 1]!.seq}`]);
+        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
         return stored;
       });
     });
@@ -503,7 +503,7 @@ export class PostgresEventStore implements EventStore {
   }
 }
 
-/** The channel appends notify on: `<schema>:<conversation id>:<last seq>`. */
+/** The channel appends notify on: `<schema>:<conversation id>:<first seq>:<last seq>` of the batch. */
 export const NOTIFY_CHANNEL = "acs_events";
 
 // int8 as numbers: seq and counts are far below 2^53; ts past it rounds as the events' own did.

@@ -1,0 +1,140 @@
+/**
+ * Live events across server instances on one PostgreSQL database: each append notifies
+ * `acs_events` with `<schema>:<conversation>:<first seq>:<last seq>` when it commits; every instance
+ * LISTENs on a connection of its own and, for each conversation someone in this process follows,
+ * reads from the store the events after the last one it published (readAfter by seq, in pages) and
+ * publishes them on the local bus, in append order. The notification is only a hint: a lost or late
+ * one costs latency, never an event — the next one (or the resync after the LISTEN connection comes
+ * back) reads everything past what was published, and a subscriber that sees a gap reads the store
+ * itself (live/channel.ts). Local appends are also published by ConversationService at once; this
+ * instance's own notifications then read events its subscribers already have (dropped by seq).
+ */
+import pg from "pg";
+import type { EventBus } from "../bus.js";
+import type { Logger } from "../log.js";
+import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";
+
+/** Events per read when a conversation's notifications are followed. */
+const PAGE = 500;
+const RECONNECT_MIN_MS = 200;
+const RECONNECT_MAX_MS = 5_000;
+
+interface Followed {
+  /** The last seq published here; undefined until the first notification says where to start. */
+  mark?: number;
+  running: boolean;
+  dirty: boolean;
+}
+
+/** A running cross-instance feed; {@link PostgresLiveFeed.close} stops it. */
+export class PostgresLiveFeed {
+  private client: pg.Client | undefined;
+  private closed = false;
+  private delay = RECONNECT_MIN_MS;
+  private readonly followed = new Map<string, Followed>();
+  /** Resolved once the first LISTEN is in place. */
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly store: PostgresEventStore,
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+  ) {
+    this.ready = this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.store.url, application_name: "acs-server-listen" });
+    this.client = client;
+    client.on("notification", (message) => this.onNotification(message.payload ?? ""));
+    // The connection lost (a restart): reconnect with growing pauses, then read what was missed.
+    const lost = (error?: Error) => {
+      client.removeAllListeners("end");
+      client.removeAllListeners("error");
+      client.on("error", () => undefined);
+      if (this.closed || this.client !== client) return;
+      this.client = undefined;
+      this.log.warn({ err: error }, "live feed: the LISTEN connection was lost; reconnecting");
+      setTimeout(() => void this.connect(), this.delay).unref();
+      this.delay = Math.min(RECONNECT_MAX_MS, this.delay * 2);
+    };
+    client.on("error", lost);
+    client.on("end", () => lost());
+    try {
+      await client.connect();
+      await client.query(`listen ${NOTIFY_CHANNEL}`);
+    } catch (error) {
+      lost(error as Error);
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.delay = RECONNECT_MIN_MS;
+    for (const conversationId of this.followed.keys()) this.follow(conversationId);
+  }
+
+  private onNotification(payload: string): void {
+    const parts = payload.split(":");
+    const [schema, conversationId, first] = parts;
+    if (parts.length !== 4 || schema !== this.store.schema || !conversationId) return;
+    if (!this.bus.hasSubscribers(conversationId)) {
+      this.followed.delete(conversationId);
+      return;
+    }
+    let state = this.followed.get(conversationId);
+    if (!state) this.followed.set(conversationId, (state = { running: false, dirty: false }));
+    // Where to start for a conversation not followed before: the notified batch. A subscriber that
+    // has less sees a gap and reads the store itself.
+    state.mark ??= Math.max(0, Number(first) - 1);
+    this.follow(conversationId);
+  }
+
+  /** Reads and publishes what the store has past the mark, until a short page (one reader per conversation). */
+  private follow(conversationId: string): void {
+    const state = this.followed.get(conversationId);
+    if (!state || state.mark === undefined) return;
+    state.dirty = true;
+    if (state.running) return;
+    state.running = true;
+    void (async () => {
+      try {
+        while (state.dirty && !this.closed) {
+          state.dirty = false;
+          for (;;) {
+            const page = await this.store.readAfter(conversationId, state.mark!, PAGE);
+            if (page.length === 0) break;
+            state.mark = page[page.length - 1]!.seq;
+            this.bus.publish(conversationId, page);
+            if (page.length < PAGE) break;
+          }
+        }
+      } catch (error) {
+        // The store is down: the resync after the LISTEN connection returns, or the next notification, reads it again.
+        if (!this.closed) this.log.warn({ err: error, conversationId }, "live feed: reading notified events failed");
+      } finally {
+        state.running = false;
+        if (!this.bus.hasSubscribers(conversationId)) this.followed.delete(conversationId);
+      }
+    })();
+  }
+
+  /** Stops listening (before the store closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      client.removeAllListeners("end");
+      client.removeAllListeners("error");
+      client.on("error", () => undefined);
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+/** Starts following other instances' appends into `bus`; resolves once it listens. */
+export async function startPostgresLiveFeed(store: PostgresEventStore, bus: EventBus, log: Logger): Promise<PostgresLiveFeed> {
+  const feed = new PostgresLiveFeed(store, bus, log);
+  await feed.ready;
+  return feed;
+}

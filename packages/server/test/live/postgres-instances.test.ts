@@ -1,0 +1,111 @@
+/**
+ * Several server processes on one PostgreSQL database (`--store`): a WebSocket subscriber on
+ * instance A receives every event appended through A and B by 20 concurrent writers exactly once,
+ * in the database's append order; pages read through either instance are identical; and a
+ * subscriber that reconnects to the other instance with `after_id` resumes exactly.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { httpCaller } from "@acs-toolkit/test-kit/http";
+import { connectLive, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEY } from "../support/harness.js";
+import { adminQuery, createScratchDatabase, type ScratchDatabase } from "../support/postgres.js";
+import { exited, spawnServer, type ServerProcess } from "../support/process.js";
+
+let db: ScratchDatabase;
+const dirs: string[] = [];
+const servers: ServerProcess[] = [];
+const peers: LivePeer[] = [];
+const withKey = { headers: { "X-Session-API-Key": KEY } };
+
+beforeAll(async () => {
+  db = await createScratchDatabase();
+  // One secret key for all: page cursors made by one instance are read by the other.
+  const env = { SESSION_API_KEY: KEY, ACS_SECRET_KEY: randomBytes(32).toString("hex") };
+  for (let i = 0; i < 2; i++) {
+    const dir = await mkdtemp(path.join(tmpdir(), "acs-pg-instance-"));
+    dirs.push(dir);
+    servers.push(await spawnServer(dir, { env, flags: ["--store", db.url] }));
+  }
+});
+afterAll(async () => {
+  for (const p of peers) p.ws.terminate();
+  for (const s of servers) {
+    s.process.kill("SIGTERM");
+    await exited(s.process);
+  }
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  await db?.drop();
+});
+
+const message = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
+const peer = (url: string, p: string) => {
+  const live = connectLive(url, p, withKey);
+  peers.push(live);
+  return live;
+};
+/** The conversation's event ids in append order, as the database has them. */
+const appendOrder = async (id: string) => (await adminQuery<{ id: string }>("select e.id from acs.events e join acs.conversations c on c.pk = e.conv where c.id = $1 order by e.seq", [id], db.url)).map((r) => r.id);
+
+describe("two server processes on one PostgreSQL database", () => {
+  it("deliver every event appended through either instance to a subscriber on A exactly once, in append order", async () => {
+    const [a, b] = servers.map((s) => httpCaller(s.url, KEY));
+    const created = await b!("POST", "/api/conversations", { json: {} });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.conversation_id as string;
+    const onA = peer(servers[0]!.url, livePath(id));
+    const onB = peer(servers[1]!.url, livePath(id));
+    await Promise.all([onA.waitFor(1), onB.waitFor(1)]); // full_state: following from now on
+    const before = (await appendOrder(id)).length;
+    // 20 writers, half through each instance, 5 messages each.
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, w) => {
+        const call = w % 2 ? a! : b!;
+        for (let i = 0; i < 5; i++) {
+          const reply = await call("POST", `/api/conversations/${id}/events`, { json: message(`writer ${w} message ${i}`) });
+          expect(reply.status, reply.text).toBe(200);
+        }
+      }),
+    );
+    const order = await appendOrder(id);
+    const expected = order.slice(before);
+    expect(expected.length).toBeGreaterThanOrEqual(100);
+    for (const live of [onA, onB]) {
+      const frames = await live.waitFor(order.length, isEventFrame, 20_000);
+      await new Promise((r) => setTimeout(r, 300)); // nothing more arrives (no duplicate)
+      expect(live.events().map((e) => e.id)).toEqual(order);
+      expect(frames.length).toBe(order.length);
+    }
+    // Pages through A and B: the same, cursors of one read by the other.
+    const route = `/api/conversations/${id}/events/search`;
+    const first = await a!("GET", route, { query: { limit: 30 } });
+    const second = await b!("GET", route, { query: { limit: 30 } });
+    expect(second.body).toEqual(first.body);
+    const nextOnB = await b!("GET", route, { query: { limit: 30, page_id: first.body.next_page_id } });
+    const nextOnA = await a!("GET", route, { query: { limit: 30, page_id: first.body.next_page_id } });
+    expect(nextOnB.status, nextOnB.text).toBe(200);
+    expect(nextOnB.body).toEqual(nextOnA.body);
+  });
+
+  it("resumes a subscriber that reconnects to the other instance with after_id, exactly", async () => {
+    const [a, b] = servers.map((s) => httpCaller(s.url, KEY));
+    const id = (await a!("POST", "/api/conversations", { json: {} })).body.conversation_id as string;
+    const first = peer(servers[0]!.url, livePath(id));
+    await first.waitFor(1);
+    for (let i = 0; i < 10; i++) await (i % 2 ? a! : b!)("POST", `/api/conversations/${id}/events`, { json: message(`before ${i}`) });
+    const seen = await first.waitFor(10, isEventFrame);
+    const lastSeen = seen[6]!.value.id as string; // it dropped after the seventh
+    first.ws.terminate();
+    const writes = Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a! : b!)("POST", `/api/conversations/${id}/events`, { json: message(`after ${i}`) })));
+    const resumed = peer(servers[1]!.url, livePath(id, { after_id: lastSeen }));
+    await writes;
+    const order = await appendOrder(id);
+    const rest = order.slice(order.indexOf(lastSeen) + 1);
+    await resumed.waitFor(rest.length, isEventFrame);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(resumed.events().map((e) => e.id)).toEqual(rest);
+  });
+});
