@@ -99,7 +99,7 @@ interface Queryable {
 /** SQLSTATE classes that mean "the database cannot answer now": connection, resources, operator, system. */
 const UNAVAILABLE_STATE = /^(08|53|57|58)/;
 /** Client-side failures of the same kind (pg gives these no SQLSTATE). */
-const UNAVAILABLE_CLIENT = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|EHOSTUNREACH)$|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed/;
+const UNAVAILABLE_CLIENT = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|EHOSTUNREACH)$|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|is not currently accepting connections/;
 
 function unavailable(error: unknown): StoreUnavailableError | undefined {
   if (!(error instanceof Error)) return undefined;
