@@ -132,4 +132,18 @@ describe("PostgresEventStore", () => {
     expect((await store.appendEvents(CONV, events(1, { seed: 6 })))[0]!.seq).toBe(4);
     expect(await store.ping()).toBe(true);
   });
+
+  it("close lets the writes called before it finish, then ends the pool", async () => {
+    const schema = schemaName();
+    const store = await openPostgresStore({ url: db.url, schema, maxConnections: 2 });
+    await store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const writes = Array.from({ length: 20 }, (_, i) => store.appendEvents(CONV, events(2, { seed: 300 + i })));
+    const closed = store.close();
+    await expect(store.appendEvents(CONV, events(1, { seed: 999 }))).rejects.toThrow(/closed/);
+    const results = await Promise.allSettled(writes);
+    await closed;
+    expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    const again = await open(schema);
+    expect(await again.count(CONV, {})).toBe(40);
+  });
 });

@@ -159,6 +159,10 @@ export class PostgresEventStore implements EventStore {
   // Every call: a rejection (never a throw), with database outages as StoreUnavailableError.
   private async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closed) throw new Error("the store is closed");
+    return this.execute(fn);
+  }
+
+  private async execute<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
@@ -166,12 +170,16 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** Runs `fn` after this instance's earlier writes to `key` (the pool would otherwise reorder them). */
+  /**
+   * Runs `fn` after this instance's earlier writes to `key` (the pool would otherwise reorder them).
+   * A write called before close runs even if it starts after: close waits for it.
+   */
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error("the store is closed"));
     const previous = this.tails.get(key) ?? Promise.resolve();
     const next = previous.then(
-      () => this.run(fn),
-      () => this.run(fn),
+      () => this.execute(fn),
+      () => this.execute(fn),
     );
     const tail = next.catch(() => undefined);
     this.tails.set(key, tail);
