@@ -196,7 +196,7 @@ async function liveAppends(store: EventStore, count: number): Promise<number> {
   return Math.round((appended / ms) * 1000);
 }
 
-function queriesFor(type: QueryType, count: number, positions: Position[], random: () => number): SearchQuery[] {
+export function queriesFor(type: QueryType, count: number, positions: Position[], random: () => number): SearchQuery[] {
   const kinds: EventKind[] = ["ActionEvent", "ObservationEvent", "MessageEvent", "PauseEvent", "AgentErrorEvent"];
   const sources: EventSource[] = ["agent", "user", "environment"];
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
@@ -230,8 +230,8 @@ function queriesFor(type: QueryType, count: number, positions: Position[], rando
   });
 }
 
-/** Latency of searchJson, what the search endpoint runs (the page as the bytes it sends). */
-async function measure(store: EventStore, queries: SearchQuery[]): Promise<LatencyFigures> {
+/** Latency of searchJson, what the search endpoint runs (the page as the bytes it sends); also used by postgres.bench.ts. */
+export async function measure(store: EventStore, queries: SearchQuery[]): Promise<LatencyFigures> {
   for (const q of queries.slice(0, 5)) await store.searchJson(CONVERSATION, q); // warm-up
   const times: number[] = [];
   let items = 0;

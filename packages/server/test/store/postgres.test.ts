@@ -146,4 +146,23 @@ describe("PostgresEventStore", () => {
     const again = await open(schema);
     expect(await again.count(CONV, {})).toBe(40);
   });
+
+  it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {
+    const store = await open(schemaName());
+    await store.createConversation({ id: CONV, status: "RUNNING" }, events(25_000));
+    let analyzed = false;
+    for (let i = 0; i < 50 && !analyzed; i++) {
+      const { rows } = await store.pool.query("select last_analyze from pg_stat_user_tables where schemaname = $1 and relname = 'events'", [store.schema]);
+      analyzed = rows[0]?.last_analyze != null;
+      if (!analyzed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(analyzed).toBe(true);
+    const { rows } = await store.pool.query(
+      "explain (costs off) select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and source = $2 order by ts, seq limit 101",
+      [CONV, "user"],
+    );
+    const plan = rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    expect(plan).toContain("Index Scan using events_source_time");
+    expect(plan).not.toContain("Sort");
+  });
 });

@@ -42,6 +42,13 @@ import { migratePostgres, quoteIdent } from "./migrations.js";
 const MAX_LIMIT = 100;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
+/**
+ * Rows written by this instance after which it refreshes the planner's statistics itself: right
+ * after a large replay, stale statistics (autovacuum's analyze comes later) make PostgreSQL pick a
+ * bitmap scan and a sort over the whole conversation instead of walking the (conv, kind|source|ts)
+ * index for a page: 7-32 ms instead of 0.1 ms per page at 100k events.
+ */
+const ANALYZE_AFTER_ROWS = 20_000;
 /** A staged import untouched this long belongs to a process that died: removed at open. */
 const STALE_IMPORT_MS = 60 * 60 * 1000;
 
@@ -145,6 +152,8 @@ export class PostgresEventStore implements EventStore {
   private closing: Promise<void> | undefined;
   /** Per conversation, the tail of its writes from this instance: calls apply in the order made. */
   private readonly tails = new Map<string, Promise<unknown>>();
+  private rowsSinceAnalyze = 0;
+  private analyzing: Promise<void> | undefined;
 
   /** @internal use openPostgresStore */
   constructor(
@@ -205,6 +214,7 @@ export class PostgresEventStore implements EventStore {
       await client.query("begin");
       const result = await fn(client);
       await client.query("commit");
+      if (this.rowsSinceAnalyze >= ANALYZE_AFTER_ROWS) this.analyzeSoon();
       return result;
     } catch (error) {
       await client.query("rollback").catch((rollbackError: unknown) => {
@@ -216,6 +226,16 @@ export class PostgresEventStore implements EventStore {
       client.off("error", onError);
       client.release(broken);
     }
+  }
+
+  /** Refreshes the events table's statistics in the background (see ANALYZE_AFTER_ROWS); one at a time. */
+  private analyzeSoon(): void {
+    if (this.analyzing || this.closed) return;
+    this.rowsSinceAnalyze = 0;
+    this.analyzing = this.pool
+      .query("analyze events")
+      .then(() => undefined, () => undefined) // autovacuum's analyze comes anyway
+      .finally(() => (this.analyzing = undefined));
   }
 
   // -- writes ----------------------------------------------------------------------------------
@@ -289,6 +309,7 @@ export class PostgresEventStore implements EventStore {
         [conv, firstSeq + from, chunk.map((r) => String(r.ts)), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), chunk.map((r) => searchTextOf(r)), chunk.map((r) => r.json)],
       );
     }
+    this.rowsSinceAnalyze += rows.length;
     const c = [...counts.values()];
     await tx.query(
       `insert into event_counts (conv, kind, source, n)
@@ -505,6 +526,7 @@ export class PostgresEventStore implements EventStore {
     this.closing ??= (async () => {
       this.closed = true;
       await Promise.all([...this.tails.values()]);
+      await this.analyzing;
       await this.pool.end();
     })();
     return this.closing;

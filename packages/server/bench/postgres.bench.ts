@@ -1,0 +1,85 @@
+/**
+ * The PostgreSQL store beside the SQLite one, in-process (the store alone, no HTTP): one
+ * conversation of 10k and 100k events (--smoke: 1k and 10k) built the same way in both, then p50/p99
+ * of a page of 100 (searchJson) for each query type of search.bench.ts and of count for no filter,
+ * kind, kind+source, body and a time range, with the ratio largest/smallest size. PostgreSQL runs
+ * in a scratch database (ACS_TEST_PG_URL, default the local server), dropped at the end.
+ *
+ *   pnpm exec tsx bench/postgres.bench.ts [--smoke]      (from packages/server)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { seededRandom } from "@acs-toolkit/schema/examples";
+import { openPostgresStore } from "../src/store/postgres/index.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
+import type { EventStore, SearchFilters } from "../src/store/types.js";
+import { createScratchDatabase } from "../test/support/postgres.js";
+import { build, CONVERSATION, measure, QUERY_TYPES, queriesFor } from "./search.bench.js";
+
+const COUNTS: Record<string, SearchFilters> = {
+  "count: no filter": {},
+  "count: kind": { kind: "ActionEvent" },
+  "count: kind+source": { kind: "MessageEvent", source: "user" },
+  "count: body 1%": { body: "kestrel" },
+  "count: time range 5 s": {},
+};
+
+async function countLatency(store: EventStore, filters: SearchFilters, runs: number): Promise<number> {
+  await store.count(CONVERSATION, filters);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await store.count(CONVERSATION, filters);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return Number(times[Math.floor(times.length / 2)]!.toFixed(3));
+}
+
+async function figures(store: EventStore, total: number, smoke: boolean): Promise<Record<string, number>> {
+  const started = performance.now();
+  const built = await build(store, total);
+  const out: Record<string, number> = { "ingest events/s": Math.round(total / ((performance.now() - started) / 1000)) };
+  const random = seededRandom(7);
+  for (const type of QUERY_TYPES) out[`page: ${type}`] = (await measure(store, queriesFor(type, smoke ? 20 : 100, built.positions, random))).p50;
+  const middle = built.positions[Math.floor(built.positions.length / 2)]!;
+  for (const [name, filters] of Object.entries(COUNTS)) {
+    const f = name.includes("time range") ? { timestampGte: middle.ts, timestampLt: middle.ts + 5_000_000 } : filters;
+    out[name] = await countLatency(store, f, smoke ? 10 : 30);
+  }
+  return out;
+}
+
+const smoke = process.argv.includes("--smoke");
+const sizes = smoke ? [1_000, 10_000] : [10_000, 100_000];
+const db = await createScratchDatabase();
+const dir = mkdtempSync(path.join(tmpdir(), "acs-pg-bench-"));
+const results: Record<string, Record<string, Record<number, number>>> = { sqlite: {}, postgres: {} };
+try {
+  for (const total of sizes) {
+    for (const kind of ["sqlite", "postgres"] as const) {
+      const store: EventStore =
+        kind === "sqlite" ? openSqliteStore({ file: path.join(dir, `bench-${total}.db`), readThreads: 2 }) : await openPostgresStore({ url: db.url, schema: `bench_${total}` });
+      try {
+        for (const [name, value] of Object.entries(await figures(store, total, smoke))) ((results[kind]![name] ??= {})[total] = value);
+      } finally {
+        await store.close();
+      }
+      process.stderr.write(`${kind} ${total} done\n`);
+    }
+  }
+} finally {
+  await db.drop();
+  rmSync(dir, { recursive: true, force: true });
+}
+const [small, large] = sizes as [number, number];
+const k = (n: number) => `${n / 1000}k`;
+const lines = [`| measure (p50 ms; ingest events/s) | SQLite ${k(small)} | SQLite ${k(large)} | ratio | PostgreSQL ${k(small)} | PostgreSQL ${k(large)} | ratio |`, "|---|---|---|---|---|---|---|"];
+for (const name of Object.keys(results.postgres!)) {
+  const s = results.sqlite![name]!;
+  const p = results.postgres![name]!;
+  const ratio = (r: Record<number, number>) => (r[large]! / Math.max(r[small]!, 0.001)).toFixed(2);
+  lines.push(`| ${name} | ${s[small]} | ${s[large]} | ${ratio(s)} | ${p[small]} | ${p[large]} | ${ratio(p)} |`);
+}
+console.log(lines.join("\n"));
