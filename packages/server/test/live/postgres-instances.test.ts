@@ -2,13 +2,16 @@
  * Several server processes on one PostgreSQL database (`--store`): a WebSocket subscriber on
  * instance A receives every event appended through A and B by 20 concurrent writers exactly once,
  * in the database's append order; pages read through either instance are identical; and a
- * subscriber that reconnects to the other instance with `after_id` resumes exactly.
+ * subscriber that reconnects to the other instance with `after_id` resumes exactly; and a third
+ * instance SIGKILLed mid-write loses nothing it acknowledged and leaves no partial conversation.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { seededRandom } from "@acs-toolkit/schema/examples";
 import { httpCaller } from "@acs-toolkit/test-kit/http";
+import { randomTrajectory } from "@acs-toolkit/test-kit/trajectory";
 import { connectLive, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
@@ -20,6 +23,8 @@ const dirs: string[] = [];
 const servers: ServerProcess[] = [];
 const peers: LivePeer[] = [];
 const withKey = { headers: { "X-Session-API-Key": KEY } };
+/** Events per replay in the SIGKILL test: enough for several staged chunks, so the kill lands mid-import. */
+const REPLAY = 2_000;
 
 beforeAll(async () => {
   db = await createScratchDatabase();
@@ -107,5 +112,54 @@ describe("two server processes on one PostgreSQL database", () => {
     await resumed.waitFor(rest.length, isEventFrame);
     await new Promise((r) => setTimeout(r, 300));
     expect(resumed.events().map((e) => e.id)).toEqual(rest);
+  });
+
+  it("loses nothing acknowledged and leaves no partial conversation when an instance is SIGKILLed mid-write", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "acs-pg-instance-"));
+    dirs.push(dir);
+    const c = await spawnServer(dir, { env: { SESSION_API_KEY: KEY }, flags: ["--store", db.url] });
+    const onC = httpCaller(c.url, KEY);
+    const a = httpCaller(servers[0]!.url, KEY);
+    const shared = (await a("POST", "/api/conversations", { json: {} })).body.conversation_id as string;
+    const live = peer(servers[0]!.url, livePath(shared));
+    await live.waitFor(1);
+    const acknowledged: string[] = [];
+    const replays = randomTrajectory(seededRandom(17), REPLAY).map((e) => JSON.stringify(e)).join("\n");
+    let stop = false;
+    let created = 0;
+    const writers = Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const reply = w % 2 ? await onC("POST", "/api/conversations", { json: { replay_json: replays } }) : await onC("POST", `/api/conversations/${shared}/events`, { json: message(`c ${w} ${i}`) });
+          if (reply.status === 200 && w % 2 === 0) acknowledged.push(reply.body.id as string);
+          if (reply.status === 200 && w % 2 === 1) created++;
+        } catch {
+          return; // the instance is gone
+        }
+      }
+    });
+    // Killed once replays have completed, while the next ones are being written.
+    for (let i = 0; i < 200 && created < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
+    c.process.kill("SIGKILL");
+    await exited(c.process);
+    stop = true;
+    await Promise.all(writers);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    // Every acknowledged append is stored, once; the subscriber on A got exactly the stored order.
+    const order = await appendOrder(shared);
+    expect(new Set(order).size).toBe(order.length);
+    for (const id of acknowledged) expect(order).toContain(id);
+    await live.waitFor(order.length, isEventFrame);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(live.events().map((e) => e.id)).toEqual(order);
+    // Every visible conversation created through C holds its whole replay.
+    const counts = await adminQuery<{ id: string; event_count: number; stored: number }>(
+      "select c.id, c.event_count::int as event_count, (select count(*)::int from acs.events e where e.conv = c.pk) as stored from acs.conversations c where c.id is not null and c.id <> $1 and c.pk > (select pk from acs.conversations where id = $1)",
+      [shared],
+      db.url,
+    );
+    expect(counts.length).toBeGreaterThan(0);
+    for (const row of counts) expect(row).toMatchObject({ event_count: REPLAY, stored: REPLAY });
   });
 });
