@@ -77,6 +77,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the agent on a conversation (extension, the agent server's run)
+         * @description Starts the agent loop in the background and answers at once, as the OpenHands agent server does: idle, paused, error and stuck become running; waiting_for_confirmation runs the pending actions (an implicit approval); on a finished conversation nothing happens (send a message first). Any request body is ignored. 409 while a run is active; 400 when no agent runs this conversation (a server started without its agent runtime, a recorded or replayed conversation).
+         */
+        post: operations["runConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause the agent between steps (extension, the agent server's pause)
+         * @description idle or running becomes paused and a PauseEvent is recorded; an in-flight LLM call and its tools finish first (the answer comes once the conversation is paused). Other statuses, or a conversation no agent runs: nothing changes, still 200. Any request body is ignored. As on the agent server, an unknown conversation is a 400, not a 404.
+         */
+        post: operations["pauseConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Interrupt the agent now (extension, the agent server's interrupt)
+         * @description Cancels the in-flight LLM call (a running command gets Ctrl-C), records an InterruptEvent and pauses the conversation; answers once the run has stopped. Without an active run it pauses (a PauseEvent). A conversation no agent runs: nothing changes, still 200. Any request body is ignored. As on the agent server, an unknown conversation is a 400, not a 404.
+         */
+        post: operations["interruptConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/events/respond_to_confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject the actions waiting for confirmation (extension)
+         * @description With `confirmation_mode`, the agent holds the actions of a step in waiting_for_confirmation. `accept: true` runs them (as `run`; an active run is left alone); `accept: false` records a UserRejectObservation with `reason` for each pending action and the conversation becomes idle. 400 when no agent runs this conversation.
+         */
+        post: operations["respondToConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/files/{file_name}": {
         parameters: {
             query?: never;
@@ -4755,6 +4835,33 @@ export interface components {
             title?: string | null;
         };
         /**
+         * Success
+         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation).
+         * @example {
+         *       "success": true
+         *     }
+         */
+        Success: {
+            /** @default true */
+            success: boolean;
+        };
+        /**
+         * ConfirmationResponseRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/events/respond_to_confirmation`: approve (`accept: true`) or reject the actions waiting for confirmation. Unknown properties are ignored, as on the agent server.
+         * @example {
+         *       "accept": false,
+         *       "reason": "Do not delete files outside the build directory."
+         *     }
+         */
+        ConfirmationResponseRequest: {
+            accept: boolean;
+            /**
+             * @description Recorded as the `rejection_reason` of each UserRejectObservation when rejecting.
+             * @default User rejected the action.
+             */
+            reason?: string;
+        };
+        /**
          * UploadFilesRequest
          * @description multipart/form-data body of an upload; each part of the field `files` is one file.
          */
@@ -5018,6 +5125,63 @@ export interface components {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
+        /** @description Done (the agent server's `Success`). */
+        Success: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "success": true
+                 *     } */
+                "application/json": components["schemas"]["Success"];
+            };
+        };
+        /** @description No agent runs this conversation here: the server runs without its agent runtime, or the conversation is a recording (created with `replay_json`). */
+        NoAgent: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "No agent runs this conversation: the server was started without the agent runtime (--runtime agent)"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The conversation does not exist (the agent server answers a bare 400 here, not a 404). */
+        UnknownConversationBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Bad Request"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The conversation id is not a UUID; `loc` points at it. */
+        BadConversationId: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": [
+                 *         {
+                 *           "loc": [
+                 *             "path",
+                 *             "conversation_id"
+                 *           ],
+                 *           "msg": "does not satisfy the \"format\" rule",
+                 *           "type": "value_error"
+                 *         }
+                 *       ]
+                 *     } */
+                "application/json": components["schemas"]["HTTPValidationError"];
+            };
+        };
         /** @description The X-Session-API-Key header is missing or wrong. */
         Unauthorized: {
             headers: {
@@ -5279,6 +5443,129 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+        };
+    };
+    runConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist (the agent server answers this bare 404 here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Not Found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A run is active. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Conversation already running. Wait for completion or pause first."
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    pauseConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["UnknownConversationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    interruptConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["UnknownConversationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    respondToConfirmation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmationResponseRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "accept"
+                     *           ],
+                     *           "msg": "is required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     downloadFile: {
