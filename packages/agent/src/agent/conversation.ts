@@ -18,6 +18,7 @@ import {
   SECURITY_RISKS,
   type ActionEvent,
   type ConversationLifecycleStatus,
+  type ExecutionStatus,
   type MessageEvent,
   type MessageToolCall,
   type SecurityRisk,
@@ -29,12 +30,11 @@ import type { Clock, IdGenerator } from "../events/clock.js";
 import { SummarizingCondenser, type CondenserOptions, type CondensationPlan } from "../history/condenser.js";
 import { messagesOf } from "../history/messages.js";
 import { unmatchedActions, viewOf } from "../history/view.js";
-import { lifecycleStatusOf, type AgentSettings, type ConversationHost } from "../host.js";
+import { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "../host.js";
 import { resolveModel } from "../llm/model.js";
 import { ConversationStats, costOf, priceOf, type ConversationStatsSnapshot, type ModelPrice } from "../llm/stats.js";
 import { LlmError, type ChatTool, type ChatToolCall, type Llm, type LlmFactory, type LlmResponse } from "../llm/types.js";
 import type { Logger } from "../logger.js";
-import { EXECUTION_STATUSES, type ExecutionStatus, type RecordedEvent } from "../pending-spec.js";
 import { NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
 import type { Spawner } from "../sandbox/spawner.js";
 import { SecretMasker, secretEnvironment } from "../secrets.js";
