@@ -16,6 +16,15 @@ export interface ServerConfig {
   /** Largest JSON body accepted (a replay_json of a long recording is large). */
   jsonLimitBytes: number;
   logLevel: string;
+  /**
+   * Who runs conversations: `record` (nothing runs: conversations are records) or `agent` (the LLM
+   * agent of `@acs-toolkit/agent`, with the model of the stored settings).
+   */
+  runtime: "record" | "agent";
+  /** Let agent commands run unconfined on the host when no sandbox (bubblewrap) works. */
+  allowHostExecution: boolean;
+  /** Give the agent's sandboxed commands the network. */
+  agentNetwork: boolean;
 }
 
 export const USAGE = `Usage: acs-server [options]
@@ -30,6 +39,12 @@ Options (environment variable in brackets):
   --max-files N            upload limit of files per request [ACS_MAX_FILES] (default 100)
   --max-request-bytes N    upload limit per request [ACS_MAX_REQUEST_BYTES] (default 250 MiB)
   --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB, at most 512 MiB)
+  --runtime record|agent   who runs conversations [ACS_RUNTIME] (default record): record keeps them as
+                           records; agent runs an LLM agent (the model of the stored settings) on each
+                           conversation created without replay_json
+  --allow-host-execution   let agent commands run unconfined on the host when bubblewrap is missing
+                           or does not work [ACS_ALLOW_HOST_EXECUTION=1] (default: the terminal refuses)
+  --agent-network          give the agent's sandboxed commands the network [ACS_AGENT_NETWORK=1]
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
   -v, --version            print the version
@@ -77,6 +92,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "max-request-bytes": { type: "string" },
         "json-limit-bytes": { type: "string" },
         "log-level": { type: "string" },
+        runtime: { type: "string" },
+        "allow-host-execution": { type: "boolean" },
+        "agent-network": { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -87,6 +105,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`--log-level must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   const port = integer("--port", values.port ?? env.ACS_PORT ?? env.PORT, 3000, 0);
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, got ${port}`);
+  const runtime = values.runtime ?? env.ACS_RUNTIME ?? "record";
+  if (runtime !== "record" && runtime !== "agent") throw new ConfigError(`--runtime must be record or agent, got "${runtime}"`);
   const cors = values["cors-origin"] ?? (env.ACS_CORS_ORIGINS ? env.ACS_CORS_ORIGINS.split(",") : []);
   return {
     help: values.help ?? false,
@@ -103,5 +123,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     },
     jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024, MAX_JSON_LIMIT, " (the longest text Node.js holds)"),
     logLevel,
+    runtime,
+    allowHostExecution: values["allow-host-execution"] ?? truthy(env.ACS_ALLOW_HOST_EXECUTION),
+    agentNetwork: values["agent-network"] ?? truthy(env.ACS_AGENT_NETWORK),
   };
 }

@@ -496,20 +496,26 @@ class LiveConnection {
     try {
       this.validators.body("sendMessage", frame);
       // A message on the socket always runs the agent (the agent server's rule; over HTTP only with run: true).
-      this.options.conversations.sendMessage(this.conversation.id, frame as UserMessage, { run: true });
+      const sent = this.options.conversations.deliverMessage(this.conversation.id, frame as UserMessage, { run: true });
+      if (sent instanceof Promise) sent.catch((error: unknown) => this.messageFailed(error));
     } catch (error) {
-      if (error instanceof RequestValidationError) {
-        return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
-      }
-      const full = storageFullCause(error);
-      if (full !== undefined) {
-        this.options.writeHealth?.failed(full);
-        this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
-        return this.sendError("InsufficientStorage", [{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
-      }
-      this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
-      this.sendError("InternalError", [{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
+      this.messageFailed(error);
     }
+  }
+
+  /** Answers a message the server could not record (on this socket only). */
+  private messageFailed(error: unknown): void {
+    if (error instanceof RequestValidationError) {
+      return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+    }
+    const full = storageFullCause(error);
+    if (full !== undefined) {
+      this.options.writeHealth?.failed(full);
+      this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
+      return this.sendError("InsufficientStorage", [{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
+    }
+    this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
+    this.sendError("InternalError", [{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
   }
 }
 

@@ -72,11 +72,11 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
     res.json(conversationInfo(record, conversations.states.of(record)));
   });
 
-  router.post("/api/conversations/:conversation_id/events", auth, json, (req, res) => {
+  router.post("/api/conversations/:conversation_id/events", auth, json, async (req, res) => {
     const { path } = validators.parameters("sendMessage", req.params as Record<string, string>, {});
     const id = requireConversation(store, path.conversation_id as string).id;
     validators.body("sendMessage", req.body);
-    res.json(conversations.sendMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
+    res.json(await conversations.deliverMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
   });
 
   return router;
