@@ -3,7 +3,7 @@
  * scripted OpenAI-compatible LLM (real HTTP on a loopback port), the settings pointing at it, and
  * a live-channel peer per conversation: everything real, nothing of ours mocked.
  */
-import { openAiLlmFactory } from "@acs-toolkit/agent";
+import { openAiLlmFactory, type AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit";
 import type { Event } from "@acs-toolkit/schema";
 import { expect } from "vitest";
@@ -23,10 +23,10 @@ export interface AgentServer {
   close(): Promise<void>;
 }
 
-export async function startAgentServer(flags: string[] = []): Promise<AgentServer> {
+export async function startAgentServer(flags: string[] = [], agent: AgentRuntimeOptions = {}): Promise<AgentServer> {
   const llm = await ScriptedLlmServer.start();
   const t = await startTestServer(["--runtime", "agent", ...flags], {}, undefined, {
-    agent: { llm: openAiLlmFactory({ initialBackoffMs: 5, maxBackoffMs: 20 }) },
+    agent: { llm: openAiLlmFactory({ initialBackoffMs: 5, maxBackoffMs: 20 }), ...agent },
   });
   const peers: LivePeer[] = [];
   const server: AgentServer = {
