@@ -74,7 +74,7 @@ it("sendMessage, run, pause, run again: the client reads idle, paused, finished 
   await conversation.run();
   await vi.waitFor(async () => expect(await statusOf(conversation)).toBe(ConversationExecutionStatus.FINISHED), { timeout: 10_000, interval: 20 });
   const stats = await conversation.conversationStats();
-  expect((stats as { usage_to_metrics: Record<string, unknown> }).usage_to_metrics.agent).toMatchObject({ model_name: "openai/gpt-4o", accumulated_token_usage: { prompt_tokens: 200, completion_tokens: 40 } });
+  expect((stats as unknown as { usage_to_metrics: Record<string, unknown> }).usage_to_metrics.agent).toMatchObject({ model_name: "openai/gpt-4o", accumulated_token_usage: { prompt_tokens: 200, completion_tokens: 40 } });
   const report = checkTrajectory(await listing(target, id));
   expect(report.errors, report.errors.join("\n")).toEqual([]);
   expect(report.warnings, report.warnings.join("\n")).toEqual([]);
