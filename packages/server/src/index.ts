@@ -14,7 +14,7 @@ export { createApp, type App, type AppDeps, type RequestListener } from "./app.j
 export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
-export { recordingRuntime, type ConversationRuntime, type RuntimeContext } from "./runtime.js";
+export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
 export { openSqliteStore } from "./store/sqlite.js";
 export * from "./store/types.js";
 export { eventTimeMicros, recordedTimestamp } from "./store/time.js";
