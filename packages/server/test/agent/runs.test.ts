@@ -174,6 +174,8 @@ describe("confirmation mode", () => {
     s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "touch approved.txt" } }] }, { toolCalls: [{ name: "finish", arguments: { message: "done" } }] });
     const { id, peer } = await s.create({ initial_user_msg: "Touch a file" });
     await waitForStatus(peer, "waiting_for_confirmation");
+    // The agent server's clients read the policy from ConversationInfo (getConfirmationPolicy()).
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.confirmation_policy).toEqual({ kind: "AlwaysConfirm" });
     const reply = await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: true } });
     expectConforms("respondToConfirmation", reply, 200);
     expect(reply.body).toEqual({ success: true });
