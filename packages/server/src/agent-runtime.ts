@@ -11,6 +11,8 @@
  *   400, pause and interrupt change nothing.
  * - Workspace: `<data-dir>/uploads/<id>`, the folder uploads land in (so an uploaded file is in the
  *   agent's working directory, and a file the agent writes there can be downloaded).
+ * - Idle: a conversation that has not run for `idleCloseMs` is closed (shell and MCP servers stop,
+ *   STOPPED); the next message or control reopens it.
  * - Restart: the ids of open conversations are kept in the document `agent-runtime:open`. At start
  *   each is reopened, and the agent applies the reference's rule (openhands-versions §2 #7): a
  *   conversation stored as `running` becomes `error`, with an AgentErrorEvent for its first
@@ -52,6 +54,11 @@ export interface AgentConversationRuntimeOptions {
   log: Logger;
   /** The agent runtime's options (sandbox, host execution, network, LLM factory, …). */
   agent?: AgentRuntimeOptions;
+  /**
+   * A conversation that has not run for this long is closed (its shell and MCP servers stop; its
+   * lifecycle status becomes STOPPED); a message or a control reopens it. Default 30 minutes.
+   */
+  idleCloseMs?: number;
 }
 
 /**
@@ -88,10 +95,16 @@ export class AgentConversationRuntime implements ConversationRuntime {
   private readonly openIds = new Set<string>();
   private openWrite: Promise<void> = Promise.resolve();
   private closing = false;
+  /** When each open conversation was last used (opened, or seen running). */
+  private readonly lastUsed = new Map<string, number>();
+  private readonly sweeper: NodeJS.Timeout;
   readonly controls: RuntimeControls;
 
   constructor(private readonly options: AgentConversationRuntimeOptions) {
     this.agent = new AgentRuntime({ logger: options.log, ...options.agent });
+    const idleMs = options.idleCloseMs ?? 30 * 60_000;
+    this.sweeper = setInterval(() => void this.closeIdle(idleMs), Math.max(100, Math.min(idleMs / 2, 60_000)));
+    this.sweeper.unref();
     const conversation = (id: string, context: RuntimeContext) => this.conversation(id, context);
     this.controls = {
       run: async (id, context) => {
@@ -156,9 +169,30 @@ export class AgentConversationRuntime implements ConversationRuntime {
   /** Interrupts every run, stops shells and MCP servers; the conversations become STOPPED. */
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.sweeper);
     await this.agent.close();
     this.openIds.clear();
     await this.saveOpen();
+  }
+
+  /** Closes the open conversations that have not run for `idleMs`. */
+  private async closeIdle(idleMs: number): Promise<void> {
+    const now = Date.now();
+    for (const id of [...this.openIds]) {
+      const conversation = this.agent.get(id);
+      if (!conversation || this.closing) continue;
+      if (conversation.running) this.lastUsed.set(id, now);
+      else if (now - (this.lastUsed.get(id) ?? now) >= idleMs) {
+        this.openIds.delete(id);
+        this.lastUsed.delete(id);
+        try {
+          await conversation.close();
+          await this.saveOpen();
+        } catch (error) {
+          this.options.log.warn({ conversationId: id, err: error }, "closing an idle agent conversation failed");
+        }
+      }
+    }
   }
 
   private async owns(id: string): Promise<boolean> {
@@ -170,6 +204,7 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   /** The open conversation, opened (reopened after a restart) when needed. @throws HttpError 400 when it is not the agent's */
   private async conversation(id: string, context: RuntimeContext): Promise<AgentConversation> {
+    this.lastUsed.set(id, Date.now());
     const open = this.agent.get(id);
     if (open) return open;
     if (this.closing) throw new HttpError(400, "The server is stopping");

@@ -25,6 +25,8 @@ export interface ServerConfig {
   allowHostExecution: boolean;
   /** Give the agent's sandboxed commands the network. */
   agentNetwork: boolean;
+  /** Seconds after which the agent closes a conversation that does not run (its shell and MCP servers stop). */
+  agentIdleSeconds: number;
 }
 
 export const USAGE = `Usage: acs-server [options]
@@ -45,6 +47,9 @@ Options (environment variable in brackets):
   --allow-host-execution   let agent commands run unconfined on the host when bubblewrap is missing
                            or does not work [ACS_ALLOW_HOST_EXECUTION=1] (default: the terminal refuses)
   --agent-network          give the agent's sandboxed commands the network [ACS_AGENT_NETWORK=1]
+  --agent-idle-seconds N   close an agent conversation that has not run for N seconds: its shell and
+                           MCP servers stop, a message or a control reopens it [ACS_AGENT_IDLE_SECONDS]
+                           (default 1800)
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
   -v, --version            print the version
@@ -95,6 +100,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         runtime: { type: "string" },
         "allow-host-execution": { type: "boolean" },
         "agent-network": { type: "boolean" },
+        "agent-idle-seconds": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -126,5 +132,6 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     runtime,
     allowHostExecution: values["allow-host-execution"] ?? truthy(env.ACS_ALLOW_HOST_EXECUTION),
     agentNetwork: values["agent-network"] ?? truthy(env.ACS_AGENT_NETWORK),
+    agentIdleSeconds: integer("--agent-idle-seconds", values["agent-idle-seconds"] ?? env.ACS_AGENT_IDLE_SECONDS, 1800, 1),
   };
 }

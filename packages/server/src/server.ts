@@ -82,6 +82,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           cipher,
           dataDir: config.dataDir,
           log,
+          idleCloseMs: config.agentIdleSeconds * 1000,
           agent: { allowHostExecution: config.allowHostExecution, allowNetwork: config.agentNetwork, ...options.agent },
         })
       : recordingRuntime);

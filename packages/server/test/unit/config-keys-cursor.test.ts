@@ -12,7 +12,7 @@ describe("parseConfig", () => {
   it("has sane defaults", () => {
     const config = parseConfig([], {});
     expect(config).toMatchObject({ host: "127.0.0.1", port: 3000, publicRead: false, corsOrigins: [], jsonLimitBytes: 64 * 1024 * 1024, logLevel: "info" });
-    expect(config).toMatchObject({ runtime: "record", allowHostExecution: false, agentNetwork: false });
+    expect(config).toMatchObject({ runtime: "record", allowHostExecution: false, agentNetwork: false, agentIdleSeconds: 1800 });
     expect(config.dataDir).toBe(path.resolve(".data"));
     expect(config.uploadLimits).toEqual({ maxFileBytes: 25 * 1024 * 1024, maxFiles: 100, maxRequestBytes: 250 * 1024 * 1024 });
   });
@@ -36,6 +36,7 @@ describe("parseConfig", () => {
     [["--max-files", "0"], /--max-files must be at least 1/],
     [["--log-level", "loud"], /--log-level must be one of/],
     [["--runtime", "agnet"], /--runtime must be record or agent, got "agnet"/],
+    [["--agent-idle-seconds", "0"], /--agent-idle-seconds must be at least 1/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
     // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).
