@@ -27,6 +27,7 @@ const FIXTURES = /(\.\.\/){2,}fixtures\/|["']fixtures\/openhands-/; // climbs ou
  */
 const PROBES = [
   { file: "packages/server/test/support/harness.ts", owner: "packages/server", readers: /server\/test\/support\// },
+  { file: "packages/test-kit/src/trajectory.ts", owner: "packages/test-kit", dependents: true },
   { file: "fixtures/openhands-recorded/conversation-2026-02-05.jsonl", readers: FIXTURES },
   { file: "fixtures/openhands-releases/README.md", readers: FIXTURES },
   { file: "spec/openapi.yaml", readers: /["'](\.\.\/)*spec(["']\)|\/)/ },

@@ -6,7 +6,7 @@
 import { ConversationExecutionStatus, EventSortOrder, RemoteConversation, RemoteWorkspace, type Agent } from "@openhands/typescript-client";
 import type { Event } from "@acs-toolkit/schema";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { expectedSearchIds } from "../../server/test/support/trajectory.js";
+import { expectedSearchIds } from "@acs-toolkit/test-kit/trajectory";
 import { createConversation, listing, recording, STATS_SNAPSHOT, TARGETS, WORD, type Target } from "./support.js";
 
 type Filters = { kind?: string; source?: string; body?: string; timestamp__gte?: string; timestamp__lt?: string };

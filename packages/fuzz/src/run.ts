@@ -33,6 +33,8 @@ export interface RunReport {
   overBudget: number;
   /** Cases after which the event loop had been held over the budget. */
   stalls: number;
+  /** The first stalls (up to 25): which case (its 1-based number in the run), how long, and the case as a command line. */
+  stallCases: Array<{ case: number; heldMs: number; reproduction: string }>;
   slowestMs: number;
   /** The worst event-loop figures seen across the run (per interval, between two reads). */
   eventLoop: { maxMs: number; p99Ms: number; busyMaxMs?: number; busyP99Ms?: number };
@@ -53,7 +55,7 @@ async function world(target: Target): Promise<FuzzWorld> {
 export async function runFuzz(options: RunOptions): Promise<RunReport> {
   const log = options.log ?? (() => {});
   let target = await options.start();
-  const report: RunReport = { seed: options.seed, cases: 0, statuses: {}, serverErrors: 0, crashes: 0, overBudget: 0, stalls: 0, slowestMs: 0, eventLoop: { maxMs: 0, p99Ms: 0 } };
+  const report: RunReport = { seed: options.seed, cases: 0, statuses: {}, serverErrors: 0, crashes: 0, overBudget: 0, stalls: 0, stallCases: [], slowestMs: 0, eventLoop: { maxMs: 0, p99Ms: 0 } };
   const noteEventLoop = (delay: EventLoopDelay | undefined) => {
     if (!delay) return undefined;
     const e = report.eventLoop;
@@ -64,7 +66,7 @@ export async function runFuzz(options: RunOptions): Promise<RunReport> {
       e.busyP99Ms = Math.max(e.busyP99Ms ?? 0, delay.busyP99Ms ?? 0);
     }
     const held = delay.busyMaxMs ?? delay.maxMs;
-    return held > EVENT_LOOP_BUDGET_MS ? `the event loop was held ${held} ms (budget ${EVENT_LOOP_BUDGET_MS} ms)` : undefined;
+    return held > EVENT_LOOP_BUDGET_MS ? { held, problem: `the event loop was held ${held} ms (budget ${EVENT_LOOP_BUDGET_MS} ms)` } : undefined;
   };
   try {
     const the = await world(target);
@@ -83,9 +85,13 @@ export async function runFuzz(options: RunOptions): Promise<RunReport> {
       if (c.kind === "http" && outcome.ms > REQUEST_BUDGET_MS) report.overBudget++;
       // The event loop after every case: a stall is the case's own.
       const stall = noteEventLoop(await target.eventLoop());
-      if (stall) report.stalls++;
-      if (report.cases % 5_000 === 0) log(`  ${report.cases} cases, ${report.serverErrors} 5xx, ${report.crashes} crashes, slowest ${report.slowestMs} ms`);
-      const problem = outcome.problem ?? (options.stalls === "count" ? undefined : stall);
+      if (stall) {
+        report.stalls++;
+        // Counted stalls name their case: a stall may need the state the run built up, so the case number matters.
+        if (report.stallCases.length < 25) report.stallCases.push({ case: report.cases, heldMs: stall.held, reproduction: reproduction(c, target.url) });
+      }
+      if (report.cases % 5_000 === 0) log(`  ${report.cases} cases, ${report.serverErrors} 5xx, ${report.crashes} crashes, slowest ${report.slowestMs} ms, ${report.stalls} stalls`);
+      const problem = outcome.problem ?? (options.stalls === "count" ? undefined : stall?.problem);
       if (problem) throw new Error(problem);
     });
     const result = await fc.check(property, { numRuns: options.count, seed: options.seed, endOnFailure: false, interruptAfterTimeLimit: undefined });
@@ -109,6 +115,7 @@ export function formatReport(report: RunReport, name: string): string {
     `  5xx: ${report.serverErrors}   crashes: ${report.crashes}   over ${REQUEST_BUDGET_MS} ms: ${report.overBudget}   slowest answer: ${report.slowestMs} ms   stalls over ${EVENT_LOOP_BUDGET_MS} ms: ${report.stalls}`,
     `  event loop (read after every case, worst): delay max ${e.maxMs} ms, p99 ${e.p99Ms} ms${e.busyMaxMs === undefined ? "" : `; request thread's longest CPU run ${e.busyMaxMs} ms (p99 ${e.busyP99Ms} ms)`}`,
     `  statuses: ${statuses}`,
+    ...report.stallCases.map((s) => `  stall: case ${s.case}, held ${s.heldMs} ms: ${s.reproduction}`),
   ];
   if (report.failure) {
     lines.push(`  FAILED: ${report.failure.problem}`, `  smallest reproduction: ${report.failure.reproduction}`, `  (rerun with --seed ${report.seed})`);

@@ -35,6 +35,7 @@ export async function createMock(options: MockOptions = {}): Promise<{ world: Wo
   const log = options.log ?? createLogger(options.logLevel ?? "warn");
   const world = createWorld({ ...options, log });
   try {
+    await world.ready;
     const handler = await createFront(world, { ...options, corsOrigins: options.corsOrigins ?? ["*"] });
     return { world, handler };
   } catch (error) {

@@ -94,7 +94,7 @@ export class ScriptedAgent implements ConversationRuntime {
     scheduler.after(delayFor(300, speed), async () => {
       await context.setStatus("RUNNING");
       // The initial user message (if any) is the last event the conversation was created with.
-      const last = this.store?.readAfter(conversation.id, Math.max(0, conversation.eventCount - 1), 1)[0];
+      const last = (await this.store?.readAfter(conversation.id, Math.max(0, conversation.eventCount - 1), 1))?.[0];
       const event = last ? (JSON.parse(last.json) as Event) : undefined;
       if (event?.kind === "MessageEvent" && event.source === "user") this.onUserMessage(conversation, event, context, { run: true });
     }, this.fail);
@@ -192,15 +192,16 @@ export class ScenarioStreamer {
   constructor(private readonly options: ScenarioStreamerOptions) {}
 
   /** Stores the scenario's conversation: everything at once with speed `instant`, else its history. */
-  add(scenario: Scenario): void {
+  async add(scenario: Scenario): Promise<void> {
     const { store, speed } = this.options;
     const preload = speed === "instant" ? scenario.events.length : Math.min(scenario.preload, scenario.events.length);
     const done = preload === scenario.events.length;
-    store.createConversation(
+    // Pending from the call on (before the store answers): a subscriber may come first.
+    if (!done) this.pending.set(scenario.conversationId, { scenario, next: preload });
+    await store.createConversation(
       { id: scenario.conversationId, status: done ? (scenario.finalStatus ?? "RUNNING") : "RUNNING" },
       scenario.events.slice(0, preload).map((event) => ({ event, json: JSON.stringify(event) })),
     );
-    if (!done) this.pending.set(scenario.conversationId, { scenario, next: preload });
   }
 
   /** Starts streaming a conversation that has not started yet (a no-op otherwise). */
@@ -226,16 +227,18 @@ export class ScenarioStreamer {
     if (!event) {
       // The scenario's own events tell the story of its status (a ConversationErrorEvent, state
       // updates); the record follows without adding an event of its own.
-      if (scenario.finalStatus && scenario.finalStatus !== "RUNNING") store.setStatus(scenario.conversationId, scenario.finalStatus);
+      if (scenario.finalStatus && scenario.finalStatus !== "RUNNING") {
+        store.setStatus(scenario.conversationId, scenario.finalStatus).catch((error: unknown) => log.warn({ err: error, scenario: scenario.name }, "scenario's final status not stored"));
+      }
       return;
     }
     const previous = scenario.events[index - 1];
     const gapMs = previous ? Math.max(0, ((eventTimeMicros(event.timestamp) ?? 0) - (eventTimeMicros(previous.timestamp) ?? 0)) / 1000) : 0;
     scheduler.after(
       delayFor(gapMs, speed),
-      () => {
-        conversations.record(scenario.conversationId, [event]);
-        this.step(scenario, index + 1);
+      async () => {
+        await conversations.record(scenario.conversationId, [event]);
+        this.step(scenario, index + 1); // after it is stored: events go in in order
       },
       (error) => log.warn({ err: error, scenario: scenario.name }, "scenario stream stopped"),
     );

@@ -53,6 +53,8 @@ export interface WorldOptions {
 export interface World {
   app: Express;
   store: EventStore;
+  /** Resolves once every scenario's conversation is stored (rejects if one could not be). */
+  ready: Promise<void>;
   bus: ObservedBus;
   conversations: ConversationService;
   agent: ScriptedAgent;
@@ -113,15 +115,17 @@ export function createWorld(options: WorldOptions = {}): World {
     const other = seen.get(scenario.conversationId);
     if (other) throw new Error(`scenarios "${other}" and "${scenario.name}" have the same conversation_id ${scenario.conversationId}`);
     seen.set(scenario.conversationId, scenario.name);
-    streamer.add(scenario);
   }
+  const ready = Promise.all(scenarios.map((scenario) => streamer.add(scenario))).then(() => {});
+  ready.catch(() => {}); // the caller's to await; unobserved, not an unhandled rejection
   bus.onSubscribe = (conversationId) => streamer.start(conversationId);
-  if (options.streamAtStart) streamer.startAll();
+  if (options.streamAtStart) void ready.then(() => streamer.startAll());
 
   let closed = false;
   return {
     app,
     store,
+    ready,
     bus,
     conversations,
     agent,
@@ -138,7 +142,7 @@ export function createWorld(options: WorldOptions = {}): World {
       closed = true;
       scheduler.close();
       void closeApp();
-      store.close();
+      void store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -3,24 +3,24 @@
  * and the 401s) sent to the mock AND to a real reference server started next to it, with the same
  * conversation in both. The mock must answer the same status with the same `loc`s; Prism answers
  * most of them in front, the server's own validation the rest. (The rows are the server's table,
- * test/support/bad-input.ts, plus the cases only a side-by-side comparison needs.)
+ * @acs-toolkit/test-kit/bad-input, plus the cases only a side-by-side comparison needs.)
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { badInputRows, formWithout } from "../../server/test/support/bad-input.js";
-import { KEY as SERVER_KEY, startTestServer, type TestServer } from "../../server/test/support/harness.js";
-import { startTestMock, type Reply, type TestMock } from "./support.js";
+import { badInputRows, formWithout } from "@acs-toolkit/test-kit/bad-input";
+import type { Call } from "@acs-toolkit/test-kit/http";
+import { SERVER_KEY, startReferenceServer, startTestMock, type Reply, type TestMock } from "./support.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
 const recording = readFileSync(path.join(fixtures, "conversation-2026-02-05.jsonl"), "utf8");
 const conversationId = "5b3f1c2e-8d4a-4f6b-9c0e-1a2b3c4d5e6f";
 
 let mock: TestMock;
-let server: TestServer;
+let server: Awaited<ReturnType<typeof startReferenceServer>>;
 beforeAll(async () => {
-  [mock, server] = await Promise.all([startTestMock({ scenarios: ["happy"], publicRead: false, keys: [SERVER_KEY] }), startTestServer()]);
+  [mock, server] = await Promise.all([startTestMock({ scenarios: ["happy"], publicRead: false, keys: [SERVER_KEY] }), startReferenceServer()]);
   for (const call of [mock.call, server.call]) {
     const created = await call("POST", "/api/conversations", { json: { conversation_id: conversationId, replay_json: recording, initial_user_msg: "And now?" } });
     expect(created.status, created.text).toBe(200);
@@ -30,7 +30,6 @@ afterAll(async () => {
   await Promise.all([mock?.close(), server?.close()]);
 });
 
-type Call = TestServer["call"];
 type Row = [name: string, method: string, route: string, options: Parameters<Call>[2]];
 
 const search = `/api/conversations/${conversationId}/events/search`;

@@ -4,7 +4,7 @@
  */
 import { validateEvent } from "@acs-toolkit/validator";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectLive, isEventFrame, livePath, type Frame } from "../../server/test/support/live.js";
+import { connectLive, isEventFrame, livePath, type Frame } from "@acs-toolkit/test-kit/live";
 import { KEY, startTestMock, type TestMock } from "./support.js";
 
 let t: TestMock | undefined;

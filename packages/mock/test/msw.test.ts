@@ -1,9 +1,8 @@
 /** MSW handlers from the same world: a frontend's unit tests run without any server, same answers. */
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { specValidators } from "../../server/test/support/harness.js";
 import { createMockHandlers, mockUrlPattern, type MockHandlers } from "../src/msw.js";
-import { KEY } from "./support.js";
+import { KEY, specValidators } from "./support.js";
 
 const BASE = "http://localhost:4010";
 let mock: MockHandlers;

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "../../server/test/support/trajectory.js";
+import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "@acs-toolkit/test-kit/trajectory";
 import { startTestMock, type TestMock } from "./support.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
@@ -78,7 +78,7 @@ describe("paging property (the server's, against the mock)", () => {
     // The scripted agent's status update comes first (recorded now), so nothing else moves meanwhile.
     await expect.poll(async () => (await t.call("GET", `/api/conversations/${id}`)).body.status).toBe("RUNNING");
     const first = await t.call("GET", route, { query: { limit: 10 } });
-    t.mock.world.conversations.record(id, exampleEvents({ seed: 4, start: new Date(Date.UTC(2027, 0, 1)) }));
+    await t.mock.world.conversations.record(id, exampleEvents({ seed: 4, start: new Date(Date.UTC(2027, 0, 1)) }));
     const rest = await pageAll(route, { limit: 10, page_id: first.body.next_page_id });
     const all = [...first.body.items.map((e: Event) => e.id), ...rest.ids];
     expect(new Set(all).size).toBe(all.length);

@@ -5,11 +5,35 @@
  */
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { expect } from "vitest";
-import { specValidators, type Reply } from "../../server/test/support/harness.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createLogger, parseConfig, RequestValidators, startServer } from "@acs-toolkit/server";
+import { httpCaller, type Call, type Reply } from "@acs-toolkit/test-kit/http";
 import { DEFAULT_MOCK_KEY, startMock, type MockOptions, type RunningMock } from "../src/index.js";
 
 export const KEY = DEFAULT_MOCK_KEY;
 export type { Reply };
+
+/** The validators of the spec's requests and responses (the server's, over the bundled spec). */
+export const specValidators = new RequestValidators(openapiDocument);
+
+/** The reference server's key in {@link startReferenceServer}. */
+export const SERVER_KEY = "test-session-key-0123456789";
+
+/** A real reference server on an ephemeral loopback port, with a fresh data directory. */
+export async function startReferenceServer(): Promise<{ url: string; call: Call; close(): Promise<void> }> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "acs-mock-reference-"));
+  const server = await startServer(parseConfig(["--port", "0", "--data-dir", dataDir], {}), { env: { SESSION_API_KEY: SERVER_KEY }, log: createLogger("silent") });
+  return {
+    url: server.url,
+    call: httpCaller(server.url, SERVER_KEY),
+    async close() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
 type Options = { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; query?: Record<string, string | number | string[]> };
 

@@ -19,7 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "@acs-toolkit/schema/examples";
 import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { appendBenchFigures, build, CONVERSATION, ConversationGenerator, type BenchFigure } from "./search.bench.js";
 
 const KEY = "bench-key";
@@ -86,8 +86,8 @@ export async function benchEventLoop({ smoke = false, log = (_line: string) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-event-loop-bench-"));
   try {
     const store = openSqliteStore({ file: path.join(dataDir, "acs.sqlite") });
-    const built = build(store, events);
-    store.close();
+    const built = await build(store, events);
+    await store.close();
     log(`  ${events.toLocaleString("en")} events built (${built.ingestPerSecond.toLocaleString("en")} events/s)`);
 
     // One replay body, sent again and again under new conversation ids.

@@ -8,7 +8,7 @@ import { appendBenchFigures, benchSearch, formatSearchBench, searchBenchFigures 
 
 const smoke = process.argv.includes("--smoke");
 console.log(`server benchmarks${smoke ? " (smoke)" : ""}\n`);
-const search = benchSearch({ smoke, log: (line) => console.log(line) });
+const search = await benchSearch({ smoke, log: (line) => console.log(line) });
 appendBenchFigures(searchBenchFigures(search));
 console.log(`\n${formatSearchBench(search)}`);
 console.log("");

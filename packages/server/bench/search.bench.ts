@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, EventKind, EventSource, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
 
 export interface LatencyFigures {
@@ -160,7 +160,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export function build(store: EventStore, total: number): { ingestPerSecond: number; messages: number; positions: Position[] } {
+export async function build(store: EventStore, total: number): Promise<{ ingestPerSecond: number; messages: number; positions: Position[] }> {
   const generator = new ConversationGenerator(total);
   let ms = 0;
   let first = true;
@@ -169,18 +169,18 @@ export function build(store: EventStore, total: number): { ingestPerSecond: numb
     const batch = generator.next(REPLAY_BATCH);
     if (batch.length === 0) break;
     const start = performance.now();
-    if (first) store.createConversation({ id: CONVERSATION, status: "RUNNING" }, batch);
-    else store.appendEvents(CONVERSATION, batch);
+    if (first) await store.createConversation({ id: CONVERSATION, status: "RUNNING" }, batch);
+    else await store.appendEvents(CONVERSATION, batch);
     ms += performance.now() - start;
     first = false;
     // Keep a sample of positions for cursors (1 in 97 events).
-    for (let i = 0; i < batch.length; i += 97) positions.push(store.positionOf(CONVERSATION, batch[i]!.event.id)!);
+    for (let i = 0; i < batch.length; i += 97) positions.push((await store.positionOf(CONVERSATION, batch[i]!.event.id))!);
   }
   return { ingestPerSecond: Math.round((total / ms) * 1000), messages: generator.messages, positions };
 }
 
 /** Appends `count` more events in batches of LIVE_BATCH; events per second. */
-function liveAppends(store: EventStore, count: number): number {
+async function liveAppends(store: EventStore, count: number): Promise<number> {
   const generator = new ConversationGenerator(count, 99);
   generator.next(1); // skip the system prompt
   let ms = 0;
@@ -189,7 +189,7 @@ function liveAppends(store: EventStore, count: number): number {
     const batch = generator.next(LIVE_BATCH);
     if (batch.length === 0) break;
     const start = performance.now();
-    store.appendEvents(CONVERSATION, batch);
+    await store.appendEvents(CONVERSATION, batch);
     ms += performance.now() - start;
     appended += batch.length;
   }
@@ -231,13 +231,13 @@ function queriesFor(type: QueryType, count: number, positions: Position[], rando
 }
 
 /** Latency of searchJson, what the search endpoint runs (the page as the bytes it sends). */
-function measure(store: EventStore, queries: SearchQuery[]): LatencyFigures {
-  for (const q of queries.slice(0, 5)) store.searchJson(CONVERSATION, q); // warm-up
+async function measure(store: EventStore, queries: SearchQuery[]): Promise<LatencyFigures> {
+  for (const q of queries.slice(0, 5)) await store.searchJson(CONVERSATION, q); // warm-up
   const times: number[] = [];
   let items = 0;
   for (const q of queries) {
     const start = performance.now();
-    const page = store.searchJson(CONVERSATION, q);
+    const page = await store.searchJson(CONVERSATION, q);
     times.push(performance.now() - start);
     items += page.count;
   }
@@ -246,7 +246,7 @@ function measure(store: EventStore, queries: SearchQuery[]): LatencyFigures {
   return { p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), items: Math.round(items / queries.length) };
 }
 
-export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean; log?: (line: string) => void } = {}): SearchBenchResult {
+export async function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean; log?: (line: string) => void } = {}): Promise<SearchBenchResult> {
   const sizes = smoke ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
   const queryCount = smoke ? 20 : 300;
   const dir = mkdtempSync(path.join(tmpdir(), "acs-search-bench-"));
@@ -256,7 +256,7 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
       const file = path.join(dir, `events-${total}.db`);
       const store = openSqliteStore({ file });
       try {
-        const built = build(store, total);
+        const built = await build(store, total);
         const dbBytes = ["", "-wal"].reduce((sum, suffix) => {
           try {
             return sum + statSync(file + suffix).size;
@@ -266,10 +266,9 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
         }, 0);
         log(`  ${total.toLocaleString("en")} events built: ${built.ingestPerSecond.toLocaleString("en")} events/s`);
         const random = seededRandom(7);
-        const queries = Object.fromEntries(
-          QUERY_TYPES.map((type) => [type, measure(store, queriesFor(type, queryCount, built.positions, random))]),
-        ) as Record<QueryType, LatencyFigures>;
-        const liveAppendPerSecond = liveAppends(store, smoke ? 1_000 : 10_000);
+        const queries = {} as Record<QueryType, LatencyFigures>;
+        for (const type of QUERY_TYPES) queries[type] = await measure(store, queriesFor(type, queryCount, built.positions, random));
+        const liveAppendPerSecond = await liveAppends(store, smoke ? 1_000 : 10_000);
         figures.push({
           events: total,
           messages: built.messages,
@@ -279,7 +278,7 @@ export function benchSearch({ smoke = false, log = () => {} }: { smoke?: boolean
           queries,
         });
       } finally {
-        store.close();
+        await store.close();
       }
       for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
     }
@@ -394,7 +393,7 @@ export function formatSearchBench(result: SearchBenchResult): string {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const smoke = process.argv.includes("--smoke");
   console.log(`search benchmark${smoke ? " (smoke)" : ""}`);
-  const result = benchSearch({ smoke, log: (line) => console.log(line) });
+  const result = await benchSearch({ smoke, log: (line) => console.log(line) });
   console.log("");
   console.log(formatSearchBench(result));
   appendBenchFigures(searchBenchFigures(result));

@@ -76,8 +76,8 @@ export class RecordedStates {
   }
 
   /** The agent server's state of a conversation, derived from its recorded events. */
-  of(record: ConversationRecord): AgentConversationState {
-    const { values } = this.fold(record);
+  async of(record: ConversationRecord): Promise<AgentConversationState> {
+    const { values } = await this.fold(record);
     const state: Values = { ...this.defaults, ...values }; // values are never changed, only replaced
     state.id = record.id; // a recorded full_state names the conversation of the server that wrote it
     // A conversation whose run loop died (ERROR) without recording an execution status is in error.
@@ -86,13 +86,15 @@ export class RecordedStates {
     return state as AgentConversationState;
   }
 
-  private fold(record: ConversationRecord): Folded {
+  private async fold(record: ConversationRecord): Promise<Folded> {
+    // Taken out while folding (re-inserted below, most recently read last): a concurrent read of the
+    // same conversation scans afresh rather than seeing it half folded.
     let entry = this.folded.get(record.id);
-    if (entry) this.folded.delete(record.id); // re-inserted below: most recently read last
-    else entry = this.scan(record);
+    if (entry) this.folded.delete(record.id);
+    else entry = await this.scan(record);
     // Seqs run from 1 without gaps: anything past `entry.seq` was recorded since.
     while (entry.seq < record.eventCount) {
-      const page = this.store.readAfter(record.id, entry.seq, PAGE);
+      const page = await this.store.readAfter(record.id, entry.seq, PAGE);
       for (const event of page) {
         const update = event.json.includes("ConversationStateUpdateEvent") ? stateUpdate(event.json) : undefined;
         if (update) this.apply(entry.values, update);
@@ -100,6 +102,8 @@ export class RecordedStates {
       if (page.length === 0) break;
       entry.seq = page[page.length - 1]!.seq;
     }
+    const newer = this.folded.get(record.id);
+    if (newer && newer.seq > entry.seq) return entry; // a concurrent read folded further: keep that one
     this.folded.set(record.id, entry);
     if (this.folded.size > CACHED_CONVERSATIONS) this.folded.delete(this.folded.keys().next().value!);
     return entry;
@@ -123,11 +127,11 @@ export class RecordedStates {
    * The values recorded up to the record's last event: its state updates from the newest back, each
    * property's newest value, down to the newest full_state, whose values fill what is left.
    */
-  private scan(record: ConversationRecord): Folded {
+  private async scan(record: ConversationRecord): Promise<Folded> {
     const values: Values = {};
     let after: Position | undefined;
     for (;;) {
-      const page = this.store.search(record.id, { kind: "ConversationStateUpdateEvent", order: "desc", limit: 100, after });
+      const page = await this.store.search(record.id, { kind: "ConversationStateUpdateEvent", order: "desc", limit: 100, after });
       for (const event of page.items) {
         if (event.seq > record.eventCount) continue; // recorded after `record` was read: fold() reads it
         const update = stateUpdate(event.json);

@@ -115,6 +115,15 @@ function initialMessageEvent(text: string, imageUrls: string[] | null | undefine
   return event;
 }
 
+/** Events to store, each validated. @throws RequestValidationError (loc: body, index, …) */
+function validated(events: readonly Event[]): EventToStore[] {
+  return events.map((event, index) => {
+    const result = validateEvent(event);
+    if (!result.ok) throw new RequestValidationError(result.errors.map((issue) => toValidationError("body", [index], issue)));
+    return { event, json: JSON.stringify(event) };
+  });
+}
+
 /** Rows removed per step when a staged import is discarded (each step one transaction). */
 const DISCARD_ROWS = 2000;
 /** What one write of an import may take on the request thread, ms (the budget is 50 ms a request). */
@@ -132,7 +141,7 @@ class ChunkWriter {
   private failure: unknown;
   private stopped = false;
 
-  constructor(private readonly write: (rows: PreparedEvent[]) => void) {}
+  constructor(private readonly write: (rows: PreparedEvent[]) => Promise<void>) {}
 
   add(rows: PreparedEvent[]): void {
     if (this.failure !== undefined) throw this.failure;
@@ -157,7 +166,7 @@ class ChunkWriter {
         for (let from = 0; from < rows.length && !this.stopped; ) {
           const part = rows.slice(from, from + this.size);
           const started = performance.now();
-          this.write(part);
+          await this.write(part);
           const ms = performance.now() - started;
           from += part.length;
           this.size = Math.max(20, Math.min(2_000, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
@@ -173,6 +182,13 @@ class ChunkWriter {
 
 export class ConversationService {
   /**
+   * The write in progress per conversation (record, setStatus): the next one starts when it has
+   * settled, so that events are stored and published in the order they were recorded, and a status
+   * change reads and writes with nothing in between, whatever the store's latency.
+   */
+  private readonly writes = new Map<string, Promise<unknown>>();
+
+  /**
    * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
    */
   constructor(
@@ -183,14 +199,14 @@ export class ConversationService {
   ) {}
 
   /** @throws RequestValidationError (422), HttpError 409 */
-  create(request: ConversationCreateRequest): ConversationRecord {
+  async create(request: ConversationCreateRequest): Promise<ConversationRecord> {
     const conversation = this.newConversation(request);
     const events = request.replay_json ? parseReplay(request.replay_json) : [];
     const initial = this.runtime.takesInitialMessage?.(request) ? initialUserMessage(request) : undefined;
     if (request.initial_user_msg && !initial) events.push(initialMessage(request.initial_user_msg, request.image_urls));
     let record: ConversationRecord;
     try {
-      record = this.store.createConversation(conversation, events);
+      record = await this.store.createConversation(conversation, events);
     } catch (error) {
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       if (error instanceof DuplicateEventIdError) {
@@ -213,7 +229,8 @@ export class ConversationService {
     if (!this.imports) throw new Error("createFromJson needs the import threads (ConversationService's `imports`)");
     let request: ConversationCreateRequest | undefined;
     let handle: ImportHandle | undefined;
-    const writer = new ChunkWriter((rows) => this.importRows(handle!, rows));
+    let begun: Promise<ImportHandle> | undefined;
+    const writer = new ChunkWriter(async (rows) => this.importRows((handle ??= await begun!), rows));
     // The body goes to the import thread as it arrives, chunk by chunk: even gathering tens of MB
     // into one buffer (a copy, page faults) would hold this thread too long.
     const { port1: bodyPort, port2 } = new MessageChannel();
@@ -223,7 +240,9 @@ export class ConversationService {
         (message) => {
           if (message.request) {
             request = message.request as ConversationCreateRequest;
-            handle = this.store.beginImport(this.newConversation(request));
+            // Rows queue behind it (ChunkWriter awaits it); its failure is the writer's failure.
+            begun = this.store.beginImport(this.newConversation(request));
+            begun.then((h) => (handle = h), () => {});
           }
           if (message.rows) writer.add(message.rows as PreparedEvent[]);
         },
@@ -242,11 +261,14 @@ export class ConversationService {
       }
       await parsed;
       await writer.finished();
+      handle ??= await begun!; // a replay without events
       const taken = this.runtime.takesInitialMessage?.(request!) ? initialUserMessage(request!) : undefined;
       const initial = request!.initial_user_msg && !taken ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
-      return this.started(this.store.finishImport(handle!, initial), taken);
+      return this.started(await this.store.finishImport(handle, initial), taken);
     } catch (error) {
       writer.stop();
+      await writer.finished().catch(() => {}); // no write of rows left in flight while discarding
+      handle ??= await begun?.catch(() => undefined);
       if (handle) void this.discard(handle);
       if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
@@ -254,10 +276,10 @@ export class ConversationService {
     }
   }
 
-  private importRows(handle: ImportHandle, rows: PreparedEvent[]): void {
+  private async importRows(handle: ImportHandle, rows: PreparedEvent[]): Promise<void> {
     const offset = handle.written;
     try {
-      this.store.importRows(handle, rows);
+      await this.store.importRows(handle, rows);
     } catch (error) {
       if (error instanceof DuplicateEventIdError) {
         throw new RequestValidationError([{ loc: ["body", "replay_json", offset + error.index, "id"], msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
@@ -269,7 +291,7 @@ export class ConversationService {
   /** Removes a staged import a step at a time, yielding between steps. */
   private async discard(handle: ImportHandle): Promise<void> {
     try {
-      while (!this.store.discardImport(handle, DISCARD_ROWS)) await new Promise((resolve) => setImmediate(resolve));
+      while (!(await this.store.discardImport(handle, DISCARD_ROWS))) await new Promise((resolve) => setImmediate(resolve));
     } catch {
       // Left for the next start (the store removes staged imports when it opens).
     }
@@ -301,16 +323,35 @@ export class ConversationService {
     return record;
   }
 
-  /** Records events of a conversation: validated, stored in one transaction, pushed to subscribers. */
-  record(conversationId: string, events: readonly Event[]): StoredEvent[] {
-    const toStore = events.map((event, index) => {
-      const result = validateEvent(event);
-      if (!result.ok) throw new RequestValidationError(result.errors.map((issue) => toValidationError("body", [index], issue)));
-      return { event, json: JSON.stringify(event) };
-    });
-    const stored = this.store.appendEvents(conversationId, toStore);
+  /**
+   * Records events of a conversation: validated, stored in one transaction, pushed to subscribers.
+   * Calls for one conversation are stored and published in the order they were made.
+   */
+  record(conversationId: string, events: readonly Event[]): Promise<StoredEvent[]> {
+    let toStore: EventToStore[];
+    try {
+      toStore = validated(events);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.serially(conversationId, () => this.append(conversationId, toStore));
+  }
+
+  private async append(conversationId: string, toStore: readonly EventToStore[]): Promise<StoredEvent[]> {
+    const stored = await this.store.appendEvents(conversationId, toStore);
     this.bus.publish(conversationId, stored);
     return stored;
+  }
+
+  /** Runs `write` once the conversation's write in progress (if any) has settled. */
+  private serially<T>(conversationId: string, write: () => Promise<T>): Promise<T> {
+    const previous = this.writes.get(conversationId);
+    const next = previous ? previous.then(write, write) : write();
+    const settled = next.then(() => {}, () => {});
+    this.writes.set(conversationId, settled);
+    // The map holds only conversations with a write in progress.
+    void settled.then(() => this.writes.get(conversationId) === settled && this.writes.delete(conversationId));
+    return next;
   }
 
   /**
@@ -320,11 +361,11 @@ export class ConversationService {
    * agent on it when `options.run` is true (false by default, as the agent server's `run`).
    * @throws ConversationNotFoundError
    */
-  sendMessage(conversationId: string, message: UserMessage, options: { run: boolean } = { run: false }): MessageEvent {
+  async sendMessage(conversationId: string, message: UserMessage, options: { run: boolean } = { run: false }): Promise<MessageEvent> {
     const event = userMessageEvent(messageProperties(message));
-    this.record(conversationId, [event]);
+    await this.record(conversationId, [event]);
     if (this.runtime.onUserMessage) {
-      this.runtime.onUserMessage(requireConversation(this.store, conversationId), event, this.contextFor(conversationId), options);
+      this.runtime.onUserMessage(await requireConversation(this.store, conversationId), event, this.contextFor(conversationId), options);
     }
     return event;
   }
@@ -332,20 +373,25 @@ export class ConversationService {
   /**
    * A user message from a client (`POST …/events`, a live-channel frame): {@link sendMessage}, unless
    * the runtime records messages itself (the agent: a message sent during a step is recorded when
-   * the step ends, as the agent server's send_message waits for the step), then a promise.
+   * the step ends, as the agent server's send_message waits for the step).
    * @throws ConversationNotFoundError
    */
-  deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): MessageEvent | Promise<MessageEvent> {
+  async deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): Promise<MessageEvent> {
     if (!this.runtime.sendMessage) return this.sendMessage(conversationId, message, options);
     const kept = { ...messageProperties(message), role: "user" } as UserMessage;
-    return this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options).then((event) => event ?? this.sendMessage(conversationId, kept, options));
+    return (await this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options)) ?? this.sendMessage(conversationId, kept, options);
   }
 
-  setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord {
-    const before = requireConversation(this.store, conversationId);
-    if (before.status === status) return before;
-    const record = this.store.setStatus(conversationId, status);
-    this.record(conversationId, [
+  /**
+   * Sets a conversation's status and records the change as a ConversationStateUpdateEvent (nothing
+   * when it has that status already). @throws ConversationNotFoundError
+   */
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
+    return this.serially(conversationId, async () => {
+      const before = await requireConversation(this.store, conversationId);
+      if (before.status === status) return before;
+      const record = await this.store.setStatus(conversationId, status);
+      await this.append(conversationId, validated([
       {
         id: randomUUID(),
         timestamp: recordedTimestamp(),
@@ -354,8 +400,9 @@ export class ConversationService {
         value: status,
         kind: "ConversationStateUpdateEvent",
       },
-    ]);
-    return record;
+      ]));
+      return record;
+    });
   }
 
   /** The agent server's state of each conversation (execution status, stats, …), derived from what it recorded. */
@@ -367,8 +414,8 @@ export class ConversationService {
   /** What a runtime records through for one conversation. */
   contextFor(conversationId: string): RuntimeContext {
     return {
-      record: async (events) => void this.record(conversationId, events),
-      setStatus: async (status) => void this.setStatus(conversationId, status),
+      record: async (events) => void (await this.record(conversationId, events)),
+      setStatus: async (status) => void (await this.setStatus(conversationId, status)),
     };
   }
 }

@@ -15,7 +15,8 @@ export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js"
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
-export { openSqliteStore } from "./store/sqlite.js";
+export { openSqliteStore } from "./store/sqlite/index.js";
+export { MemoryEventStore, openMemoryStore, type MemoryStoreOptions } from "./store/memory.js";
 export * from "./store/types.js";
 export { eventTimeMicros, recordedTimestamp } from "./store/time.js";
 export { createLogger, type Logger } from "./log.js";
@@ -31,7 +32,7 @@ export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from ".
 export type { SecretCipher } from "./secrets.js";
 export type { SessionKeys } from "./keys.js";
 export type { UploadLimits } from "./uploads.js";
-export type { SqliteEventStore, SqliteStoreOptions } from "./store/sqlite.js";
+export type { SqliteEventStore, SqliteStoreOptions, BodySearchTuning } from "./store/sqlite/index.js";
 export type { Location, Json } from "./http/validation.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";

@@ -17,7 +17,7 @@ import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { AgentConversationRuntime } from "./agent-runtime.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
-import { openSqliteStore } from "./store/sqlite.js";
+import { openSqliteStore } from "./store/sqlite/index.js";
 import { removeTemporaryFiles } from "./uploads.js";
 import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
@@ -120,10 +120,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       const force = setTimeout(() => http.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       http.close(() => {
         clearTimeout(force);
-        store.close();
         void closeApp();
-        log.info("stopped");
-        resolve();
+        // Resolved once the store is closed: a caller may remove the data directory then.
+        void store.close().catch((error: unknown) => log.error({ err: error }, "closing the store failed")).finally(() => {
+          log.info("stopped");
+          resolve();
+        });
       });
       http.closeIdleConnections();
     })));

@@ -1,11 +1,13 @@
 /**
  * The live channel: `/sockets/events/{conversation_id}` over WebSocket (spec/asyncapi.yaml).
  *
- * Exactly once, in order: a connection reads stored events from the store in append order (pages
- * of `replayPageSize`, paced by the socket's buffer) and switches to the bus only in the same tick
- * in which the store had nothing more to give. The store is written synchronously and the bus is
- * published right after, so no event can fall between the two, and a sequence number guard drops
- * anything already sent.
+ * Exactly once, in order: a connection subscribes to the bus, then reads stored events from the
+ * store in append order (pages of `replayPageSize`, paced by the socket's buffer), and switches to
+ * the bus once a page comes back short and nothing was published past what it has sent while that
+ * page was read. Events are published after they are stored, in append order (ConversationService
+ * serializes each conversation's writes), so an event published during catch-up is in the store: if
+ * one is past the last event sent, catch-up reads again instead of switching, and no event can fall
+ * between the two. A sequence number guard drops anything already sent.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
@@ -215,7 +217,7 @@ interface SinceReplay {
 }
 
 /** Where a connection stands: waiting for its auth frame, catching up from the store, or following the bus. */
-type Phase = "auth" | "catch-up" | "live" | "closed";
+type Phase = "auth" | "opening" | "catch-up" | "live" | "closed";
 
 class LiveConnection {
   private phase: Phase = "auth";
@@ -234,6 +236,13 @@ class LiveConnection {
   private since?: SinceReplay;
   private authTimer?: NodeJS.Timeout;
   private readonly closeListeners: Array<() => void> = [];
+  /** The newest seq published on the bus while catching up (see the module comment). */
+  private publishedDuringCatchUp = 0;
+  /**
+   * Inbound frames and the opening, one at a time in arrival order: messages are recorded in the
+   * order they were sent, and none is handled before the connection is open.
+   */
+  private work: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ws: WebSocket,
@@ -250,7 +259,7 @@ class LiveConnection {
   start(): void {
     const { ws } = this;
     ws.on("pong", () => (this.alive = true));
-    ws.on("message", (data, isBinary) => this.onFrame(data, isBinary));
+    ws.on("message", (data, isBinary) => this.enqueue(() => this.onFrame(data, isBinary)));
     ws.on("error", (error) => this.options.log.debug({ err: error.message }, "live connection error"));
     ws.once("close", (code) => {
       this.phase = "closed";
@@ -270,10 +279,17 @@ class LiveConnection {
     if (presented !== undefined) {
       if (!this.checkKey(presented)) return this.close(LIVE_CLOSE.unauthorized, "Unauthorized");
       this.canWrite = true;
-      return this.open();
+      return this.enqueue(() => this.open());
     }
-    if (this.options.publicRead) return this.open();
+    if (this.options.publicRead) return this.enqueue(() => this.open());
     this.authTimer = setTimeout(() => this.close(LIVE_CLOSE.unauthorized, "Unauthorized: no auth frame in time"), this.settings.authTimeoutMs);
+  }
+
+  private enqueue(job: () => Promise<void>): void {
+    this.work = this.work.then(job).catch((error: unknown) => {
+      this.options.log.error({ err: error, conversationId: this.conversation?.id ?? this.rawConversationId }, "live channel: unexpected failure");
+      this.close(LIVE_CLOSE.tryAgainLater, "Internal error, try again later");
+    });
   }
 
   heartbeat(): void {
@@ -303,15 +319,19 @@ class LiveConnection {
   }
 
   /** Authenticated (or a public reader): resolve the conversation and the starting point, then stream. */
-  private open(): void {
+  private async open(): Promise<void> {
     clearTimeout(this.authTimer);
+    if (this.phase !== "auth") return;
+    this.phase = "opening";
     const { store, bus } = this.options;
     const id = canonicalConversationId(this.rawConversationId);
-    const conversation = id === undefined ? undefined : store.getConversation(id);
+    const conversation = id === undefined ? undefined : await store.getConversation(id);
+    if (this.isClosed()) return;
     if (!conversation) return this.close(LIVE_CLOSE.notFound, truncateReason(`Conversation not found: ${this.rawConversationId}`));
     this.conversation = conversation;
 
-    const badParameter = this.startingPoint(conversation);
+    const badParameter = await this.startingPoint(conversation);
+    if (this.isClosed()) return;
     if (badParameter !== undefined) return this.close(LIVE_CLOSE.badRequest, truncateReason(badParameter));
     if (!this.settings.subscribers.add(conversation.id)) {
       this.options.log.warn({ conversationId: conversation.id, limit: this.settings.subscribers.limit }, "live channel: too many connections for this conversation, refused");
@@ -320,11 +340,18 @@ class LiveConnection {
     this.counted = true;
 
     this.phase = "catch-up";
-    // Subscribed before anything is read: the listener ignores what catch-up will read anyway.
+    // Subscribed before anything is read: while catching up the listener only notes what was published.
     this.unsubscribe = bus.subscribe(conversation.id, (events) => this.onLive(events));
-    this.send(JSON.stringify(this.fullState(conversation)));
+    const fullState = await this.fullState(conversation);
+    if (this.isClosed()) return;
+    this.send(JSON.stringify(fullState));
     this.options.log.info({ conversationId: conversation.id, from: this.lastSeq, canWrite: this.canWrite }, "live connection opened");
-    this.catchUp();
+    void this.catchUp();
+  }
+
+  /** Whether the connection closed (a method may have set phase: TypeScript's narrowing does not see that). */
+  private isClosed(): boolean {
+    return this.phase === "closed";
   }
 
   /**
@@ -333,7 +360,7 @@ class LiveConnection {
    * timestamp is at or after `after_timestamp`, nothing without one), which wins over the older
    * `resend_all`; else only what comes next. Returns the close reason of a bad parameter.
    */
-  private startingPoint(conversation: ConversationRecord): string | undefined {
+  private async startingPoint(conversation: ConversationRecord): Promise<string | undefined> {
     const query = this.url.searchParams;
     const resendAll = query.get("resend_all");
     if (resendAll !== null && !/^(true|false|1|0)$/i.test(resendAll)) return "resend_all must be true or false";
@@ -345,7 +372,7 @@ class LiveConnection {
     const afterId = query.get("after_id");
     this.lastSeq = conversation.eventCount; // seqs run from 1 without gaps: only what comes next
     if (afterId !== null) {
-      const position = this.options.store.positionOf(conversation.id, afterId);
+      const position = await this.options.store.positionOf(conversation.id, afterId);
       if (!position) return `after_id ${afterId} is not an event of this conversation`;
       this.lastSeq = position.seq;
       this.lastId = afterId;
@@ -363,8 +390,8 @@ class LiveConnection {
     this.counted = false;
   }
 
-  private fullState(conversation: ConversationRecord): ConversationStateUpdateEvent {
-    const last = conversation.eventCount > 0 ? this.options.store.readAfter(conversation.id, conversation.eventCount - 1, 1)[0] : undefined;
+  private async fullState(conversation: ConversationRecord): Promise<ConversationStateUpdateEvent> {
+    const last = conversation.eventCount > 0 ? (await this.options.store.readAfter(conversation.id, conversation.eventCount - 1, 1))[0] : undefined;
     const value: ConversationFullState = {
       conversation_id: conversation.id,
       conversation_status: conversation.status,
@@ -372,7 +399,7 @@ class LiveConnection {
       updated_at: conversation.updatedAt,
       event_count: conversation.eventCount,
       last_event_id: last?.id ?? null,
-      ...this.options.conversations.states.of(conversation),
+      ...(await this.options.conversations.states.of(conversation)),
     };
     return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
   }
@@ -381,23 +408,31 @@ class LiveConnection {
    * Sends the `since` replay, then stored events after `lastSeq` page by page, waiting while the
    * socket's buffer is full.
    */
-  private catchUp(): void {
-    if (this.phase !== "catch-up") return;
-    if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
-      setTimeout(() => this.catchUp(), 5);
-      return;
+  private async catchUp(): Promise<void> {
+    try {
+      if (this.phase !== "catch-up") return;
+      if (this.ws.bufferedAmount > this.settings.maxBufferedBytes / 4) {
+        setTimeout(() => void this.catchUp(), 5);
+        return;
+      }
+      if (this.since) {
+        await this.replaySince(this.since);
+        setImmediate(() => void this.catchUp());
+        return;
+      }
+      const page = await this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
+      if (this.isClosed()) return;
+      for (const event of page) this.deliver(event, event.json);
+      // A short page, and nothing published past it while it was read: the store has nothing more
+      // to give, and whatever it stores next reaches the listener, which is live from now on (in
+      // the tick in which the page resolved). Otherwise read again.
+      if (page.length < this.settings.replayPageSize && this.publishedDuringCatchUp <= this.lastSeq) this.phase = "live";
+      // One page per task: a long catch-up never holds the event loop.
+      else setImmediate(() => void this.catchUp());
+    } catch (error) {
+      this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: reading stored events failed");
+      this.close(LIVE_CLOSE.tryAgainLater, "Internal error, try again later");
     }
-    if (this.since) {
-      this.replaySince(this.since);
-      setImmediate(() => this.catchUp());
-      return;
-    }
-    const page = this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
-    for (const event of page) this.deliver(event, event.json);
-    // Same tick as the read that came back short: nothing can have been stored in between.
-    if (page.length < this.settings.replayPageSize) this.phase = "live";
-    // One page per task: a long catch-up never holds the event loop.
-    else setImmediate(() => this.catchUp());
   }
 
   /**
@@ -405,8 +440,8 @@ class LiveConnection {
    * were stored when the connection opened (later ones come in append order after it, like live
    * events). Then catch-up goes on from the end of that history.
    */
-  private replaySince(since: SinceReplay): void {
-    const page = this.options.store.search(this.conversation.id, { order: "asc", limit: SINCE_PAGE, timestampGte: since.from, after: since.after });
+  private async replaySince(since: SinceReplay): Promise<void> {
+    const page = await this.options.store.search(this.conversation.id, { order: "asc", limit: SINCE_PAGE, timestampGte: since.from, after: since.after });
     for (const event of page.items) if (event.seq <= since.end) this.deliver(event, event.json);
     const last = page.items[page.items.length - 1];
     if (last) since.after = { ts: last.ts, seq: last.seq };
@@ -417,7 +452,11 @@ class LiveConnection {
   }
 
   private onLive(events: readonly StoredEvent[]): void {
-    if (this.phase !== "live") return; // catching up: the store will give these
+    if (this.phase !== "live") {
+      // Catching up: the store will give these (they are stored before they are published).
+      this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]!.seq);
+      return;
+    }
     for (const event of events) if (event.seq > this.lastSeq) this.deliver(event, this.encode(event));
     if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
       this.options.log.warn({ conversationId: this.conversation.id, buffered: this.ws.bufferedAmount }, "live connection too slow, closed");
@@ -460,7 +499,7 @@ class LiveConnection {
     }
   }
 
-  private onFrame(data: RawData, isBinary: boolean): void {
+  private async onFrame(data: RawData, isBinary: boolean): Promise<void> {
     if (this.phase === "closed") return;
     const text = isBinary ? undefined : rawText(data);
     let frame: unknown;
@@ -482,6 +521,7 @@ class LiveConnection {
       this.canWrite = true;
       return this.open();
     }
+    if (this.phase !== "catch-up" && this.phase !== "live") return; // closed while opening
     if (parseError !== undefined) return this.sendError("JSONDecodeError", [parseError]);
     if (isAuth) {
       // A public reader may authenticate later to send messages; a wrong key ends the connection.
@@ -496,8 +536,10 @@ class LiveConnection {
     try {
       this.validators.body("sendMessage", frame);
       // A message on the socket always runs the agent (the agent server's rule; over HTTP only with run: true).
-      const sent = this.options.conversations.deliverMessage(this.conversation.id, frame as UserMessage, { run: true });
-      if (sent instanceof Promise) sent.catch((error: unknown) => this.messageFailed(error));
+      // Not awaited: under the agent a message sent during a step is answered when the step ends,
+      // and the frames after it are not held that long. Messages still go in in arrival order (the
+      // service queues each conversation's writes as they are called).
+      this.options.conversations.deliverMessage(this.conversation.id, frame as UserMessage, { run: true }).catch((error: unknown) => this.messageFailed(error));
     } catch (error) {
       this.messageFailed(error);
     }

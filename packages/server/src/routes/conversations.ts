@@ -58,7 +58,7 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
       const bytes = await readBytes(req, res);
       const body = bytes?.length ? parseJsonBody(bytes) : undefined;
       validators.body("createConversation", body);
-      record = conversations.create(body as ConversationCreateRequest);
+      record = await conversations.create(body as ConversationCreateRequest);
     }
     // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.
     const status = record.status === "ERROR" ? "STOPPED" : record.status;
@@ -66,15 +66,15 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
     res.json(response);
   });
 
-  router.get("/api/conversations/:conversation_id", auth, (req, res) => {
+  router.get("/api/conversations/:conversation_id", auth, async (req, res) => {
     const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
-    const record = requireConversation(store, path.conversation_id as string);
-    res.json(conversationInfo(record, conversations.states.of(record)));
+    const record = await requireConversation(store, path.conversation_id as string);
+    res.json(conversationInfo(record, await conversations.states.of(record)));
   });
 
   router.post("/api/conversations/:conversation_id/events", auth, json, async (req, res) => {
     const { path } = validators.parameters("sendMessage", req.params as Record<string, string>, {});
-    const id = requireConversation(store, path.conversation_id as string).id;
+    const id = (await requireConversation(store, path.conversation_id as string)).id;
     validators.body("sendMessage", req.body);
     res.json(await conversations.deliverMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
   });

@@ -43,10 +43,10 @@ function filtersOf(query: FilterQuery): SearchFilters {
  * it, in the page's order, and it may be one they do not keep). Anything else is a 422 where the
  * agent server silently starts over.
  */
-function pageStart(store: EventStore, cursors: CursorCodec, scope: CursorScope, pageId: string): Position {
+async function pageStart(store: EventStore, cursors: CursorCodec, scope: CursorScope, pageId: string): Promise<Position> {
   const decoded = cursors.decode(scope, pageId);
   if (decoded.ok) return decoded.position;
-  const at = store.positionOf(scope.conversationId, pageId);
+  const at = await store.positionOf(scope.conversationId, pageId);
   // The position just before the event in the page's order (seqs are unique), so that it is the first considered.
   if (at) return { ts: at.ts, seq: scope.order === "asc" ? at.seq - 1 : at.seq + 1 };
   const reason = decoded.reason === NOT_A_CURSOR ? "is neither a next_page_id of this server nor the id of an event of this conversation" : decoded.reason;
@@ -60,15 +60,15 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
 
   router.get("/api/conversations/:conversation_id/events/search", readAuth, async (req, res) => {
     const { path, query } = validators.parameters("searchEvents", req.params as Record<string, string>, req.query);
-    const conversation = requireConversation(store, path.conversation_id as string);
+    const conversation = await requireConversation(store, path.conversation_id as string);
     const q = query as SearchQuery;
     const filters = filtersOf(q);
     const scope = { conversationId: conversation.id, order: q.sort_order === "TIMESTAMP_DESC" ? ("desc" as const) : ("asc" as const) };
     let after;
     if (q.page_id !== undefined) {
-      after = pageStart(store, cursors, scope, q.page_id);
+      after = await pageStart(store, cursors, scope, q.page_id);
     }
-    const page = await store.searchJsonAsync(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
+    const page = await store.searchJson(conversation.id, { ...filters, order: scope.order, limit: q.limit ?? 100, after });
     const next = page.hasMore && page.last ? cursors.encode(scope, page.last) : null;
     // The events leave exactly as stored: their JSON text is spliced in as bytes, never
     // re-serialized (nor decoded: a page of 100 is about 60 KB).
@@ -78,8 +78,8 @@ export function eventRoutes({ store, validators, cursors, readAuth }: EventRoute
 
   router.get("/api/conversations/:conversation_id/events/count", readAuth, async (req, res) => {
     const { path, query } = validators.parameters("countEvents", req.params as Record<string, string>, req.query);
-    const conversation = requireConversation(store, path.conversation_id as string);
-    res.json(await store.countAsync(conversation.id, filtersOf(query as FilterQuery)));
+    const conversation = await requireConversation(store, path.conversation_id as string);
+    res.json(await store.count(conversation.id, filtersOf(query as FilterQuery)));
   });
 
   return router;

@@ -23,13 +23,13 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, log }: Fi
   const router = Router();
   const folders = new UploadFolders();
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
-  const conversationOf = (operationId: string, params: Record<string, string>) => {
+  const conversationOf = async (operationId: string, params: Record<string, string>) => {
     const { path: values } = validators.parameters(operationId, params, {});
-    return { record: requireConversation(store, String(values.conversation_id)), values };
+    return { record: await requireConversation(store, String(values.conversation_id)), values };
   };
 
   router.post("/api/conversations/:conversation_id/upload-files", auth, async (req, res) => {
-    const { record } = conversationOf("uploadFiles", req.params as Record<string, string>);
+    const { record } = await conversationOf("uploadFiles", req.params as Record<string, string>);
     let outcome;
     try {
       outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits, folders });
@@ -47,7 +47,7 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, log }: Fi
   });
 
   router.get("/api/conversations/:conversation_id/files/:file_name", auth, async (req, res) => {
-    const { record, values } = conversationOf("downloadFile", req.params as Record<string, string>);
+    const { record, values } = await conversationOf("downloadFile", req.params as Record<string, string>);
     const name = String(values.file_name);
     const file = await openStoredFile(conversationDir(record.id), name);
     if (!file) throw new HttpError(404, `File not found: ${name}`);

@@ -80,14 +80,8 @@ export function metaRoutes({ store, writeHealth, openapi, asyncapi, version }: M
   // Rendered on first use (a few ms for the whole document), then kept.
   let livePage: string | undefined;
 
-  router.get("/health", (_req, res) => {
-    const ok = (() => {
-      try {
-        return store.ping();
-      } catch {
-        return false;
-      }
-    })();
+  router.get("/health", async (_req, res) => {
+    const ok = await store.ping().catch(() => false);
     // Reads may work while writes fail (a full disk): either makes the server unavailable.
     const failure = writeHealth.check();
     const body: Health = {

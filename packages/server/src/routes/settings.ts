@@ -20,29 +20,37 @@ const DOCUMENT = "settings";
 export function settingsRoutes({ store, cipher, validators, auth, json }: SettingsRoutesDeps): Router {
   const router = Router();
   const save = (settings: StoredSettings) => store.putDocument(DOCUMENT, JSON.stringify(settings));
-  const load = (): StoredSettings | undefined => {
-    const text = store.getDocument(DOCUMENT);
+  const load = async (): Promise<StoredSettings | undefined> => {
+    const text = await store.getDocument(DOCUMENT);
     if (text === undefined) return undefined;
     const { settings, upgraded } = readStoredSettings(text, cipher);
-    if (upgraded) save(settings); // clear values of an older version leave the stored row at once
+    if (upgraded) await save(settings); // clear values of an older version leave the stored row at once
     return settings;
   };
+  // Every read-modify-write of the document, one after the other: two requests that both read
+  // before either writes would lose one's change.
+  let writing: Promise<unknown> = Promise.resolve();
+  const serially = <T>(change: () => Promise<T>): Promise<T> => {
+    const next = writing.then(change, change);
+    writing = next.catch(() => {});
+    return next;
+  };
 
-  router.get("/api/settings", auth, (_req, res) => {
-    const stored = load();
+  router.get("/api/settings", auth, async (_req, res) => {
+    const stored = await serially(load);
     if (!stored) throw new HttpError(404, "Settings not found");
     res.json(settingsView(stored));
   });
 
-  router.post("/api/settings", auth, json, (req, res) => {
+  router.post("/api/settings", auth, json, async (req, res) => {
     validators.body("storeSettings", req.body);
-    save(storeSettings(load(), req.body as Settings, cipher));
+    await serially(async () => save(storeSettings(await load(), req.body as Settings, cipher)));
     res.json({ message: "Settings stored" } satisfies MessageResponse);
   });
 
-  router.post("/api/add-git-providers", auth, json, (req, res) => {
+  router.post("/api/add-git-providers", auth, json, async (req, res) => {
     validators.body("addGitProviders", req.body);
-    save(storeGitProviders(load(), req.body as AddGitProvidersRequest, cipher));
+    await serially(async () => save(storeGitProviders(await load(), req.body as AddGitProvidersRequest, cipher)));
     res.json({ message: "Git providers stored" } satisfies MessageResponse);
   });
 

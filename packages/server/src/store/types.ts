@@ -118,8 +118,8 @@ export class ConversationNotFoundError extends Error {
  * The conversation with this id (a UUID in any case), or ConversationNotFoundError naming the id as
  * given; the HTTP layer answers that error with 404.
  */
-export function requireConversation(store: Pick<EventStore, "getConversation">, id: string): ConversationRecord {
-  const record = store.getConversation(id.toLowerCase());
+export async function requireConversation(store: Pick<EventStore, "getConversation">, id: string): Promise<ConversationRecord> {
+  const record = await store.getConversation(id.toLowerCase());
   if (!record) throw new ConversationNotFoundError(id);
   return record;
 }
@@ -143,57 +143,64 @@ export interface ImportHandle {
   readonly written: number;
 }
 
+/**
+ * The storage contract. Every method returns a Promise, so that a store across a network
+ * (PostgreSQL) can implement it; a method's errors are rejections. Writes are atomic: a rejected
+ * write changed nothing. A store applies the writes of one conversation in the order they were
+ * called, and a read called after a write resolved sees it.
+ */
 export interface EventStore {
-  /** Which store this is, for /health and logs ("sqlite", "postgres"). */
+  /** Which store this is, for /health and logs ("sqlite", "memory", "postgres"). */
   readonly kind: string;
   /**
    * Creates a conversation with its first events in one transaction: afterwards the conversation
    * exists with every event, or does not exist at all.
    * @throws ConversationExistsError, DuplicateEventIdError
    */
-  createConversation(conversation: NewConversation, events: readonly EventToStore[]): ConversationRecord;
-  getConversation(id: string): ConversationRecord | undefined;
+  createConversation(conversation: NewConversation, events: readonly EventToStore[]): Promise<ConversationRecord>;
+  getConversation(id: string): Promise<ConversationRecord | undefined>;
   /**
    * Starts a staged creation (see ImportHandle). Each importRows is one transaction, so that no
    * single write holds the caller for long; finishImport makes the conversation appear, whole, in
    * one transaction.
    * @throws ConversationExistsError
    */
-  beginImport(conversation: NewConversation): ImportHandle;
+  beginImport(conversation: NewConversation): Promise<ImportHandle>;
   /** Writes rows of a staged creation (one transaction). @throws DuplicateEventIdError (index within `rows`) */
-  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): void;
+  importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): Promise<void>;
   /** Appends `events` and makes the conversation visible. @throws ConversationExistsError (the id was taken meanwhile) */
-  finishImport(handle: ImportHandle, events: readonly EventToStore[]): ConversationRecord;
+  finishImport(handle: ImportHandle, events: readonly EventToStore[]): Promise<ConversationRecord>;
   /** Removes up to about `maxRows` rows of a staged creation (one transaction); true once all are gone. */
-  discardImport(handle: ImportHandle, maxRows: number): boolean;
+  discardImport(handle: ImportHandle, maxRows: number): Promise<boolean>;
   /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError, ConversationNotFoundError */
-  appendEvents(conversationId: string, events: readonly EventToStore[]): StoredEvent[];
+  appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]>;
   /** @throws ConversationNotFoundError */
-  setStatus(conversationId: string, status: ConversationLifecycleStatus): ConversationRecord;
+  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord>;
   /** One page in the total order (ts, seq), or its exact reverse; cost proportional to the page. */
-  search(conversationId: string, query: SearchQuery): SearchPage;
-  /** {@link search} as the bytes of the events' JSON texts: the same page, in one buffer. */
-  searchJson(conversationId: string, query: SearchQuery): JsonPage;
-  count(conversationId: string, filters: SearchFilters): number;
+  search(conversationId: string, query: SearchQuery): Promise<SearchPage>;
   /**
-   * {@link count}, where it cannot hold up the caller's thread: its cost grows with the matches
-   * (a body filter, a time range over a long conversation). The SQLite store runs it on a reader
-   * thread when it has one.
+   * {@link search} as the bytes of the events' JSON texts: the same page, in one buffer. A
+   * body-filtered page may scan many messages: a store runs it where it cannot hold up the
+   * caller's thread (the SQLite store: on a reader thread when it has one).
    */
-  countAsync(conversationId: string, filters: SearchFilters): Promise<number>;
-  /** {@link searchJson}, a body-filtered page on a reader thread when the store has one. */
-  searchJsonAsync(conversationId: string, query: SearchQuery): Promise<JsonPage>;
+  searchJson(conversationId: string, query: SearchQuery): Promise<JsonPage>;
+  /**
+   * How many events match. Its cost grows with the matches (a body filter, a time range over a
+   * long conversation): a store runs it where it cannot hold up the caller's thread.
+   */
+  count(conversationId: string, filters: SearchFilters): Promise<number>;
   /** The stored position of an event id in a conversation (for cursors and resume). */
-  positionOf(conversationId: string, eventId: string): Position | undefined;
+  positionOf(conversationId: string, eventId: string): Promise<Position | undefined>;
   /**
    * Up to `limit` events in append order whose seq is greater than `afterSeq` (0 for all): the
    * order in which the live channel delivers and resumes. Cost proportional to the page.
    */
-  readAfter(conversationId: string, afterSeq: number, limit: number): StoredEvent[];
+  readAfter(conversationId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
   /** A small key-value space for account-scoped documents (settings, provider tokens). */
-  getDocument(key: string): string | undefined;
-  putDocument(key: string, value: string): void;
-  /** True when the store answers (for /health). */
-  ping(): boolean;
-  close(): void;
+  getDocument(key: string): Promise<string | undefined>;
+  putDocument(key: string, value: string): Promise<void>;
+  /** True when the store answers (for /health); never rejects. */
+  ping(): Promise<boolean>;
+  /** Releases the store's resources; calls after it fail. */
+  close(): Promise<void>;
 }

@@ -4,12 +4,12 @@
  * `searchJson`, whose cost grows with the matches rather than the page (see read-pool.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openSqliteStore, type SqliteStoreOptions } from "../store/sqlite.js";
+import { openSqliteReader, type SqliteStoreOptions } from "../store/sqlite/index.js";
 import type { SearchFilters, SearchQuery } from "../store/types.js";
 import { serveJobs } from "./pool.js";
 
 const options = workerData as Pick<SqliteStoreOptions, "file" | "bodySearch">;
-const store = openSqliteStore({ file: options.file, bodySearch: options.bodySearch, readonly: true });
+const store = openSqliteReader({ file: options.file, bodySearch: options.bodySearch });
 
 serveJobs(parentPort!, (message, post) => {
   const conversationId = message.conversationId as string;

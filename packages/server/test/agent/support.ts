@@ -8,7 +8,7 @@ import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit"
 import type { Event } from "@acs-toolkit/schema";
 import { expect } from "vitest";
 import { KEY, startTestServer, type Reply, type TestServer } from "../support/harness.js";
-import { connectLive, isEventFrame, livePath, type Frame, type LivePeer } from "../support/live.js";
+import { connectLive, isEventFrame, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
 
 export const LLM_KEY = "sk-test-llm-key-9876543210";
 

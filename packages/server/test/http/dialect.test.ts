@@ -12,7 +12,7 @@ import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRuntime } from "../../src/runtime.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
-import { connectLive, isEventFrame, livePath } from "../support/live.js";
+import { connectLive, isEventFrame, livePath } from "@acs-toolkit/test-kit/live";
 
 const releases = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-releases");
 
@@ -206,9 +206,9 @@ describe("GET /api/conversations/{id}: the agent server's conversation state", (
     expect(reply.body.stats).toEqual({ usage_to_metrics: { agent: { ...snapshot, costs: [], response_latencies: [], token_usages: [] } } });
     expect(reply.body.confirmation_policy).toEqual({ kind: "AlwaysConfirm" });
 
-    t.server.conversations.record(id, [stateUpdate(7, "execution_status", "paused")]);
+    await t.server.conversations.record(id, [stateUpdate(7, "execution_status", "paused")]);
     expect((await t.call("GET", `/api/conversations/${id}`)).body.execution_status).toBe("paused");
-    t.server.conversations.record(id, [stateUpdate(8, "full_state", { execution_status: "waiting_for_confirmation", max_iterations: 30, agent: { kind: "Agent" } })]);
+    await t.server.conversations.record(id, [stateUpdate(8, "full_state", { execution_status: "waiting_for_confirmation", max_iterations: 30, agent: { kind: "Agent" } })]);
     const after = (await t.call("GET", `/api/conversations/${id}`)).body;
     expect(after).toMatchObject({ execution_status: "waiting_for_confirmation", max_iterations: 30, agent: { kind: "Agent" }, confirmation_policy: { kind: "NeverConfirm" }, stats: { usage_to_metrics: {} } });
   });
@@ -231,7 +231,7 @@ describe("GET /api/conversations/{id}: the agent server's conversation state", (
 
   it("a conversation in ERROR that recorded no execution status is in error", async () => {
     const id = await create([userMessageEvent(0, "hi")]);
-    t.server.store.setStatus(id, "ERROR");
+    await t.server.store.setStatus(id, "ERROR");
     expect((await t.call("GET", `/api/conversations/${id}`)).body).toMatchObject({ status: "ERROR", execution_status: "error" });
   });
 });

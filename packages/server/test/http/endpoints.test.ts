@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { badInputRows } from "../support/bad-input.js";
+import { badInputRows } from "@acs-toolkit/test-kit/bad-input";
 import { expect422, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");

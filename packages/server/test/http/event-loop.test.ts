@@ -43,9 +43,9 @@ const message = (i: number, text: string): MessageEvent =>
 
 describe("a body filter of 1,000 repeated characters over 1,500 messages of 1,900 (finding 3)", () => {
   const id = "0d3c1e9a-5b7f-4c2d-8e6a-1f2b3c4d5e6f";
-  beforeAll(() => {
+  beforeAll(async () => {
     const events = Array.from({ length: 1_500 }, (_, i) => message(i, "a".repeat(1_900)));
-    t.server.store.createConversation({ id, status: "STOPPED" }, events.map((event) => ({ event: event as Event, json: JSON.stringify(event) })));
+    await t.server.store.createConversation({ id, status: "STOPPED" }, events.map((event) => ({ event: event as Event, json: JSON.stringify(event) })));
   });
 
   it("counts and pages are right, and /health answers while twenty of each run", async () => {

@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { KEY, startTestServer, type TestServer } from "../support/harness.js";
-import { connectLive, isErrorFrame, livePath } from "../support/live.js";
+import { connectLive, isErrorFrame, livePath } from "@acs-toolkit/test-kit/live";
 
 let t: TestServer;
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import { trajectoryEntries } from "@acs-toolkit/validator";
 import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectConforms, startTestServer, type TestServer } from "../support/harness.js";
-import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "../support/trajectory.js";
+import { expectedSearchIds, randomSearchQuery, randomTrajectory } from "@acs-toolkit/test-kit/trajectory";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/openhands-recorded");
 const releases = path.resolve(fixtures, "../openhands-releases");
@@ -68,7 +68,7 @@ describe("paging property", () => {
     const id = created.body.conversation_id;
     const route = `/api/conversations/${id}/events/search`;
     const first = await t.call("GET", route, { query: { limit: 10 } });
-    t.server.conversations.record(id, exampleEvents({ seed: 4, start: new Date(Date.UTC(2027, 0, 1)) }));
+    await t.server.conversations.record(id, exampleEvents({ seed: 4, start: new Date(Date.UTC(2027, 0, 1)) }));
     const rest: string[] = [];
     let pageId = first.body.next_page_id;
     while (pageId) {

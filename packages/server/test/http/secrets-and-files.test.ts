@@ -89,10 +89,10 @@ describe("secrets never appear in a response, a log line or a stored file", () =
       { name: "github", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: null }, env_set: ["GITHUB_TOKEN"] },
     ]);
     const cipher = createCipher(loadSecretKey({ dataDir: t.dataDir, env: {} }));
-    const envOf = () => decryptedSecrets(parseStoredSettings(t.server.store.getDocument("settings")!), cipher).mcp_config?.stdio_servers[0]?.env;
-    expect(envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
+    const envOf = async () => decryptedSecrets(parseStoredSettings((await t.server.store.getDocument("settings"))!), cipher).mcp_config?.stdio_servers[0]?.env;
+    expect(await envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
     expectConforms("storeSettings", await call("POST", "/api/settings", { json: view.body }), 200);
-    expect(envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
+    expect(await envOf()).toEqual({ GITHUB_TOKEN: SECRETS.mcpEnv });
   });
 
   it.each(Object.entries(SECRETS))("%s is in no response body or header", (_name, secret) => {

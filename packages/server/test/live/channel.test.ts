@@ -12,7 +12,7 @@ import { asyncapiDocument } from "@acs-toolkit/schema/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { LIVE_CLOSE } from "../../src/live/channel.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
-import { connectLive, isErrorFrame, isEventFrame, livePath, type LivePeer } from "../support/live.js";
+import { connectLive, isErrorFrame, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 
 let t: TestServer;
 const peers: LivePeer[] = [];
@@ -26,7 +26,7 @@ const withKey = { headers: { "X-Session-API-Key": KEY } };
 beforeAll(async () => {
   t = await startTestServer([], {}, undefined, { live: { authTimeoutMs: 300, maxBufferedBytes: 256 * 1024, replayPageSize: 7 } });
 });
-afterEach(() => {
+afterEach(async () => {
   for (const p of peers.splice(0)) p.ws.terminate();
 });
 afterAll(async () => {
@@ -45,7 +45,7 @@ async function createConversation(events = replay): Promise<string> {
 const userMessage = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
 
 async function storedIds(id: string): Promise<string[]> {
-  return t.server.store.readAfter(id, 0, 1_000_000).map((e) => e.id);
+  return (await t.server.store.readAfter(id, 0, 1_000_000)).map((e) => e.id);
 }
 
 /**
@@ -59,7 +59,7 @@ async function appendWhileJoining(id: string, connect: () => LivePeer[]): Promis
   let stop = false;
   const producer = (async () => {
     while (!stop) {
-      appended.set(t.server.conversations.sendMessage(id, userMessage(`m${appended.size}`) as never, { run: false }).id, appended.size);
+      appended.set((await t.server.conversations.sendMessage(id, userMessage(`m${appended.size}`) as never, { run: false })).id, appended.size);
       await new Promise((r) => setImmediate(r));
     }
   })();
@@ -132,7 +132,7 @@ describe("the stream", () => {
     const frames = await p.waitFor(replay.length - 41, isEventFrame);
     expect(frames.map((f) => f.value.id)).toEqual(replay.slice(41).map((e) => e.id));
     // and then live
-    t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    await t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
     const after = await p.waitFor(replay.length - 40, isEventFrame);
     expect(after.at(-1)!.value.llm_message.content[0].text).toBe("live");
   });
@@ -154,7 +154,7 @@ describe("the stream", () => {
     const a = peer(livePath(id));
     const b = peer(livePath(id));
     await Promise.all([a.waitFor(1), b.waitFor(1)]);
-    t.server.conversations.setStatus(id, "RUNNING");
+    await t.server.conversations.setStatus(id, "RUNNING");
     for (const p of [a, b]) {
       const [update] = await p.waitFor(1, isEventFrame);
       expect(update!.value).toMatchObject({ kind: "ConversationStateUpdateEvent", key: "conversation_status", value: "RUNNING" });
@@ -172,7 +172,7 @@ describe("resend_mode and after_timestamp (the OpenHands web client's replay)", 
     const p = peer(livePath(id, { resend_mode: "all" }));
     const frames = await p.waitFor(replay.length, isEventFrame);
     expect(frames.map((f) => f.value.id)).toEqual(replay.map((e) => e.id));
-    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const live = await t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
     const after = await p.waitFor(replay.length + 1, isEventFrame);
     expect(after.at(-1)!.value.id).toBe(live.id);
   });
@@ -189,7 +189,7 @@ describe("resend_mode and after_timestamp (the OpenHands web client's replay)", 
     expect(expected[0]).toBe(replay[40]!.id);
     const frames = await p.waitFor(expected.length, isEventFrame);
     expect(frames.map((f) => f.value.id)).toEqual(expected);
-    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const live = await t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
     const after = await p.waitFor(expected.length + 1, isEventFrame);
     expect(after.at(-1)!.value.id).toBe(live.id);
   });
@@ -202,7 +202,7 @@ describe("resend_mode and after_timestamp (the OpenHands web client's replay)", 
     const id = await createConversation();
     const p = peer(livePath(id, query));
     await p.waitFor(1);
-    const live = t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
+    const live = await t.server.conversations.sendMessage(id, userMessage("live") as never, { run: false });
     const [first] = await p.waitFor(1, isEventFrame);
     expect(first!.value.id).toBe(live.id);
   });
@@ -400,7 +400,8 @@ describe("slow consumers", () => {
     // Stop reading: the server's buffer for this client grows past its bound (256 KiB here).
     (p.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     const big = "x".repeat(16 * 1024);
-    for (let i = 0; i < 400; i++) t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never, { run: false });
+    // A burst: all 400 are recorded before the socket can drain.
+    await Promise.all(Array.from({ length: 400 }, (_, i) => t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never, { run: false })));
     (p.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     const closed = await p.closed;
     expect(closed.code).toBe(LIVE_CLOSE.slowConsumer);

@@ -1,5 +1,5 @@
 /** Event ids whose hashes collide, for the store's collision paths (not a test file itself). */
-import { idHash } from "../../src/store/sqlite.js";
+import { idHash } from "../../src/store/sqlite/index.js";
 
 /**
  * `pairs` pairs of distinct ids `<prefix>-<n>` with equal idHash, found by a birthday search

@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { openSqliteStore } from "../../src/store/sqlite.js";
+import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventToStore } from "../../src/store/types.js";
 
 /** Conversation ids, in the order this child writes them. */
@@ -59,11 +59,11 @@ const isMain = process.argv[1] !== undefined && fileURLToPath(import.meta.url) =
 if (isMain && file && (mode === "replay" || mode === "append")) {
   const store = openSqliteStore({ file });
   const [first, second, third] = CRASH_CONVERSATIONS;
-  store.createConversation({ id: first, status: "RUNNING" }, crashBatch(1));
-  store.appendEvents(first, crashBatch(2));
-  store.createConversation({ id: second, status: "RUNNING" }, crashBatch(3));
+  await store.createConversation({ id: first, status: "RUNNING" }, crashBatch(1));
+  await store.appendEvents(first, crashBatch(2));
+  await store.createConversation({ id: second, status: "RUNNING" }, crashBatch(3));
   process.stdout.write("committed\n");
-  if (mode === "replay") store.createConversation({ id: third, status: "RUNNING" }, doomed(crashBatch(4)));
-  else store.appendEvents(second, doomed(crashBatch(4)));
+  if (mode === "replay") await store.createConversation({ id: third, status: "RUNNING" }, doomed(crashBatch(4)));
+  else await store.appendEvents(second, doomed(crashBatch(4)));
   process.stdout.write("survived\n"); // never: the getter kills the process first
 }

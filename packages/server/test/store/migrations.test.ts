@@ -15,7 +15,7 @@ import {
   schemaVersion,
   type Migration,
 } from "../../src/store/migrations.js";
-import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite.js";
+import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import { eventTimeMicros } from "../../src/store/time.js";
 import { DuplicateEventIdError, type EventToStore, type SearchQuery } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";
@@ -23,11 +23,11 @@ import { collidingIdPairs } from "./colliding-ids.js";
 let dir: string;
 let file: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "acs-migrations-"));
   file = path.join(dir, "events.db");
 });
-afterEach(() => {
+afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -48,13 +48,13 @@ const tables = (db: Database.Database) =>
 const schema = (db: Database.Database) => db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").all();
 
 describe("migrations", () => {
-  it("numbers the migrations 1, 2, 3, ... and knows the latest", () => {
+  it("numbers the migrations 1, 2, 3, ... and knows the latest", async () => {
     expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
     expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
   });
 
-  it("brings a fresh database to the latest version", () => {
-    openSqliteStore({ file }).close();
+  it("brings a fresh database to the latest version", async () => {
+    await openSqliteStore({ file }).close();
     const db = new Database(file, { readonly: true });
     expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
     expect(applied(db).map((m) => [m.version, m.name])).toEqual(MIGRATIONS.map((m) => [m.version, m.name]));
@@ -80,20 +80,20 @@ describe("migrations", () => {
     db.close();
   });
 
-  it("reopening a current database changes nothing", () => {
-    openSqliteStore({ file }).close();
+  it("reopening a current database changes nothing", async () => {
+    await openSqliteStore({ file }).close();
     const db1 = new Database(file);
     const before = { applied: applied(db1), schema: tables(db1) };
     expect(migrate(db1)).toEqual({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION });
     db1.close();
-    openSqliteStore({ file }).close();
+    await openSqliteStore({ file }).close();
     const db2 = new Database(file, { readonly: true });
     expect({ applied: applied(db2), schema: tables(db2) }).toEqual(before);
     db2.close();
   });
 
-  it("refuses a database written by a newer schema, before writing anything", () => {
-    openSqliteStore({ file }).close();
+  it("refuses a database written by a newer schema, before writing anything", async () => {
+    await openSqliteStore({ file }).close();
     const db = new Database(file);
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', '2099-01-01T00:00:00Z')").run(
       LATEST_SCHEMA_VERSION + 1,
@@ -114,7 +114,7 @@ describe("migrations", () => {
     again.close();
   });
 
-  it("applies pending steps in order, each in its own transaction, and only once", () => {
+  it("applies pending steps in order, each in its own transaction, and only once", async () => {
     const db = new Database(file);
     const steps: Migration[] = [
       { version: 1, name: "a", up: "CREATE TABLE IF NOT EXISTS a (x INTEGER)" },
@@ -137,7 +137,7 @@ describe("migrations", () => {
     db.close();
   });
 
-  it("re-applying a step over a database it already brought up is harmless (idempotent steps)", () => {
+  it("re-applying a step over a database it already brought up is harmless (idempotent steps)", async () => {
     for (const step of MIGRATIONS) {
       const db = new Database(path.join(dir, `step-${step.version}.db`));
       migrate(db, MIGRATIONS.slice(0, step.version));
@@ -150,7 +150,7 @@ describe("migrations", () => {
     }
   });
 
-  it("does not enforce foreign keys while steps run, and fails a step that leaves a dangling reference", () => {
+  it("does not enforce foreign keys while steps run, and fails a step that leaves a dangling reference", async () => {
     const db = new Database(file);
     expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
     const steps: Migration[] = [
@@ -171,7 +171,7 @@ describe("migrations", () => {
     db.close();
   });
 
-  it("rejects a migration list with gaps", () => {
+  it("rejects a migration list with gaps", async () => {
     const db = new Database(":memory:");
     expect(() => migrate(db, [{ version: 2, name: "x", up: "" }])).toThrow(/expected 1/);
     db.close();
@@ -242,7 +242,7 @@ function conversationEvents(seed: number, count: number): EventToStore[] {
 }
 
 /** Everything a store answers about a conversation, paging through each query. */
-function answers(store: SqliteEventStore, id: string, events: readonly EventToStore[]) {
+async function answers(store: SqliteEventStore, id: string, events: readonly EventToStore[]) {
   const queries: Omit<SearchQuery, "limit">[] = [
     { order: "asc" },
     { order: "desc" },
@@ -254,35 +254,41 @@ function answers(store: SqliteEventStore, id: string, events: readonly EventToSt
     { order: "asc", body: "r 1" },
     { order: "asc", kind: "PauseEvent", body: "quokka" },
   ];
-  const pages = queries.map((q) => {
+  const pages: string[][] = [];
+  for (const q of queries) {
     const ids: string[] = [];
     let after;
     for (;;) {
-      const page = store.search(id, { ...q, limit: 7, after });
+      const page = await store.search(id, { ...q, limit: 7, after });
       ids.push(...page.items.map((e) => `${e.seq}:${e.id}:${e.json.length}`));
-      if (!page.hasMore) return ids;
+      if (!page.hasMore) break;
       after = page.items[page.items.length - 1];
     }
-  });
+    pages.push(ids);
+  }
+  const counts: number[] = [];
+  for (const { order: _, ...filters } of queries) counts.push(await store.count(id, filters));
+  const positions = [];
+  for (const e of events) positions.push(await store.positionOf(id, e.event.id));
   return {
-    record: store.getConversation(id),
+    record: await store.getConversation(id),
     pages,
-    counts: queries.map(({ order: _, ...filters }) => store.count(id, filters)),
-    positions: events.map((e) => store.positionOf(id, e.event.id)),
-    appendOrder: store.readAfter(id, 0, 1000),
+    counts,
+    positions,
+    appendOrder: await store.readAfter(id, 0, 1000),
   };
 }
 
 describe("version 1 -> 2 (compact events)", () => {
-  it("keeps every answer of a version-1 database, which then takes appends like a new one", () => {
+  it("keeps every answer of a version-1 database, which then takes appends like a new one", async () => {
     // Two of the ids collide in version 2's hash: the second becomes a recorded collision.
     const [[x, y]] = collidingIdPairs(1) as [[string, string]];
     const a = conversationEvents(1, 130).map((e, i) => (i === 3 || i === 50 ? { ...e, event: { ...e.event, id: i === 3 ? x : y } } : e));
     const b = conversationEvents(2, 60);
     // The same conversations written by the current store (the reference answers)...
     const fresh = openSqliteStore({ file: path.join(dir, "fresh.db") });
-    fresh.createConversation({ id: CONV, status: "RUNNING" }, a);
-    fresh.createConversation({ id: OTHER, status: "RUNNING" }, b);
+    await fresh.createConversation({ id: CONV, status: "RUNNING" }, a);
+    await fresh.createConversation({ id: OTHER, status: "RUNNING" }, b);
     // ... and as version 1 wrote them.
     const v1 = new Database(file);
     migrate(v1, MIGRATIONS.slice(0, 1));
@@ -293,23 +299,23 @@ describe("version 1 -> 2 (compact events)", () => {
     const upgraded = openSqliteStore({ file });
     try {
       for (const [id, events] of [[CONV, a], [OTHER, b]] as const) {
-        const got = answers(upgraded, id, events);
-        const want = answers(fresh, id, events);
+        const got = await answers(upgraded, id, events);
+        const want = await answers(fresh, id, events);
         expect({ ...got, record: undefined }).toEqual({ ...want, record: undefined });
         expect(got.record).toMatchObject({ id, eventCount: events.length });
         expect(got.pages[5]!.length).toBeGreaterThan(0); // the body search found messages through FTS
       }
       // Duplicates are still found, appends continue the sequence, new kinds and sources get codes.
-      expect(() => upgraded.appendEvents(CONV, [a[17]!])).toThrow(DuplicateEventIdError);
-      expect(() => upgraded.appendEvents(CONV, [a[50]!])).toThrow(expect.objectContaining({ eventId: y }));
+      await expect(upgraded.appendEvents(CONV, [a[17]!])).rejects.toThrow(DuplicateEventIdError);
+      await expect(upgraded.appendEvents(CONV, [a[50]!])).rejects.toThrow(expect.objectContaining({ eventId: y }));
       const more = conversationEvents(3, 56);
-      expect(upgraded.appendEvents(CONV, more)[0]!.seq).toBe(131);
-      expect(upgraded.search(CONV, { order: "asc", limit: 100, body: "quokka3" }).items).toHaveLength(
+      expect((await upgraded.appendEvents(CONV, more))[0]!.seq).toBe(131);
+      expect((await upgraded.search(CONV, { order: "asc", limit: 100, body: "quokka3" })).items).toHaveLength(
         more.filter((e) => e.event.kind === "MessageEvent").length,
       );
     } finally {
-      upgraded.close();
-      fresh.close();
+      await upgraded.close();
+      await fresh.close();
     }
 
     const db = new Database(file, { readonly: true });

@@ -8,6 +8,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { expect } from "vitest";
+import { httpCaller, type Call, type Reply } from "@acs-toolkit/test-kit/http";
 import { RequestValidators } from "../../src/http/validation.js";
 import { createLogger } from "../../src/log.js";
 import { parseConfig, type ServerConfig } from "../../src/config.js";
@@ -16,13 +17,7 @@ import { startServer, type RunningServer, type StartOptions } from "../../src/se
 export const KEY = "test-session-key-0123456789";
 
 export const specValidators = new RequestValidators(openapiDocument);
-
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any;
-}
+export type { Reply };
 
 export interface TestServer {
   url: string;
@@ -33,7 +28,7 @@ export interface TestServer {
   /**
    * Sends a request. `key: null` sends no key; `json` is sent as a JSON body; `query` is appended.
    */
-  call(method: string, route: string, options?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; query?: Record<string, string | number | string[]> }): Promise<Reply>;
+  call: Call;
   close(): Promise<void>;
 }
 
@@ -53,28 +48,7 @@ export async function startTestServer(
   });
   const config: ServerConfig = parseConfig(["--port", "0", "--data-dir", dataDir, ...flags], {});
   const server = await startServer(config, { ...options, env: { SESSION_API_KEY: KEY, ...env }, log: createLogger("debug", sink) });
-  const call: TestServer["call"] = async (method, route, options = {}) => {
-    const url = new URL(route, server.url);
-    for (const [name, value] of Object.entries(options.query ?? {})) {
-      for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
-    }
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.key !== null) headers["X-Session-API-Key"] = options.key ?? KEY;
-    let body = options.body;
-    if (options.json !== undefined) {
-      body = JSON.stringify(options.json);
-      headers["Content-Type"] ??= "application/json";
-    }
-    const response = await fetch(url, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed };
-  };
+  const call = httpCaller(server.url, KEY);
   return {
     url: server.url,
     dataDir,

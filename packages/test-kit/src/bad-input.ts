@@ -3,14 +3,14 @@
  * calls and the `loc` its 422 names. The server's tests assert those; the mock's send each row to the
  * mock and to a real server and compare.
  */
-import type { TestServer } from "./harness.js";
+import type { CallOptions } from "./http.js";
 
 export type BadInputRow = [
   name: string,
   operationId: string,
   method: string,
   route: () => string,
-  options: Parameters<TestServer["call"]>[2],
+  options: CallOptions,
   loc: Array<string | number>,
 ];
 

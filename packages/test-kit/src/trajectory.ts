@@ -4,7 +4,7 @@
  */
 import { DEFAULT_EVENT_SOURCE, type Event, type MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { eventTimeMicros } from "../../src/store/time.js";
+import { instantMicros } from "@acs-toolkit/validator";
 
 /** Message words: mixed case, accents, a 1-letter one (the body filter's edge cases). */
 export const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];
@@ -59,11 +59,11 @@ export function randomSearchQuery(rand: () => number, kinds: readonly string[]):
  * together: the naive oracle of the paging property.
  */
 export function expectedSearchIds(events: readonly Event[], query: Record<string, string | number>, desc: boolean): string[] {
-  const gte = query.timestamp__gte ? eventTimeMicros(String(query.timestamp__gte))! : -Infinity;
-  const lt = query.timestamp__lt ? eventTimeMicros(String(query.timestamp__lt))! : Infinity;
+  const gte = query.timestamp__gte ? instantMicros(String(query.timestamp__gte))! : -Infinity;
+  const lt = query.timestamp__lt ? instantMicros(String(query.timestamp__lt))! : Infinity;
   const body = query.body === undefined ? undefined : String(query.body).toLowerCase();
   const ids = events
-    .map((event, seq) => ({ event, ts: eventTimeMicros(event.timestamp)!, seq }))
+    .map((event, seq) => ({ event, ts: instantMicros(event.timestamp)!, seq }))
     .sort((a, b) => a.ts - b.ts || a.seq - b.seq)
     .filter(({ event, ts }) => (!query.kind || event.kind === shortKind(String(query.kind))) && (!query.source || sourceOf(event) === query.source) && ts >= gte && ts < lt)
     .filter(({ event }) => body === undefined || (event.kind === "MessageEvent" && messageBodyText(event).includes(body)))

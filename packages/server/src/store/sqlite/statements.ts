@@ -1,0 +1,202 @@
+/**
+ * Every SQL statement of the SQLite store: the fixed ones (prepared once per connection, class
+ * Statements) and the shapes of the search statements, built per combination of filters and order
+ * and kept once prepared. How a page becomes a range of an index: paging.ts; the body search's
+ * statements: body-search.ts.
+ */
+import type Database from "better-sqlite3";
+
+/** The id of a conversation being imported: not a UUID, so no request can name it. */
+export const STAGING_PREFIX = "~import~";
+/** Seqs fill the low 32 bits of an event's key, `(conversation << 32) | seq`. */
+export const MAX_SEQ = 2 ** 32 - 1;
+
+const CONVERSATION_COLUMNS =
+  "pk, id, status, created_at, updated_at, event_count, repository, selected_branch, git_provider, next_seq";
+
+export const SQL = {
+  insertConversation: `INSERT INTO conversations
+      (id, status, created_at, updated_at, event_count, repository, selected_branch, git_provider, next_seq)
+    VALUES (:id, :status, :now, :now, 0, :repository, :selectedBranch, :gitProvider, 1)`,
+  conversationById: `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ?`,
+  conversationPk: "SELECT pk FROM conversations WHERE id = ?",
+  advanceConversation: `UPDATE conversations
+    SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now
+    WHERE pk = :pk`,
+  setStatus: "UPDATE conversations SET status = :status, updated_at = :now WHERE id = :id",
+  /** The seq of the event whose id hash is :idHash (see migrations.ts, version 2). */
+  hashHolder: "SELECT seq FROM event_ids WHERE conversation = :conv AND id_hash = :idHash",
+  eventIdAt: "SELECT event_id AS id FROM events WHERE key = (:conv << 32) | :seq",
+  /** No change when the id is there already: a duplicate. */
+  addCollision: "INSERT OR IGNORE INTO event_id_collisions (conversation, event_id, seq) VALUES (:conv, :id, :seq)",
+  insertMessageText: `INSERT OR FAIL INTO message_texts (key, seq, ts, source, text)
+    VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`,
+  /** In the same transaction as the text (no trigger: see migrations.ts, version 2). */
+  indexMessageText: "INSERT INTO message_fts (rowid, text) VALUES ((:conv << 32) | :seq, :text)",
+  nameCode: "SELECT code FROM names WHERE name = ?",
+  addName: "INSERT INTO names (name) VALUES (?)",
+  /** The events at the seqs of :seqs (a JSON array), in no particular order: one statement per page. */
+  eventsAt: `SELECT seq, event_id AS id, json FROM events
+    WHERE key IN (SELECT (:conv << 32) | value FROM json_each(:seqs))`,
+  /** Append order is the key order within a conversation: a range scan of the primary key. */
+  readAfter: `SELECT ts, seq, event_id AS id, json FROM events
+    WHERE key > ((:conv << 32) | :afterSeq) AND key <= ((:conv << 32) | 4294967295)
+    ORDER BY key LIMIT :limit`,
+  /** The event holding the id's hash, if it has this id; else the id among the collisions. */
+  positionOf: `SELECT e.ts, e.seq
+    FROM event_ids AS i JOIN events AS e ON e.key = (i.conversation << 32) | i.seq
+    WHERE i.conversation = :conv AND i.id_hash = :idHash AND e.event_id = :id
+    UNION ALL
+    SELECT e.ts, e.seq
+    FROM event_id_collisions AS c JOIN events AS e ON e.key = (c.conversation << 32) | c.seq
+    WHERE c.conversation = :conv AND c.event_id = :id`,
+  getDocument: "SELECT value FROM documents WHERE key = ?",
+  putDocument: `INSERT INTO documents (key, value) VALUES (:key, :value)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  ping: "SELECT 1 AS ok",
+  renameConversation: "UPDATE conversations SET id = :id, created_at = :now, updated_at = :now WHERE pk = :pk",
+  stagedConversations: `SELECT pk FROM conversations WHERE id LIKE '${STAGING_PREFIX}%'`,
+  /** Removing a staged conversation, a window of seqs at a time (FTS5 external content needs the old text). */
+  discardFts: `INSERT INTO message_fts (message_fts, rowid, text)
+    SELECT 'delete', key, text FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to`,
+  discardTexts: "DELETE FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
+  discardEvents: "DELETE FROM events WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
+  discardIds: `DELETE FROM event_ids WHERE conversation = :conv AND id_hash IN
+    (SELECT id_hash FROM event_ids WHERE conversation = :conv LIMIT :n)`,
+  discardCollisions: "DELETE FROM event_id_collisions WHERE conversation = :conv",
+  discardConversation: "DELETE FROM conversations WHERE pk = :conv",
+  stagedNextSeq: "SELECT next_seq FROM conversations WHERE pk = :conv",
+  setNextSeq: "UPDATE conversations SET next_seq = :seq WHERE pk = :conv",
+  /** Body: how many FTS candidates this conversation has, counting no further than :k. */
+  probe: `SELECT count(*) AS n FROM (
+    SELECT rowid FROM message_fts
+    WHERE message_fts MATCH :match AND rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+    LIMIT :k)`,
+} as const;
+
+/**
+ * Events are inserted INSERT_CHUNK rows per statement: per-statement work (binding setup, the
+ * result object, VDBE start) is paid once per chunk (+35% replay ingest against one row per
+ * statement; 16 to 200 rows measure the same). It takes both `OR FAIL` and the deferred foreign
+ * keys (migrations.ts, version 2) to keep a multi-row insert free of a statement journal (with
+ * either alone, each statement opens one); any failure still rolls the whole transaction back.
+ */
+export const INSERT_CHUNK = 64;
+
+/**
+ * `rows` events; per row the parameters conversation, seq, ts, event_id, kind, source, json.
+ * (Anonymous parameters: better-sqlite3 binds an array only to those.)
+ */
+export function insertEventsSql(rows: number): string {
+  const values = new Array<string>(rows).fill("((? << 32) | ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
+  return `INSERT OR FAIL INTO events (key, conversation, seq, ts, event_id, kind, source, json) VALUES ${values}`;
+}
+export const EVENT_PARAMETERS = 9;
+
+/**
+ * `rows` id hashes; per row the parameters conversation, id_hash, seq. A hash already held is
+ * skipped (`changes` says how many went in): see resolveHeldHashes in ingest.ts.
+ */
+export function insertEventIdsSql(rows: number): string {
+  return `INSERT OR IGNORE INTO event_ids (conversation, id_hash, seq) VALUES ${new Array<string>(rows).fill("(?, ?, ?)").join(", ")}`;
+}
+export const EVENT_ID_PARAMETERS = 3;
+
+export type Order = "asc" | "desc";
+
+/** The bounds every search and count statement takes; see "Order and paging". */
+const RANGE = "(ts, seq) > (:loTs, :loSeq) AND (ts, seq) < (:hiTs, :hiSeq)";
+const E_RANGE = "(e.ts, e.seq) > (:loTs, :loSeq) AND (e.ts, e.seq) < (:hiTs, :hiSeq)";
+const M_RANGE = "(m.ts, m.seq) > (:loTs, :loSeq) AND (m.ts, m.seq) < (:hiTs, :hiSeq)";
+
+function orderBy(order: Order, prefix = ""): string {
+  const dir = order === "asc" ? "ASC" : "DESC";
+  return `ORDER BY ${prefix}ts ${dir}, ${prefix}seq ${dir}`;
+}
+
+function eventIndex(kind: boolean, source: boolean): string {
+  if (kind && source) return "events_by_kind_source";
+  if (kind) return "events_by_kind";
+  if (source) return "events_by_source";
+  return "events_by_time";
+}
+
+function equalities(kind: boolean, source: boolean, prefix = ""): string {
+  return (kind ? ` AND ${prefix}kind = :kind` : "") + (source ? ` AND ${prefix}source = :source` : "");
+}
+
+export const SEARCH_SQL = {
+  /** A page without a body filter: `limit + 1` rows of one index range. */
+  page: (kind: boolean, source: boolean, order: Order) =>
+    `SELECT seq, ts, event_id AS id, json FROM events INDEXED BY ${eventIndex(kind, source)}
+    WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}
+    ${orderBy(order)} LIMIT :n`,
+  /**
+   * The page of `page` as one row: its size, its positions and its JSON texts joined by `,` as a
+   * BLOB (one buffer, no string per event). Aggregates see the rows in the order the LIMITed
+   * subquery yields them, which SQLite does not promise: searchJson checks the positions' order
+   * and, if they are not in it, runs pageJsonSorted, whose order is promised.
+   */
+  pageJson: (kind: boolean, source: boolean, order: Order) =>
+    `SELECT count(*) AS n, group_concat(ts) AS ts, group_concat(seq) AS seq, CAST(group_concat(json, ',') AS BLOB) AS json
+    FROM (SELECT ts, seq, json FROM events INDEXED BY ${eventIndex(kind, source)}
+      WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}
+      ${orderBy(order)} LIMIT :n)`,
+  /** pageJson with the order stated in each aggregate (a sort of the page: about 3 times slower). */
+  pageJsonSorted: (kind: boolean, source: boolean, order: Order) =>
+    `SELECT count(*) AS n, group_concat(ts, ',' ${orderBy(order)}) AS ts, group_concat(seq, ',' ${orderBy(order)}) AS seq,
+      CAST(group_concat(json, ',' ${orderBy(order)}) AS BLOB) AS json
+    FROM (SELECT ts, seq, json FROM events INDEXED BY ${eventIndex(kind, source)}
+      WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}
+      ${orderBy(order)} LIMIT :n)`,
+  /** Whether anything matches in the bounds (hasMore of a pageJson page). */
+  any: (kind: boolean, source: boolean) =>
+    `SELECT 1 AS one FROM events INDEXED BY ${eventIndex(kind, source)}
+    WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE} LIMIT 1`,
+  count: (kind: boolean, source: boolean) =>
+    `SELECT count(*) AS n FROM events INDEXED BY ${eventIndex(kind, source)}
+    WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}`,
+  /** Body, walk: the conversation's messages in order, each tested (index + text only). */
+  walk: (source: boolean, order: Order) =>
+    `SELECT e.seq, e.ts, instr(m.text, :needle) > 0 AS hit
+    FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
+    WHERE e.conversation = :conv AND e.kind = :messageKind${equalities(false, source, "e.")} AND ${E_RANGE}
+    ${orderBy(order, "e.")}`,
+  walkCount: (source: boolean) =>
+    `SELECT count(*) AS n
+    FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
+    WHERE e.conversation = :conv AND e.kind = :messageKind${equalities(false, source, "e.")} AND ${E_RANGE}
+      AND instr(m.text, :needle) > 0`,
+  /** Body, from FTS: the candidates of this conversation (rowid range), confirmed, sorted. */
+  fts: (source: boolean, order: Order) =>
+    `SELECT m.seq, m.ts
+    FROM message_fts AS f JOIN message_texts AS m ON m.key = f.rowid
+    WHERE message_fts MATCH :match AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+      ${equalities(false, source, "m.")} AND ${M_RANGE} AND instr(m.text, :needle) > 0
+    ${orderBy(order, "m.")} LIMIT :n`,
+  ftsCount: (source: boolean) =>
+    `SELECT count(*) AS n
+    FROM message_fts AS f JOIN message_texts AS m ON m.key = f.rowid
+    WHERE message_fts MATCH :match AND f.rowid BETWEEN (:conv << 32) AND ((:conv << 32) | 4294967295)
+      ${equalities(false, source, "m.")} AND ${M_RANGE} AND instr(m.text, :needle) > 0`,
+} as const;
+
+/** A connection's statements: the fixed ones, prepared at once, and the others on first use. */
+export class Statements {
+  readonly fixed: { [K in keyof typeof SQL]: Database.Statement };
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    this.fixed = Object.fromEntries(Object.entries(SQL).map(([k, sql]) => [k, db.prepare(sql)])) as typeof this.fixed;
+  }
+
+  /** The statement `sql()` under `key`, prepared on first use and kept. */
+  get(key: string, sql: () => string): Database.Statement {
+    let s = this.cache.get(key);
+    if (!s) {
+      s = this.db.prepare(sql());
+      this.cache.set(key, s);
+    }
+    return s;
+  }
+}

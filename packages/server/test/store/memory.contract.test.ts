@@ -1,0 +1,5 @@
+/** The EventStore contract (contract/index.ts) on the in-memory store. */
+import { openMemoryStore } from "../../src/store/memory.js";
+import { describeEventStoreContract } from "./contract/index.js";
+
+describeEventStoreContract("memory", () => openMemoryStore());
