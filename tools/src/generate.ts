@@ -1,6 +1,6 @@
 /**
  * `pnpm generate`: spec/ → packages/schema/src/generated/ (bundled documents, TypeScript types,
- * the openapi-fetch `paths` type, kind constants and type guards, the settings table, the live close codes).
+ * the openapi-fetch `paths` type, the table of both type families, kind constants and type guards, the settings table, the live close codes).
  * `pnpm generate:check`: the same in memory; exits 1 naming every file that differs from disk.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -67,6 +67,34 @@ const CONSTRAINTS = ["type", "$ref", "oneOf", "anyOf", "allOf", "enum", "const",
 const isUnconstrained = (schema: unknown) =>
   typeof schema === "object" && schema !== null && !CONSTRAINTS.some((keyword) => keyword in schema);
 
+/**
+ * openapi-typescript's side of one type family: a copy of the OpenAPI document without the
+ * `discriminator` keyword. openapi-typescript (7.x, no option for it) makes the discriminator
+ * property required in every schema a mapping names (`TextContent.type`, which the schema leaves
+ * optional with a default) and narrows it to the mapping's tag; json-schema-to-typescript types the
+ * schema as written. The discriminator adds nothing to the TypeScript unions: each member's property
+ * is already a literal (`const`), so the unions stay discriminated. The published openapi.json keeps it.
+ */
+function withoutDiscriminators(node: unknown, inPropertyMap = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutDiscriminators(item));
+  if (typeof node !== "object" || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => inPropertyMap || key !== "discriminator")
+      .map(([key, value]) => [key, withoutDiscriminators(value, !inPropertyMap && (key === "properties" || key === "patternProperties"))]),
+  );
+}
+
+/**
+ * `type-families.ts`: every component schema's name mapped to its json-schema-to-typescript type, so
+ * the schema package's type test can compare it with `components["schemas"][name]` for every name
+ * (a new schema is covered with no hand edit).
+ */
+function renderTypeFamilies(names: string[]): string {
+  const rows = names.map((name) => `  ${name}: T.${name};`).join("\n");
+  return `/**\n * ${BANNER}\n */\n\nimport type * as T from "./types.js";\n\n/** Each component schema's name → its json-schema-to-typescript type (the test of the two type families reads it). */\nexport interface TypesBySchemaName {\n${rows}\n}\n`;
+}
+
 export async function generate(): Promise<Map<string, string>> {
   const { defs, openapi, asyncapi, eventsSchema } = await bundleSpec(specDir);
   const files = new Map<string, string>();
@@ -88,10 +116,19 @@ export async function generate(): Promise<Map<string, string>> {
   // The root is only a container for $defs; drop its empty interface.
   files.set("types.ts", types.replace(/export interface AcsDefinitions \{[^}]*\}\n\n?/, ""));
 
+  // One shape in both type families (packages/schema/test/type-families.test-d.ts proves it):
   // defaultNonNullable: false keeps a field with a default optional, as it is on the wire (recordings
-  // omit it) and as json-schema-to-typescript types it: one shape in both type families.
-  const ast = await openapiTS(openapi as never, { alphabetize: false, defaultNonNullable: false, transform: prefixPatternType });
+  // omit it) and as json-schema-to-typescript types it; emptyObjectsUnknown: true types an object with
+  // no declared properties (`data`, `meta`, `agent`) as any object, as json-schema-to-typescript does,
+  // not as the empty `Record<string, never>`; the discriminators are left out (see withoutDiscriminators).
+  const ast = await openapiTS(withoutDiscriminators(openapi) as never, {
+    alphabetize: false,
+    defaultNonNullable: false,
+    emptyObjectsUnknown: true,
+    transform: prefixPatternType,
+  });
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
+  files.set("type-families.ts", renderTypeFamilies(Object.keys((openapi.components as { schemas: JsonObject }).schemas)));
 
   files.set("kinds.ts", renderKinds(defs, BANNER));
   files.set("settings.ts", renderSettings(defs, BANNER));

@@ -305,10 +305,10 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default text
+             * @constant
              */
-            type: "text";
+            type?: "text";
             text: string;
             /**
              * @deprecated
@@ -331,10 +331,10 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default image
+             * @constant
              */
-            type: "image";
+            type?: "image";
             image_urls: string[];
         };
         /**
@@ -348,10 +348,10 @@ export interface components {
          */
         ThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default thinking
+             * @constant
              */
-            type: "thinking";
+            type?: "thinking";
             thinking: string;
             signature?: string | null;
         };
@@ -361,10 +361,10 @@ export interface components {
          */
         RedactedThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default redacted_thinking
+             * @constant
              */
-            type: "redacted_thinking";
+            type?: "redacted_thinking";
             data: string;
         };
         /**
@@ -417,7 +417,7 @@ export interface components {
             /** @description Required and nullable in the SDK's model, but stored without nulls: a null message is written as absent, so absence is accepted (the built-in critics always set one). */
             message?: string | null;
             /** @description Free-form; may include event_ids and categorized_features. */
-            metadata?: Record<string, never> | null;
+            metadata?: Record<string, unknown> | null;
         };
         /**
          * Message
@@ -520,11 +520,8 @@ export interface components {
          */
         MCPToolAction: {
             /** @default {} */
-            data?: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            data?: Record<string, unknown>;
+            /** @constant */
             kind: "MCPToolAction";
         };
         /**
@@ -538,10 +535,7 @@ export interface components {
         FinishAction: {
             /** @description Final message to the user. */
             message: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishAction";
         };
         /**
@@ -554,10 +548,7 @@ export interface components {
          */
         ThinkAction: {
             thought: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkAction";
         };
         /**
@@ -568,10 +559,7 @@ export interface components {
          *     }
          */
         BrowserAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserAction";
         };
         /**
@@ -588,10 +576,7 @@ export interface components {
             index: number;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserClickAction";
         };
         /**
@@ -604,10 +589,7 @@ export interface components {
          */
         BrowserCloseTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserCloseTabAction";
         };
         /**
@@ -624,10 +606,7 @@ export interface components {
             extract_links?: boolean;
             /** @default 0 */
             start_from_char?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetContentAction";
         };
         /**
@@ -641,10 +620,7 @@ export interface components {
         BrowserGetStateAction: {
             /** @default false */
             include_screenshot?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStateAction";
         };
         /**
@@ -655,10 +631,7 @@ export interface components {
          *     }
          */
         BrowserGetStorageAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStorageAction";
         };
         /**
@@ -669,10 +642,7 @@ export interface components {
          *     }
          */
         BrowserGoBackAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGoBackAction";
         };
         /**
@@ -683,10 +653,7 @@ export interface components {
          *     }
          */
         BrowserListTabsAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserListTabsAction";
         };
         /**
@@ -702,10 +669,7 @@ export interface components {
             url: string;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserNavigateAction";
         };
         /**
@@ -722,10 +686,7 @@ export interface components {
              * @enum {string}
              */
             direction?: "up" | "down";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserScrollAction";
         };
         /**
@@ -741,11 +702,8 @@ export interface components {
          */
         BrowserSetStorageAction: {
             /** @description Cookies and origins as returned by the storage read. */
-            storage_state: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            storage_state: Record<string, unknown>;
+            /** @constant */
             kind: "BrowserSetStorageAction";
         };
         /**
@@ -756,10 +714,7 @@ export interface components {
          *     }
          */
         BrowserStartRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStartRecordingAction";
         };
         /**
@@ -770,10 +725,7 @@ export interface components {
          *     }
          */
         BrowserStopRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStopRecordingAction";
         };
         /**
@@ -786,10 +738,7 @@ export interface components {
          */
         BrowserSwitchTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserSwitchTabAction";
         };
         /**
@@ -805,10 +754,7 @@ export interface components {
             /** @description Input element index. */
             index: number;
             text: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserTypeAction";
         };
         /**
@@ -830,10 +776,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorAction";
         };
         /**
@@ -853,10 +796,7 @@ export interface components {
             new_string: string;
             /** @default 1 */
             expected_replacements?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditAction";
         };
         /**
@@ -873,10 +813,7 @@ export interface components {
             dir_path?: string;
             /** @default false */
             recursive?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryAction";
         };
         /**
@@ -893,10 +830,7 @@ export interface components {
             file_path: string;
             offset?: number | null;
             limit?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileAction";
         };
         /**
@@ -911,10 +845,7 @@ export interface components {
         WriteFileAction: {
             file_path: string;
             content: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileAction";
         };
         /**
@@ -929,10 +860,7 @@ export interface components {
         GlobAction: {
             pattern: string;
             path?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobAction";
         };
         /**
@@ -949,10 +877,7 @@ export interface components {
             pattern: string;
             path?: string | null;
             include?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepAction";
         };
         /**
@@ -972,10 +897,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorAction";
         };
         /**
@@ -1001,10 +923,7 @@ export interface components {
             command?: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerAction";
         };
         /**
@@ -1027,10 +946,7 @@ export interface components {
             timeout?: number | null;
             /** @default false */
             reset?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalAction";
         };
         /**
@@ -1052,10 +968,7 @@ export interface components {
             /** @description Id of a task to resume. */
             resume?: string | null;
             max_turns?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskAction";
         };
         /**
@@ -1068,10 +981,7 @@ export interface components {
          */
         InvokeSkillAction: {
             name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillAction";
         };
         /**
@@ -1086,10 +996,7 @@ export interface components {
         SwitchLLMAction: {
             profile_name: string;
             reason: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMAction";
         };
         /**
@@ -1107,10 +1014,7 @@ export interface components {
             script: string;
             /** @default 8 */
             max_concurrency?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowAction";
         };
         /**
@@ -1127,10 +1031,7 @@ export interface components {
             image_index: number;
             question: string;
             profile_name?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectAction";
         };
         /**
@@ -1152,10 +1053,7 @@ export interface components {
             tasks?: {
                 [key: string]: string;
             } | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateAction";
         };
         /**
@@ -1168,10 +1066,7 @@ export interface components {
          */
         ApplyPatchAction: {
             patch: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ApplyPatchAction";
         };
         /**
@@ -1188,10 +1083,7 @@ export interface components {
             /** @default true */
             use_user_message?: boolean;
             custom_query?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomAction";
         };
         /**
@@ -1202,10 +1094,7 @@ export interface components {
          *     }
          */
         SleeptimeComputeAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeAction";
         };
         /**
@@ -1276,10 +1165,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             tool_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MCPToolObservation";
         };
         /**
@@ -1302,10 +1188,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishObservation";
         };
         /**
@@ -1328,10 +1211,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkObservation";
         };
         /**
@@ -1358,10 +1238,7 @@ export interface components {
             /** @description Base64 PNG. */
             screenshot_data?: string | null;
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserObservation";
         };
         /**
@@ -1395,10 +1272,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorObservation";
         };
         /**
@@ -1425,10 +1299,7 @@ export interface components {
             replacements_made?: number;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditObservation";
         };
         /**
@@ -1464,10 +1335,7 @@ export interface components {
             total_count?: number;
             /** @default false */
             is_truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryObservation";
         };
         /**
@@ -1503,10 +1371,7 @@ export interface components {
                 number
             ] | null;
             total_lines?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileObservation";
         };
         /**
@@ -1531,10 +1396,7 @@ export interface components {
             is_new_file?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileObservation";
         };
         /**
@@ -1562,10 +1424,7 @@ export interface components {
             search_path: string;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobObservation";
         };
         /**
@@ -1595,10 +1454,7 @@ export interface components {
             include_pattern?: string | null;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepObservation";
         };
         /**
@@ -1630,10 +1486,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorObservation";
         };
         /**
@@ -1662,10 +1515,7 @@ export interface components {
             command: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerObservation";
         };
         /**
@@ -1709,10 +1559,7 @@ export interface components {
             timeout?: boolean;
             metadata?: components["schemas"]["TerminalMetadata"];
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalObservation";
         };
         /**
@@ -1741,10 +1588,7 @@ export interface components {
             task_id: string;
             subagent: string;
             status: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskObservation";
         };
         /**
@@ -1769,10 +1613,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             skill_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillObservation";
         };
         /**
@@ -1801,10 +1642,7 @@ export interface components {
             profile_name: string;
             reason?: string | null;
             active_model?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMObservation";
         };
         /**
@@ -1832,10 +1670,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             status: "completed" | "error";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowObservation";
         };
         /**
@@ -1869,10 +1704,7 @@ export interface components {
             model?: string | null;
             base_url?: string | null;
             answer?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectObservation";
         };
         /**
@@ -1898,10 +1730,7 @@ export interface components {
             is_error?: boolean;
             /** @enum {string} */
             command: "spawn" | "delegate";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateObservation";
         };
         /**
@@ -1924,10 +1753,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ClientToolObservation";
         };
         /**
@@ -1950,11 +1776,8 @@ export interface components {
             message?: string;
             /** @default 0 */
             fuzz?: number;
-            commit?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            commit?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchObservation";
         };
         /**
@@ -1977,10 +1800,7 @@ export interface components {
             suggestions?: string;
             confidence?: number | null;
             reasoning?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomObservation";
         };
         /**
@@ -2003,10 +1823,7 @@ export interface components {
             message?: string;
             /** @default 0 */
             sessions_processed?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeObservation";
         };
         /**
@@ -2049,11 +1866,11 @@ export interface components {
             name: string;
             title?: string | null;
             description?: string | null;
-            inputSchema: Record<string, never>;
-            outputSchema?: Record<string, never> | null;
+            inputSchema: Record<string, unknown>;
+            outputSchema?: Record<string, unknown> | null;
             annotations?: components["schemas"]["MCPToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            _meta?: Record<string, never> | null;
+            meta?: Record<string, unknown> | null;
+            _meta?: Record<string, unknown> | null;
         };
         /**
          * MCPToolDefinition
@@ -2135,11 +1952,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "MCPToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "MCPToolDefinition";
             /** @description The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`). */
             title: string;
@@ -2170,11 +1984,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FinishObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FinishTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2204,11 +2015,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ThinkObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ThinkTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2238,11 +2046,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserClickTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2272,11 +2077,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserCloseTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2306,11 +2108,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetContentTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2340,11 +2139,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStateTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2374,11 +2170,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2408,11 +2201,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGoBackTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2442,11 +2232,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserListTabsTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2476,11 +2263,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserNavigateTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2510,11 +2294,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserScrollTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2544,11 +2325,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2578,11 +2356,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStartRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2612,11 +2387,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStopRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2646,11 +2418,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSwitchTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2680,11 +2449,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2714,11 +2480,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserTypeTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2748,11 +2511,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2782,11 +2542,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "EditObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "EditTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2816,11 +2573,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ListDirectoryObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ListDirectoryTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2850,11 +2604,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ReadFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ReadFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2884,11 +2635,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WriteFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WriteFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2918,11 +2666,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GlobObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GlobTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2952,11 +2697,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GrepObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GrepTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -2986,11 +2728,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "PlanningFileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "PlanningFileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3020,11 +2759,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskTrackerObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTrackerTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3054,11 +2790,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TerminalObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TerminalTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3088,11 +2821,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3122,11 +2852,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3156,11 +2883,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "InvokeSkillObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "InvokeSkillTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3189,11 +2913,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SwitchLLMObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SwitchLLMTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3223,11 +2944,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3257,11 +2975,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3290,11 +3005,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "VisionInspectObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "VisionInspectTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3324,11 +3036,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "DelegateObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "DelegateTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3366,18 +3075,15 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ClientToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ClientTool";
             /** @description The spec's annotations title when set, else the tool name. */
             title: string;
             /** @description The tool name the LLM calls. */
             client_tool_name: string;
             /** @description The tool's `parameters`: a JSON Schema whose type is object. */
-            input_schema: Record<string, never>;
+            input_schema: Record<string, unknown>;
         };
         /**
          * ApplyPatchTool
@@ -3404,11 +3110,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ApplyPatchObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3438,11 +3141,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ConsultTomObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TomConsultTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3472,11 +3172,8 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SleeptimeComputeObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SleeptimeComputeTool";
             /** @description The tool name the LLM calls. */
             title: string;
@@ -3566,10 +3263,7 @@ export interface components {
             summary_offset?: number | null;
             /** @description Id of the LLM response that produced the event. */
             llm_response_id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "Condensation";
         };
         /**
@@ -3588,10 +3282,7 @@ export interface components {
             /** @default environment */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationRequest";
         };
         /**
@@ -3612,10 +3303,7 @@ export interface components {
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
             summary: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationSummaryEvent";
         };
         /**
@@ -3654,10 +3342,7 @@ export interface components {
             detail: string;
             /** @description What kind of failure this is and what a user can do about it. Always filled from release 1.40.0 (from `code` and `detail`), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationErrorEvent";
         };
         /**
@@ -3682,10 +3367,7 @@ export interface components {
             key?: string;
             /** @description Any JSON value: the serialized state update. Defaults to {}. */
             value?: unknown;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationStateUpdateEvent";
         };
         /**
@@ -3719,10 +3401,7 @@ export interface components {
              * @default default
              */
             usage_id?: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "LLMCompletionLogEvent";
         };
         /**
@@ -3781,10 +3460,7 @@ export interface components {
             critic_result?: components["schemas"]["CriticResult"] | null;
             /** @description A short (about 10 words) explanation of the action. */
             summary?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ActionEvent";
         };
         /**
@@ -3829,10 +3505,7 @@ export interface components {
             /** @description Origin identifier in multi-agent use. */
             sender?: string | null;
             critic_result?: components["schemas"]["CriticResult"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MessageEvent";
         };
         /**
@@ -3874,10 +3547,7 @@ export interface components {
             error: string;
             /** @description What kind of failure this is. Always filled from release 1.40.0 (`{kind: unknown, retryable: false, user_action: none}` when nothing better is known), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "AgentErrorEvent";
         };
         /**
@@ -3920,10 +3590,7 @@ export interface components {
              * @default []
              */
             extended_content?: components["schemas"]["TextContent"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ObservationEvent";
         };
         /**
@@ -3957,10 +3624,7 @@ export interface components {
              * @enum {string}
              */
             rejection_source?: "user" | "hook";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "UserRejectObservation";
         };
         /**
@@ -4005,10 +3669,7 @@ export interface components {
             tools: components["schemas"]["ToolDefinition"][];
             /** @description Per-conversation context; when present it is a second content block of the system message. */
             dynamic_context?: components["schemas"]["TextContent"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SystemPromptEvent";
         };
         /**
@@ -4037,10 +3698,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             prompt_token_ids: number[];
             response_token_ids: number[];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TokenEvent";
         };
         /**
@@ -4059,10 +3717,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PauseEvent";
         };
         /**
@@ -4120,10 +3775,7 @@ export interface components {
              * @default false
              */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ACPToolCallEvent";
         };
         /**
@@ -4178,11 +3830,8 @@ export interface components {
             /** @description The MessageEvent a UserPromptSubmit hook ran for. */
             message_id?: string | null;
             /** @description What the hook received on standard input. */
-            hook_input?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            hook_input?: Record<string, unknown> | null;
+            /** @constant */
             kind: "HookExecutionEvent";
         };
         /**
@@ -4206,10 +3855,7 @@ export interface components {
             code: string;
             /** @description The exception's message. */
             detail: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ServerErrorEvent";
         };
         /**
@@ -4231,10 +3877,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             content?: string | null;
             reasoning_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "StreamingDeltaEvent";
         };
         /**
@@ -4253,10 +3896,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InterruptEvent";
         };
         /**
@@ -4731,7 +4371,7 @@ export interface components {
                 [key: string]: string;
             };
             /** @default {} */
-            agent_state?: Record<string, never>;
+            agent_state?: Record<string, unknown>;
             /** @default {} */
             tags?: {
                 [key: string]: string;
@@ -4739,13 +4379,13 @@ export interface components {
             /** @default [] */
             invoked_skills?: string[];
             /** @description The agent (`kind` Agent or ACPAgent), when recorded. */
-            agent?: Record<string, never>;
+            agent?: Record<string, unknown>;
             /** @description The workspace (`kind` LocalWorkspace, …), when recorded. */
-            workspace?: Record<string, never>;
+            workspace?: Record<string, unknown>;
             persistence_dir?: string | null;
-            security_analyzer?: Record<string, never> | null;
+            security_analyzer?: Record<string, unknown> | null;
             last_user_message_id?: string | null;
-            hook_config?: Record<string, never> | null;
+            hook_config?: Record<string, unknown> | null;
             /** @description The HEAD of the conversation tree. */
             leaf_event_id?: string | null;
             /**
@@ -4914,7 +4554,7 @@ export interface components {
             /** @constant */
             key: "full_state";
             value: components["schemas"]["ConversationFullState"];
-        } & components["schemas"]["ConversationStateUpdateEvent"];
+        } & WithRequired<components["schemas"]["ConversationStateUpdateEvent"], "id" | "timestamp" | "kind" | "key" | "value">;
         /**
          * LiveAuthFrame
          * @description First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.
