@@ -68,21 +68,91 @@ const isUnconstrained = (schema: unknown) =>
   typeof schema === "object" && schema !== null && !CONSTRAINTS.some((keyword) => keyword in schema);
 
 /**
- * openapi-typescript's side of one type family: a copy of the OpenAPI document without the
- * `discriminator` keyword. openapi-typescript (7.x, no option for it) makes the discriminator
- * property required in every schema a mapping names (`TextContent.type`, which the schema leaves
- * optional with a default) and narrows it to the mapping's tag; json-schema-to-typescript types the
- * schema as written. The discriminator adds nothing to the TypeScript unions: each member's property
- * is already a literal (`const`), so the unions stay discriminated. The published openapi.json keeps it.
+ * Adapts a copy of the OpenAPI document to openapi-typescript so that it types each schema as
+ * json-schema-to-typescript does (one family of types; the published openapi.json is unchanged):
+ * - `discriminator` is left out. openapi-typescript (7.x, no option for it) makes the discriminator
+ *   property required in every schema a mapping names (`TextContent.type`, optional with a default in
+ *   the spec). The unions stay discriminated: each member's property is already a `const` literal.
+ * - `readOnly` is left out: openapi-typescript writes it as a `readonly` modifier, which says nothing
+ *   about the wire (it means "ignored in requests") and which json-schema-to-typescript does not write.
+ * - An object schema with properties and no `additionalProperties` gets `additionalProperties: true`,
+ *   which it means in JSON Schema: an index signature `[key: string]: unknown`, as
+ *   json-schema-to-typescript writes. openapi-typescript's own `additionalProperties` option cannot do
+ *   this: it also opens the objects that say `additionalProperties: false`.
  */
-function withoutDiscriminators(node: unknown, inPropertyMap = false): unknown {
-  if (Array.isArray(node)) return node.map((item) => withoutDiscriminators(item));
+/** Keywords whose values are JSON data, not schemas: copied as they are. */
+const DATA_KEYWORDS = new Set(["examples", "example", "default", "const", "enum"]);
+
+function forOpenapiTypescript(node: unknown, inPropertyMap = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => forOpenapiTypescript(item));
   if (typeof node !== "object" || node === null) return node;
-  return Object.fromEntries(
+  const out: Record<string, unknown> = Object.fromEntries(
     Object.entries(node)
-      .filter(([key]) => inPropertyMap || key !== "discriminator")
-      .map(([key, value]) => [key, withoutDiscriminators(value, !inPropertyMap && (key === "properties" || key === "patternProperties"))]),
+      .filter(([key]) => inPropertyMap || (key !== "discriminator" && key !== "readOnly"))
+      .map(([key, value]) => [
+        key,
+        !inPropertyMap && DATA_KEYWORDS.has(key) ? value : forOpenapiTypescript(value, !inPropertyMap && (key === "properties" || key === "patternProperties")),
+      ]),
   );
+  if (!inPropertyMap && "properties" in out && !("additionalProperties" in out)) out.additionalProperties = true;
+  return out;
+}
+
+/**
+ * openapi-typescript's `postTransform`, written like json-schema-to-typescript's output: the parts of an
+ * intersection that are object literals (a schema's own properties and the `[key: string]: unknown`
+ * that openapi-typescript adds as a separate `& { … }`) merged into one object type, and
+ * `WithRequired<components["schemas"]["X"], K>` written as plain `X` where X or the schema's own
+ * properties already require every key of K.
+ */
+function normalizeIntersection(schemas: Record<string, { required?: unknown }>) {
+  const requiredBy = (name: string) => new Set(Array.isArray(schemas[name]?.required) ? (schemas[name].required as string[]) : []);
+  const schemaName = (node: ts.TypeNode) =>
+    ts.isIndexedAccessTypeNode(node) && ts.isLiteralTypeNode(node.indexType) && ts.isStringLiteral(node.indexType.literal)
+      ? node.indexType.literal.text
+      : undefined;
+  const keyNames = (node: ts.TypeNode): string[] | undefined => {
+    const members = ts.isUnionTypeNode(node) ? [...node.types] : [node];
+    // openapi-typescript writes each key as an identifier whose text is the quoted name.
+    const names = members.map((m) =>
+      ts.isLiteralTypeNode(m) && ts.isStringLiteral(m.literal)
+        ? m.literal.text
+        : ts.isIdentifier(m as ts.Node) && /^"[^"]*"$/.test((m as unknown as ts.Identifier).text)
+          ? (m as unknown as ts.Identifier).text.slice(1, -1)
+          : undefined,
+    );
+    return names.every((n) => n !== undefined) ? (names as string[]) : undefined;
+  };
+  return (type: ts.TypeNode): ts.TypeNode | undefined => {
+    if (!ts.isIntersectionTypeNode(type)) return undefined;
+    const parts: ts.TypeNode[] = [];
+    const flatten = (node: ts.TypeNode): void => {
+      if (ts.isParenthesizedTypeNode(node)) flatten(node.type);
+      else if (ts.isIntersectionTypeNode(node)) node.types.forEach(flatten);
+      else parts.push(node);
+    };
+    flatten(type);
+    const literals = parts.filter(ts.isTypeLiteralNode);
+    const members = literals.flatMap((literal) => [...literal.members]);
+    const ownRequired = new Set(
+      members.filter((m) => ts.isPropertySignature(m) && !m.questionToken && ts.isIdentifier(m.name)).map((m) => (m.name as ts.Identifier).text),
+    );
+    let changed = literals.length > 1;
+    const rest = parts
+      .filter((part) => !ts.isTypeLiteralNode(part))
+      .map((part) => {
+        if (!ts.isTypeReferenceNode(part) || !ts.isIdentifier(part.typeName) || part.typeName.text !== "WithRequired") return part;
+        const [target, keys] = part.typeArguments ?? [];
+        const name = target && schemaName(target);
+        const names = keys && keyNames(keys);
+        if (!name || !names || !names.every((key) => ownRequired.has(key) || requiredBy(name).has(key))) return part;
+        changed = true;
+        return target!;
+      });
+    if (!changed) return undefined;
+    const merged = literals.length ? [ts.factory.createTypeLiteralNode(members)] : [];
+    return merged.length + rest.length === 1 ? [...merged, ...rest][0] : ts.factory.createIntersectionTypeNode([...merged, ...rest]);
+  };
 }
 
 /**
@@ -120,12 +190,13 @@ export async function generate(): Promise<Map<string, string>> {
   // defaultNonNullable: false keeps a field with a default optional, as it is on the wire (recordings
   // omit it) and as json-schema-to-typescript types it; emptyObjectsUnknown: true types an object with
   // no declared properties (`data`, `meta`, `agent`) as any object, as json-schema-to-typescript does,
-  // not as the empty `Record<string, never>`; the discriminators are left out (see withoutDiscriminators).
-  const ast = await openapiTS(withoutDiscriminators(openapi) as never, {
+  // not as the empty `Record<string, never>`; see also forOpenapiTypescript and normalizeIntersection.
+  const ast = await openapiTS(forOpenapiTypescript(openapi) as never, {
     alphabetize: false,
     defaultNonNullable: false,
     emptyObjectsUnknown: true,
     transform: prefixPatternType,
+    postTransform: normalizeIntersection((openapi.components as { schemas: Record<string, { required?: unknown }> }).schemas),
   });
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
   files.set("type-families.ts", renderTypeFamilies(Object.keys((openapi.components as { schemas: JsonObject }).schemas)));

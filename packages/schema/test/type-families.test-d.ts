@@ -8,35 +8,46 @@ import type { TypesBySchemaName } from "../src/generated/type-families.js";
 // the name → type table read here, so a schema added to spec/ is checked with no edit to this file.
 
 type Schemas = components["schemas"];
+type Name = keyof Schemas & keyof TypesBySchemaName;
 
 /** True when each of A and B is assignable to the other (non-distributive: a union is compared whole). */
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
-/** The names whose two types differ: `never` when every pair is equal in both directions. */
-type Differing = {
-  [Name in keyof Schemas & keyof TypesBySchemaName]: MutuallyAssignable<Schemas[Name], TypesBySchemaName[Name]> extends true
+/** True when A and B are the same type to the compiler (optionality, readonly, index signatures included). */
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/** The names whose two types fail `Check`: `never` when none does. */
+type Failing<Check extends "mutual" | "identical"> = {
+  [N in Name]: (Check extends "mutual" ? MutuallyAssignable<Schemas[N], TypesBySchemaName[N]> : Identical<Schemas[N], TypesBySchemaName[N]>) extends true
     ? never
-    : Name;
-}[keyof Schemas & keyof TypesBySchemaName];
+    : N;
+}[Name];
+
+/** `true` when no schema fails; otherwise an object type whose one property names those that do. */
+type NoneFail<Names> = [Names] extends [never] ? true : { "the two types of these schemas differ": Names };
 
 test("the table names every component schema, and nothing else", () => {
   expectTypeOf<keyof TypesBySchemaName>().toEqualTypeOf<keyof Schemas>();
 });
 
-/** `true` when no schema differs; otherwise an object type whose one property names those that do. */
-type NoneDiffer<Names> = [Names] extends [never] ? true : { "the two types of these schemas differ": Names };
-
 test("each schema's two types are assignable to each other, in both directions", () => {
-  // On failure the error names the schemas: Type 'true' is not assignable to type
-  // '{ "the two types of these schemas differ": "TextContent" | "ImageContent" | … }'.
-  const noneDiffer: NoneDiffer<Differing> = true;
-  expectTypeOf(noneDiffer).toEqualTypeOf<true>();
+  // On failure the error names the schemas: … does not satisfy the constraint '{ "the two types of these
+  // schemas differ": "Expected never, Actual literal string TextContent" | … }'.
+  expectTypeOf<NoneFail<Failing<"mutual">>>().toEqualTypeOf<true>();
 });
 
-test("the check tells a difference apart", () => {
-  // The known cause it guards against: openapi-typescript makes a discriminator property required.
+test("each schema's two types are identical (what an object literal may hold, readonly, index signatures)", () => {
+  expectTypeOf<NoneFail<Failing<"identical">>>().toEqualTypeOf<true>();
+});
+
+test("the checks tell a difference apart", () => {
+  // The causes they guard against: a discriminator made required, an empty object typed as Record<string, never>,
+  // an index signature (unknown properties allowed) on one side only, a readonly property.
   expectTypeOf<MutuallyAssignable<{ type?: "text"; text: string }, { type: "text"; text: string }>>().toEqualTypeOf<false>();
   expectTypeOf<MutuallyAssignable<{ data?: Record<string, unknown> }, { data?: Record<string, never> }>>().toEqualTypeOf<false>();
-  expectTypeOf<MutuallyAssignable<Schemas["TextContent"], Schemas["ImageContent"]>>().toEqualTypeOf<false>();
-  expectTypeOf<MutuallyAssignable<Schemas["TextContent"], TypesBySchemaName["TextContent"]>>().toEqualTypeOf<true>();
+  expectTypeOf<MutuallyAssignable<{ a: string; [k: string]: unknown }, { a: string }>>().toEqualTypeOf<true>();
+  expectTypeOf<Identical<{ a: string; [k: string]: unknown }, { a: string }>>().toEqualTypeOf<false>();
+  expectTypeOf<Identical<{ readonly a?: string[] }, { a?: string[] }>>().toEqualTypeOf<false>();
+  expectTypeOf<Identical<Schemas["TextContent"], Schemas["ImageContent"]>>().toEqualTypeOf<false>();
+  expectTypeOf<Identical<Schemas["TextContent"], TypesBySchemaName["TextContent"]>>().toEqualTypeOf<true>();
 });

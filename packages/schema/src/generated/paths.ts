@@ -336,6 +336,7 @@ export interface components {
              */
             type?: "image";
             image_urls: string[];
+            [key: string]: unknown;
         };
         /**
          * Content
@@ -354,6 +355,7 @@ export interface components {
             type?: "thinking";
             thinking: string;
             signature?: string | null;
+            [key: string]: unknown;
         };
         /**
          * RedactedThinkingBlock
@@ -366,6 +368,7 @@ export interface components {
              */
             type?: "redacted_thinking";
             data: string;
+            [key: string]: unknown;
         };
         /**
          * AnyThinkingBlock
@@ -384,6 +387,7 @@ export interface components {
             /** @description Opaque; never log or render it. */
             encrypted_content?: string | null;
             status?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MessageToolCall
@@ -406,6 +410,7 @@ export interface components {
             origin: "completion" | "responses";
             /** @description The Responses-API item id of the call. */
             responses_item_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * CriticResult
@@ -418,6 +423,7 @@ export interface components {
             message?: string | null;
             /** @description Free-form; may include event_ids and categorized_features. */
             metadata?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * Message
@@ -471,6 +477,7 @@ export interface components {
              * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             send_reasoning_content?: boolean;
+            [key: string]: unknown;
         };
         /**
          * Action
@@ -506,6 +513,7 @@ export interface components {
              * @enum {string}
              */
             status?: "todo" | "in_progress" | "done";
+            [key: string]: unknown;
         };
         /**
          * MCPToolAction
@@ -1108,6 +1116,7 @@ export interface components {
          */
         ClientAction: {
             kind: `ClientAction_${string}`;
+            [key: string]: unknown;
         };
         /**
          * Observation
@@ -1124,6 +1133,7 @@ export interface components {
             is_directory: boolean;
             size: number;
             modified_time: components["schemas"]["Timestamp"];
+            [key: string]: unknown;
         };
         /**
          * TerminalMetadata
@@ -1143,6 +1153,7 @@ export interface components {
             prefix?: string;
             /** @default  */
             suffix?: string;
+            [key: string]: unknown;
         };
         /**
          * MCPToolObservation
@@ -1845,6 +1856,7 @@ export interface components {
             idempotentHint?: boolean;
             /** @default true */
             openWorldHint?: boolean;
+            [key: string]: unknown;
         };
         /**
          * MCPToolAnnotations
@@ -1856,6 +1868,7 @@ export interface components {
             destructiveHint?: boolean | null;
             idempotentHint?: boolean | null;
             openWorldHint?: boolean | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDescription
@@ -1871,6 +1884,7 @@ export interface components {
             annotations?: components["schemas"]["MCPToolAnnotations"] | null;
             meta?: Record<string, unknown> | null;
             _meta?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDefinition
@@ -1958,6 +1972,7 @@ export interface components {
             /** @description The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`). */
             title: string;
             mcp_tool: components["schemas"]["MCPToolDescription"];
+            [key: string]: unknown;
         };
         /**
          * FinishTool
@@ -1989,6 +2004,7 @@ export interface components {
             kind: "FinishTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ThinkTool
@@ -2020,6 +2036,7 @@ export interface components {
             kind: "ThinkTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserClickTool
@@ -2051,6 +2068,7 @@ export interface components {
             kind: "BrowserClickTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserCloseTabTool
@@ -2082,6 +2100,7 @@ export interface components {
             kind: "BrowserCloseTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetContentTool
@@ -2113,6 +2132,7 @@ export interface components {
             kind: "BrowserGetContentTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStateTool
@@ -2144,6 +2164,7 @@ export interface components {
             kind: "BrowserGetStateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStorageTool
@@ -2175,6 +2196,7 @@ export interface components {
             kind: "BrowserGetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGoBackTool
@@ -2206,6 +2228,7 @@ export interface components {
             kind: "BrowserGoBackTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserListTabsTool
@@ -2237,6 +2260,7 @@ export interface components {
             kind: "BrowserListTabsTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserNavigateTool
@@ -2268,6 +2292,7 @@ export interface components {
             kind: "BrowserNavigateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserScrollTool
@@ -2299,6 +2324,7 @@ export interface components {
             kind: "BrowserScrollTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSetStorageTool
@@ -2330,6 +2356,7 @@ export interface components {
             kind: "BrowserSetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStartRecordingTool
@@ -2361,6 +2388,7 @@ export interface components {
             kind: "BrowserStartRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStopRecordingTool
@@ -2392,6 +2420,7 @@ export interface components {
             kind: "BrowserStopRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSwitchTabTool
@@ -2423,6 +2452,7 @@ export interface components {
             kind: "BrowserSwitchTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserToolSet
@@ -2454,6 +2484,7 @@ export interface components {
             kind: "BrowserToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserTypeTool
@@ -2485,6 +2516,7 @@ export interface components {
             kind: "BrowserTypeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * FileEditorTool
@@ -2516,6 +2548,7 @@ export interface components {
             kind: "FileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * EditTool
@@ -2547,6 +2580,7 @@ export interface components {
             kind: "EditTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ListDirectoryTool
@@ -2578,6 +2612,7 @@ export interface components {
             kind: "ListDirectoryTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ReadFileTool
@@ -2609,6 +2644,7 @@ export interface components {
             kind: "ReadFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WriteFileTool
@@ -2640,6 +2676,7 @@ export interface components {
             kind: "WriteFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GlobTool
@@ -2671,6 +2708,7 @@ export interface components {
             kind: "GlobTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GrepTool
@@ -2702,6 +2740,7 @@ export interface components {
             kind: "GrepTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * PlanningFileEditorTool
@@ -2733,6 +2772,7 @@ export interface components {
             kind: "PlanningFileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTrackerTool
@@ -2764,6 +2804,7 @@ export interface components {
             kind: "TaskTrackerTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TerminalTool
@@ -2795,6 +2836,7 @@ export interface components {
             kind: "TerminalTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTool
@@ -2826,6 +2868,7 @@ export interface components {
             kind: "TaskTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskToolSet
@@ -2857,6 +2900,7 @@ export interface components {
             kind: "TaskToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * InvokeSkillTool
@@ -2888,6 +2932,7 @@ export interface components {
             kind: "InvokeSkillTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SwitchLLMTool
@@ -2918,6 +2963,7 @@ export interface components {
             kind: "SwitchLLMTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowTool
@@ -2949,6 +2995,7 @@ export interface components {
             kind: "WorkflowTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowToolSet
@@ -2980,6 +3027,7 @@ export interface components {
             kind: "WorkflowToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * VisionInspectTool
@@ -3010,6 +3058,7 @@ export interface components {
             kind: "VisionInspectTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * DelegateTool
@@ -3041,6 +3090,7 @@ export interface components {
             kind: "DelegateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ClientTool
@@ -3084,6 +3134,7 @@ export interface components {
             client_tool_name: string;
             /** @description The tool's `parameters`: a JSON Schema whose type is object. */
             input_schema: Record<string, unknown>;
+            [key: string]: unknown;
         };
         /**
          * ApplyPatchTool
@@ -3115,6 +3166,7 @@ export interface components {
             kind: "ApplyPatchTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TomConsultTool
@@ -3146,6 +3198,7 @@ export interface components {
             kind: "TomConsultTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SleeptimeComputeTool
@@ -3177,6 +3230,7 @@ export interface components {
             kind: "SleeptimeComputeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * Event
@@ -3215,6 +3269,7 @@ export interface components {
             items: components["schemas"]["Event"][];
             /** @description Cursor of the next page; null or absent on the last page. */
             next_page_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * Condensation
@@ -3989,6 +4044,7 @@ export interface components {
             email_verified?: boolean | null;
             git_user_name?: string | null;
             git_user_email?: string | null;
+            [key: string]: unknown;
         };
         /**
          * SettingsView
@@ -4021,6 +4077,7 @@ export interface components {
             provider_tokens_set: {
                 [key: string]: string | null;
             };
+            [key: string]: unknown;
         } & components["schemas"]["Settings"];
         /**
          * SecretsStore
@@ -4033,6 +4090,7 @@ export interface components {
             custom_secrets?: {
                 [key: string]: components["schemas"]["CustomSecret"];
             };
+            [key: string]: unknown;
         };
         /**
          * CustomSecret
@@ -4041,6 +4099,7 @@ export interface components {
         CustomSecret: string | {
             secret: string;
             description?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ProviderToken
@@ -4051,6 +4110,7 @@ export interface components {
             /** @example github.com */
             host?: string | null;
             user_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MCPConfig
@@ -4063,12 +4123,14 @@ export interface components {
             stdio_servers?: components["schemas"]["MCPStdioServer"][];
             /** @default [] */
             shttp_servers?: components["schemas"]["MCPSHTTPServer"][];
+            [key: string]: unknown;
         };
         /** MCPSSEServer */
         MCPSSEServer: {
             /** @example https://mcp.example.com/sse */
             url: string;
             api_key?: string | null;
+            [key: string]: unknown;
         };
         /** MCPSHTTPServer */
         MCPSHTTPServer: {
@@ -4080,6 +4142,7 @@ export interface components {
              * @default 60
              */
             timeout?: number;
+            [key: string]: unknown;
         };
         /**
          * MCPStdioServer
@@ -4095,7 +4158,8 @@ export interface components {
                 [key: string]: string | null;
             };
             /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
-            readonly env_set?: string[];
+            env_set?: string[];
+            [key: string]: unknown;
         };
         /**
          * AddGitProvidersRequest
@@ -4116,6 +4180,7 @@ export interface components {
             provider_tokens?: {
                 [key: string]: components["schemas"]["ProviderToken"];
             };
+            [key: string]: unknown;
         };
         /**
          * MessageResponse
@@ -4126,6 +4191,7 @@ export interface components {
          */
         MessageResponse: {
             message: string;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateRequest
@@ -4163,6 +4229,7 @@ export interface components {
             repo: string;
             issue_number: number;
             title: string;
+            [key: string]: unknown;
         };
         /**
          * CreateMicroagent
@@ -4171,6 +4238,7 @@ export interface components {
         CreateMicroagent: {
             repo: string;
             title?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateResponse
@@ -4188,6 +4256,7 @@ export interface components {
             conversation_id: string;
             message?: string | null;
             conversation_status?: components["schemas"]["ConversationStatus"] | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationLifecycleStatus
@@ -4258,7 +4327,8 @@ export interface components {
             repository?: string | null;
             selected_branch?: string | null;
             git_provider?: components["schemas"]["ProviderType"] | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * ExecutionStatus
          * @description What the agent of a conversation is doing (the agent server's `execution_status`). idle and running are what they say; paused after a pause or an interrupt; waiting_for_confirmation while actions wait for the user's approval; finished, error and stuck end a run (error also after `max_iterations`); deleting while the conversation is being deleted.
@@ -4288,6 +4358,7 @@ export interface components {
             per_turn_token?: number;
             /** @default  */
             response_id?: string;
+            [key: string]: unknown;
         };
         /**
          * Metrics
@@ -4305,13 +4376,16 @@ export interface components {
                 cost?: number;
                 /** @description Epoch seconds. */
                 timestamp?: number;
+                [key: string]: unknown;
             }[];
             response_latencies?: {
                 model?: string;
                 latency?: number;
                 response_id?: string;
+                [key: string]: unknown;
             }[];
             token_usages?: components["schemas"]["TokenUsage"][];
+            [key: string]: unknown;
         };
         /**
          * ConversationStats
@@ -4324,6 +4398,7 @@ export interface components {
             usage_to_metrics: {
                 [key: string]: components["schemas"]["Metrics"];
             };
+            [key: string]: unknown;
         };
         /**
          * AgentConversationState
@@ -4349,6 +4424,7 @@ export interface components {
              */
             confirmation_policy?: {
                 kind: string;
+                [key: string]: unknown;
             };
             /** @default 500 */
             max_iterations?: number;
@@ -4393,6 +4469,7 @@ export interface components {
              * @default null
              */
             title?: string | null;
+            [key: string]: unknown;
         };
         /**
          * UploadFilesRequest
@@ -4400,6 +4477,7 @@ export interface components {
          */
         UploadFilesRequest: {
             files: string[];
+            [key: string]: unknown;
         };
         /**
          * UploadResponse
@@ -4424,6 +4502,7 @@ export interface components {
             file_urls: string[];
             skipped_files: string[];
             skipped_reasons?: components["schemas"]["SkippedFile"][];
+            [key: string]: unknown;
         };
         /**
          * SkippedFile
@@ -4436,6 +4515,7 @@ export interface components {
             reason: "path_traversal" | "absolute_path" | "empty_name" | "invalid_name" | "duplicate_name" | "file_too_large" | "too_many_files" | "request_too_large";
             /** @description One sentence for a person. */
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * UserMessage
@@ -4453,7 +4533,8 @@ export interface components {
         UserMessage: {
             /** @constant */
             role: "user";
-        } & WithRequired<components["schemas"]["Message"], "role">;
+            [key: string]: unknown;
+        } & components["schemas"]["Message"];
         /**
          * SendMessageRequest
          * @description The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
@@ -4474,6 +4555,7 @@ export interface components {
              * @default false
              */
             run?: boolean;
+            [key: string]: unknown;
         } & components["schemas"]["UserMessage"];
         /**
          * ConversationFullState
@@ -4513,7 +4595,8 @@ export interface components {
             event_count: number;
             /** @description Id of the last stored event in append order (null when there is none). */
             last_event_id: string | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * LiveFullStateEvent
          * @description The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
@@ -4554,7 +4637,8 @@ export interface components {
             /** @constant */
             key: "full_state";
             value: components["schemas"]["ConversationFullState"];
-        } & WithRequired<components["schemas"]["ConversationStateUpdateEvent"], "id" | "timestamp" | "kind" | "key" | "value">;
+            [key: string]: unknown;
+        } & components["schemas"]["ConversationStateUpdateEvent"];
         /**
          * LiveAuthFrame
          * @description First frame a client may send on the live channel to authenticate (browsers cannot set headers on a WebSocket). Must arrive within 5 seconds of the connection when no key came with it.
@@ -4586,6 +4670,7 @@ export interface components {
          */
         HTTPValidationError: {
             detail?: components["schemas"]["ValidationError"][];
+            [key: string]: unknown;
         };
         /**
          * ValidationError
@@ -4595,6 +4680,7 @@ export interface components {
             loc: (string | number)[];
             msg: string;
             type: string;
+            [key: string]: unknown;
         };
         /**
          * ErrorDetail
@@ -4605,6 +4691,7 @@ export interface components {
          */
         ErrorDetail: {
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * Health
@@ -4631,6 +4718,7 @@ export interface components {
             writes?: "ok" | "failing";
             /** @description What is wrong, when status is unavailable. */
             detail?: string;
+            [key: string]: unknown;
         };
     };
     responses: {
