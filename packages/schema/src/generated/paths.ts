@@ -385,10 +385,10 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default text
+             * @constant
              */
-            type: "text";
+            type?: "text";
             text: string;
             /**
              * @deprecated
@@ -411,11 +411,12 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default image
+             * @constant
              */
-            type: "image";
+            type?: "image";
             image_urls: string[];
+            [key: string]: unknown;
         };
         /**
          * Content
@@ -428,12 +429,13 @@ export interface components {
          */
         ThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default thinking
+             * @constant
              */
-            type: "thinking";
+            type?: "thinking";
             thinking: string;
             signature?: string | null;
+            [key: string]: unknown;
         };
         /**
          * RedactedThinkingBlock
@@ -441,11 +443,12 @@ export interface components {
          */
         RedactedThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default redacted_thinking
+             * @constant
              */
-            type: "redacted_thinking";
+            type?: "redacted_thinking";
             data: string;
+            [key: string]: unknown;
         };
         /**
          * AnyThinkingBlock
@@ -464,6 +467,7 @@ export interface components {
             /** @description Opaque; never log or render it. */
             encrypted_content?: string | null;
             status?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MessageToolCall
@@ -486,6 +490,7 @@ export interface components {
             origin: "completion" | "responses";
             /** @description The Responses-API item id of the call. */
             responses_item_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * CriticResult
@@ -497,7 +502,8 @@ export interface components {
             /** @description Required and nullable in the SDK's model, but stored without nulls: a null message is written as absent, so absence is accepted (the built-in critics always set one). */
             message?: string | null;
             /** @description Free-form; may include event_ids and categorized_features. */
-            metadata?: Record<string, never> | null;
+            metadata?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * Message
@@ -551,6 +557,7 @@ export interface components {
              * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             send_reasoning_content?: boolean;
+            [key: string]: unknown;
         };
         /**
          * Action
@@ -586,6 +593,7 @@ export interface components {
              * @enum {string}
              */
             status?: "todo" | "in_progress" | "done";
+            [key: string]: unknown;
         };
         /**
          * MCPToolAction
@@ -600,11 +608,8 @@ export interface components {
          */
         MCPToolAction: {
             /** @default {} */
-            data?: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            data?: Record<string, unknown>;
+            /** @constant */
             kind: "MCPToolAction";
         };
         /**
@@ -618,10 +623,7 @@ export interface components {
         FinishAction: {
             /** @description Final message to the user. */
             message: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishAction";
         };
         /**
@@ -634,10 +636,7 @@ export interface components {
          */
         ThinkAction: {
             thought: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkAction";
         };
         /**
@@ -648,10 +647,7 @@ export interface components {
          *     }
          */
         BrowserAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserAction";
         };
         /**
@@ -668,10 +664,7 @@ export interface components {
             index: number;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserClickAction";
         };
         /**
@@ -684,10 +677,7 @@ export interface components {
          */
         BrowserCloseTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserCloseTabAction";
         };
         /**
@@ -704,10 +694,7 @@ export interface components {
             extract_links?: boolean;
             /** @default 0 */
             start_from_char?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetContentAction";
         };
         /**
@@ -721,10 +708,7 @@ export interface components {
         BrowserGetStateAction: {
             /** @default false */
             include_screenshot?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStateAction";
         };
         /**
@@ -735,10 +719,7 @@ export interface components {
          *     }
          */
         BrowserGetStorageAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStorageAction";
         };
         /**
@@ -749,10 +730,7 @@ export interface components {
          *     }
          */
         BrowserGoBackAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGoBackAction";
         };
         /**
@@ -763,10 +741,7 @@ export interface components {
          *     }
          */
         BrowserListTabsAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserListTabsAction";
         };
         /**
@@ -782,10 +757,7 @@ export interface components {
             url: string;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserNavigateAction";
         };
         /**
@@ -802,10 +774,7 @@ export interface components {
              * @enum {string}
              */
             direction?: "up" | "down";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserScrollAction";
         };
         /**
@@ -821,11 +790,8 @@ export interface components {
          */
         BrowserSetStorageAction: {
             /** @description Cookies and origins as returned by the storage read. */
-            storage_state: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            storage_state: Record<string, unknown>;
+            /** @constant */
             kind: "BrowserSetStorageAction";
         };
         /**
@@ -836,10 +802,7 @@ export interface components {
          *     }
          */
         BrowserStartRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStartRecordingAction";
         };
         /**
@@ -850,10 +813,7 @@ export interface components {
          *     }
          */
         BrowserStopRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStopRecordingAction";
         };
         /**
@@ -866,10 +826,7 @@ export interface components {
          */
         BrowserSwitchTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserSwitchTabAction";
         };
         /**
@@ -885,10 +842,7 @@ export interface components {
             /** @description Input element index. */
             index: number;
             text: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserTypeAction";
         };
         /**
@@ -910,10 +864,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorAction";
         };
         /**
@@ -933,10 +884,7 @@ export interface components {
             new_string: string;
             /** @default 1 */
             expected_replacements?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditAction";
         };
         /**
@@ -953,10 +901,7 @@ export interface components {
             dir_path?: string;
             /** @default false */
             recursive?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryAction";
         };
         /**
@@ -973,10 +918,7 @@ export interface components {
             file_path: string;
             offset?: number | null;
             limit?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileAction";
         };
         /**
@@ -991,10 +933,7 @@ export interface components {
         WriteFileAction: {
             file_path: string;
             content: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileAction";
         };
         /**
@@ -1009,10 +948,7 @@ export interface components {
         GlobAction: {
             pattern: string;
             path?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobAction";
         };
         /**
@@ -1029,10 +965,7 @@ export interface components {
             pattern: string;
             path?: string | null;
             include?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepAction";
         };
         /**
@@ -1052,10 +985,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorAction";
         };
         /**
@@ -1081,10 +1011,7 @@ export interface components {
             command?: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerAction";
         };
         /**
@@ -1107,10 +1034,7 @@ export interface components {
             timeout?: number | null;
             /** @default false */
             reset?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalAction";
         };
         /**
@@ -1132,10 +1056,7 @@ export interface components {
             /** @description Id of a task to resume. */
             resume?: string | null;
             max_turns?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskAction";
         };
         /**
@@ -1148,10 +1069,7 @@ export interface components {
          */
         InvokeSkillAction: {
             name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillAction";
         };
         /**
@@ -1166,10 +1084,7 @@ export interface components {
         SwitchLLMAction: {
             profile_name: string;
             reason: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMAction";
         };
         /**
@@ -1187,10 +1102,7 @@ export interface components {
             script: string;
             /** @default 8 */
             max_concurrency?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowAction";
         };
         /**
@@ -1207,10 +1119,7 @@ export interface components {
             image_index: number;
             question: string;
             profile_name?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectAction";
         };
         /**
@@ -1232,10 +1141,7 @@ export interface components {
             tasks?: {
                 [key: string]: string;
             } | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateAction";
         };
         /**
@@ -1248,10 +1154,7 @@ export interface components {
          */
         ApplyPatchAction: {
             patch: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ApplyPatchAction";
         };
         /**
@@ -1268,10 +1171,7 @@ export interface components {
             /** @default true */
             use_user_message?: boolean;
             custom_query?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomAction";
         };
         /**
@@ -1282,10 +1182,7 @@ export interface components {
          *     }
          */
         SleeptimeComputeAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeAction";
         };
         /**
@@ -1299,6 +1196,7 @@ export interface components {
          */
         ClientAction: {
             kind: `ClientAction_${string}`;
+            [key: string]: unknown;
         };
         /**
          * Observation
@@ -1315,6 +1213,7 @@ export interface components {
             is_directory: boolean;
             size: number;
             modified_time: components["schemas"]["Timestamp"];
+            [key: string]: unknown;
         };
         /**
          * TerminalMetadata
@@ -1334,6 +1233,7 @@ export interface components {
             prefix?: string;
             /** @default  */
             suffix?: string;
+            [key: string]: unknown;
         };
         /**
          * MCPToolObservation
@@ -1356,10 +1256,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             tool_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MCPToolObservation";
         };
         /**
@@ -1382,10 +1279,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishObservation";
         };
         /**
@@ -1408,10 +1302,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkObservation";
         };
         /**
@@ -1438,10 +1329,7 @@ export interface components {
             /** @description Base64 PNG. */
             screenshot_data?: string | null;
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserObservation";
         };
         /**
@@ -1475,10 +1363,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorObservation";
         };
         /**
@@ -1505,10 +1390,7 @@ export interface components {
             replacements_made?: number;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditObservation";
         };
         /**
@@ -1544,10 +1426,7 @@ export interface components {
             total_count?: number;
             /** @default false */
             is_truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryObservation";
         };
         /**
@@ -1583,10 +1462,7 @@ export interface components {
                 number
             ] | null;
             total_lines?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileObservation";
         };
         /**
@@ -1611,10 +1487,7 @@ export interface components {
             is_new_file?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileObservation";
         };
         /**
@@ -1642,10 +1515,7 @@ export interface components {
             search_path: string;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobObservation";
         };
         /**
@@ -1675,10 +1545,7 @@ export interface components {
             include_pattern?: string | null;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepObservation";
         };
         /**
@@ -1710,10 +1577,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorObservation";
         };
         /**
@@ -1742,10 +1606,7 @@ export interface components {
             command: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerObservation";
         };
         /**
@@ -1789,10 +1650,7 @@ export interface components {
             timeout?: boolean;
             metadata?: components["schemas"]["TerminalMetadata"];
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalObservation";
         };
         /**
@@ -1821,10 +1679,7 @@ export interface components {
             task_id: string;
             subagent: string;
             status: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskObservation";
         };
         /**
@@ -1849,10 +1704,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             skill_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillObservation";
         };
         /**
@@ -1881,10 +1733,7 @@ export interface components {
             profile_name: string;
             reason?: string | null;
             active_model?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMObservation";
         };
         /**
@@ -1912,10 +1761,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             status: "completed" | "error";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowObservation";
         };
         /**
@@ -1949,10 +1795,7 @@ export interface components {
             model?: string | null;
             base_url?: string | null;
             answer?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectObservation";
         };
         /**
@@ -1978,10 +1821,7 @@ export interface components {
             is_error?: boolean;
             /** @enum {string} */
             command: "spawn" | "delegate";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateObservation";
         };
         /**
@@ -2004,10 +1844,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ClientToolObservation";
         };
         /**
@@ -2030,11 +1867,8 @@ export interface components {
             message?: string;
             /** @default 0 */
             fuzz?: number;
-            commit?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            commit?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchObservation";
         };
         /**
@@ -2057,10 +1891,7 @@ export interface components {
             suggestions?: string;
             confidence?: number | null;
             reasoning?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomObservation";
         };
         /**
@@ -2083,10 +1914,7 @@ export interface components {
             message?: string;
             /** @default 0 */
             sessions_processed?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeObservation";
         };
         /**
@@ -2108,6 +1936,7 @@ export interface components {
             idempotentHint?: boolean;
             /** @default true */
             openWorldHint?: boolean;
+            [key: string]: unknown;
         };
         /**
          * MCPToolAnnotations
@@ -2119,6 +1948,7 @@ export interface components {
             destructiveHint?: boolean | null;
             idempotentHint?: boolean | null;
             openWorldHint?: boolean | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDescription
@@ -2129,11 +1959,12 @@ export interface components {
             name: string;
             title?: string | null;
             description?: string | null;
-            inputSchema: Record<string, never>;
-            outputSchema?: Record<string, never> | null;
+            inputSchema: Record<string, unknown>;
+            outputSchema?: Record<string, unknown> | null;
             annotations?: components["schemas"]["MCPToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            _meta?: Record<string, never> | null;
+            meta?: Record<string, unknown> | null;
+            _meta?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDefinition
@@ -2215,15 +2046,13 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "MCPToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "MCPToolDefinition";
             /** @description The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`). */
             title: string;
             mcp_tool: components["schemas"]["MCPToolDescription"];
+            [key: string]: unknown;
         };
         /**
          * FinishTool
@@ -2250,14 +2079,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FinishObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FinishTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ThinkTool
@@ -2284,14 +2111,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ThinkObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ThinkTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserClickTool
@@ -2318,14 +2143,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserClickTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserCloseTabTool
@@ -2352,14 +2175,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserCloseTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetContentTool
@@ -2386,14 +2207,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetContentTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStateTool
@@ -2420,14 +2239,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStorageTool
@@ -2454,14 +2271,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGoBackTool
@@ -2488,14 +2303,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGoBackTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserListTabsTool
@@ -2522,14 +2335,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserListTabsTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserNavigateTool
@@ -2556,14 +2367,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserNavigateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserScrollTool
@@ -2590,14 +2399,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserScrollTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSetStorageTool
@@ -2624,14 +2431,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStartRecordingTool
@@ -2658,14 +2463,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStartRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStopRecordingTool
@@ -2692,14 +2495,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStopRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSwitchTabTool
@@ -2726,14 +2527,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSwitchTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserToolSet
@@ -2760,14 +2559,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserTypeTool
@@ -2794,14 +2591,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserTypeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * FileEditorTool
@@ -2828,14 +2623,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * EditTool
@@ -2862,14 +2655,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "EditObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "EditTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ListDirectoryTool
@@ -2896,14 +2687,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ListDirectoryObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ListDirectoryTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ReadFileTool
@@ -2930,14 +2719,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ReadFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ReadFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WriteFileTool
@@ -2964,14 +2751,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WriteFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WriteFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GlobTool
@@ -2998,14 +2783,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GlobObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GlobTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GrepTool
@@ -3032,14 +2815,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GrepObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GrepTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * PlanningFileEditorTool
@@ -3066,14 +2847,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "PlanningFileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "PlanningFileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTrackerTool
@@ -3100,14 +2879,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskTrackerObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTrackerTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TerminalTool
@@ -3134,14 +2911,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TerminalObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TerminalTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTool
@@ -3168,14 +2943,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskToolSet
@@ -3202,14 +2975,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * InvokeSkillTool
@@ -3236,14 +3007,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "InvokeSkillObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "InvokeSkillTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SwitchLLMTool
@@ -3269,14 +3038,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SwitchLLMObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SwitchLLMTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowTool
@@ -3303,14 +3070,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowToolSet
@@ -3337,14 +3102,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * VisionInspectTool
@@ -3370,14 +3133,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "VisionInspectObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "VisionInspectTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * DelegateTool
@@ -3404,14 +3165,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "DelegateObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "DelegateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ClientTool
@@ -3446,18 +3205,16 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ClientToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ClientTool";
             /** @description The spec's annotations title when set, else the tool name. */
             title: string;
             /** @description The tool name the LLM calls. */
             client_tool_name: string;
             /** @description The tool's `parameters`: a JSON Schema whose type is object. */
-            input_schema: Record<string, never>;
+            input_schema: Record<string, unknown>;
+            [key: string]: unknown;
         };
         /**
          * ApplyPatchTool
@@ -3484,14 +3241,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ApplyPatchObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TomConsultTool
@@ -3518,14 +3273,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ConsultTomObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TomConsultTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SleeptimeComputeTool
@@ -3552,14 +3305,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SleeptimeComputeObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SleeptimeComputeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * Event
@@ -3598,6 +3349,7 @@ export interface components {
             items: components["schemas"]["Event"][];
             /** @description Cursor of the next page; null or absent on the last page. */
             next_page_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * Condensation
@@ -3646,10 +3398,7 @@ export interface components {
             summary_offset?: number | null;
             /** @description Id of the LLM response that produced the event. */
             llm_response_id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "Condensation";
         };
         /**
@@ -3668,10 +3417,7 @@ export interface components {
             /** @default environment */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationRequest";
         };
         /**
@@ -3692,10 +3438,7 @@ export interface components {
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
             summary: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationSummaryEvent";
         };
         /**
@@ -3734,10 +3477,7 @@ export interface components {
             detail: string;
             /** @description What kind of failure this is and what a user can do about it. Always filled from release 1.40.0 (from `code` and `detail`), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationErrorEvent";
         };
         /**
@@ -3762,10 +3502,7 @@ export interface components {
             key?: string;
             /** @description Any JSON value: the serialized state update. Defaults to {}. */
             value?: unknown;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationStateUpdateEvent";
         };
         /**
@@ -3799,10 +3536,7 @@ export interface components {
              * @default default
              */
             usage_id?: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "LLMCompletionLogEvent";
         };
         /**
@@ -3861,10 +3595,7 @@ export interface components {
             critic_result?: components["schemas"]["CriticResult"] | null;
             /** @description A short (about 10 words) explanation of the action. */
             summary?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ActionEvent";
         };
         /**
@@ -3909,10 +3640,7 @@ export interface components {
             /** @description Origin identifier in multi-agent use. */
             sender?: string | null;
             critic_result?: components["schemas"]["CriticResult"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MessageEvent";
         };
         /**
@@ -3954,10 +3682,7 @@ export interface components {
             error: string;
             /** @description What kind of failure this is. Always filled from release 1.40.0 (`{kind: unknown, retryable: false, user_action: none}` when nothing better is known), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "AgentErrorEvent";
         };
         /**
@@ -4000,10 +3725,7 @@ export interface components {
              * @default []
              */
             extended_content?: components["schemas"]["TextContent"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ObservationEvent";
         };
         /**
@@ -4037,10 +3759,7 @@ export interface components {
              * @enum {string}
              */
             rejection_source?: "user" | "hook";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "UserRejectObservation";
         };
         /**
@@ -4085,10 +3804,7 @@ export interface components {
             tools: components["schemas"]["ToolDefinition"][];
             /** @description Per-conversation context; when present it is a second content block of the system message. */
             dynamic_context?: components["schemas"]["TextContent"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SystemPromptEvent";
         };
         /**
@@ -4117,10 +3833,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             prompt_token_ids: number[];
             response_token_ids: number[];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TokenEvent";
         };
         /**
@@ -4139,10 +3852,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PauseEvent";
         };
         /**
@@ -4200,10 +3910,7 @@ export interface components {
              * @default false
              */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ACPToolCallEvent";
         };
         /**
@@ -4258,11 +3965,8 @@ export interface components {
             /** @description The MessageEvent a UserPromptSubmit hook ran for. */
             message_id?: string | null;
             /** @description What the hook received on standard input. */
-            hook_input?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            hook_input?: Record<string, unknown> | null;
+            /** @constant */
             kind: "HookExecutionEvent";
         };
         /**
@@ -4286,10 +3990,7 @@ export interface components {
             code: string;
             /** @description The exception's message. */
             detail: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ServerErrorEvent";
         };
         /**
@@ -4311,10 +4012,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             content?: string | null;
             reasoning_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "StreamingDeltaEvent";
         };
         /**
@@ -4333,10 +4031,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InterruptEvent";
         };
         /**
@@ -4429,6 +4124,7 @@ export interface components {
             email_verified?: boolean | null;
             git_user_name?: string | null;
             git_user_email?: string | null;
+            [key: string]: unknown;
         };
         /**
          * SettingsView
@@ -4461,6 +4157,7 @@ export interface components {
             provider_tokens_set: {
                 [key: string]: string | null;
             };
+            [key: string]: unknown;
         } & components["schemas"]["Settings"];
         /**
          * SecretsStore
@@ -4473,6 +4170,7 @@ export interface components {
             custom_secrets?: {
                 [key: string]: components["schemas"]["CustomSecret"];
             };
+            [key: string]: unknown;
         };
         /**
          * CustomSecret
@@ -4481,6 +4179,7 @@ export interface components {
         CustomSecret: string | {
             secret: string;
             description?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ProviderToken
@@ -4491,6 +4190,7 @@ export interface components {
             /** @example github.com */
             host?: string | null;
             user_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MCPConfig
@@ -4503,12 +4203,14 @@ export interface components {
             stdio_servers?: components["schemas"]["MCPStdioServer"][];
             /** @default [] */
             shttp_servers?: components["schemas"]["MCPSHTTPServer"][];
+            [key: string]: unknown;
         };
         /** MCPSSEServer */
         MCPSSEServer: {
             /** @example https://mcp.example.com/sse */
             url: string;
             api_key?: string | null;
+            [key: string]: unknown;
         };
         /** MCPSHTTPServer */
         MCPSHTTPServer: {
@@ -4520,6 +4222,7 @@ export interface components {
              * @default 60
              */
             timeout?: number;
+            [key: string]: unknown;
         };
         /**
          * MCPStdioServer
@@ -4535,7 +4238,8 @@ export interface components {
                 [key: string]: string | null;
             };
             /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
-            readonly env_set?: string[];
+            env_set?: string[];
+            [key: string]: unknown;
         };
         /**
          * AddGitProvidersRequest
@@ -4556,6 +4260,7 @@ export interface components {
             provider_tokens?: {
                 [key: string]: components["schemas"]["ProviderToken"];
             };
+            [key: string]: unknown;
         };
         /**
          * MessageResponse
@@ -4566,6 +4271,7 @@ export interface components {
          */
         MessageResponse: {
             message: string;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateRequest
@@ -4603,6 +4309,7 @@ export interface components {
             repo: string;
             issue_number: number;
             title: string;
+            [key: string]: unknown;
         };
         /**
          * CreateMicroagent
@@ -4611,6 +4318,7 @@ export interface components {
         CreateMicroagent: {
             repo: string;
             title?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateResponse
@@ -4628,6 +4336,7 @@ export interface components {
             conversation_id: string;
             message?: string | null;
             conversation_status?: components["schemas"]["ConversationStatus"] | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationLifecycleStatus
@@ -4698,7 +4407,8 @@ export interface components {
             repository?: string | null;
             selected_branch?: string | null;
             git_provider?: components["schemas"]["ProviderType"] | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * ExecutionStatus
          * @description What the agent of a conversation is doing (the agent server's `execution_status`). idle and running are what they say; paused after a pause or an interrupt; waiting_for_confirmation while actions wait for the user's approval; finished, error and stuck end a run (error also after `max_iterations`); deleting while the conversation is being deleted.
@@ -4728,6 +4438,7 @@ export interface components {
             per_turn_token?: number;
             /** @default  */
             response_id?: string;
+            [key: string]: unknown;
         };
         /**
          * Metrics
@@ -4745,13 +4456,16 @@ export interface components {
                 cost?: number;
                 /** @description Epoch seconds. */
                 timestamp?: number;
+                [key: string]: unknown;
             }[];
             response_latencies?: {
                 model?: string;
                 latency?: number;
                 response_id?: string;
+                [key: string]: unknown;
             }[];
             token_usages?: components["schemas"]["TokenUsage"][];
+            [key: string]: unknown;
         };
         /**
          * ConversationStats
@@ -4764,6 +4478,7 @@ export interface components {
             usage_to_metrics: {
                 [key: string]: components["schemas"]["Metrics"];
             };
+            [key: string]: unknown;
         };
         /**
          * AgentConversationState
@@ -4789,6 +4504,7 @@ export interface components {
              */
             confirmation_policy?: {
                 kind: string;
+                [key: string]: unknown;
             };
             /** @default 500 */
             max_iterations?: number;
@@ -4811,7 +4527,7 @@ export interface components {
                 [key: string]: string;
             };
             /** @default {} */
-            agent_state?: Record<string, never>;
+            agent_state?: Record<string, unknown>;
             /** @default {} */
             tags?: {
                 [key: string]: string;
@@ -4819,13 +4535,13 @@ export interface components {
             /** @default [] */
             invoked_skills?: string[];
             /** @description The agent (`kind` Agent or ACPAgent), when recorded. */
-            agent?: Record<string, never>;
+            agent?: Record<string, unknown>;
             /** @description The workspace (`kind` LocalWorkspace, …), when recorded. */
-            workspace?: Record<string, never>;
+            workspace?: Record<string, unknown>;
             persistence_dir?: string | null;
-            security_analyzer?: Record<string, never> | null;
+            security_analyzer?: Record<string, unknown> | null;
             last_user_message_id?: string | null;
-            hook_config?: Record<string, never> | null;
+            hook_config?: Record<string, unknown> | null;
             /** @description The HEAD of the conversation tree. */
             leaf_event_id?: string | null;
             /**
@@ -4833,6 +4549,7 @@ export interface components {
              * @default null
              */
             title?: string | null;
+            [key: string]: unknown;
         };
         /**
          * Success
@@ -4867,6 +4584,7 @@ export interface components {
          */
         UploadFilesRequest: {
             files: string[];
+            [key: string]: unknown;
         };
         /**
          * UploadResponse
@@ -4891,6 +4609,7 @@ export interface components {
             file_urls: string[];
             skipped_files: string[];
             skipped_reasons?: components["schemas"]["SkippedFile"][];
+            [key: string]: unknown;
         };
         /**
          * SkippedFile
@@ -4903,6 +4622,7 @@ export interface components {
             reason: "path_traversal" | "absolute_path" | "empty_name" | "invalid_name" | "duplicate_name" | "file_too_large" | "too_many_files" | "request_too_large";
             /** @description One sentence for a person. */
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * UserMessage
@@ -4920,7 +4640,8 @@ export interface components {
         UserMessage: {
             /** @constant */
             role: "user";
-        } & WithRequired<components["schemas"]["Message"], "role">;
+            [key: string]: unknown;
+        } & components["schemas"]["Message"];
         /**
          * SendMessageRequest
          * @description The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
@@ -4941,6 +4662,7 @@ export interface components {
              * @default false
              */
             run?: boolean;
+            [key: string]: unknown;
         } & components["schemas"]["UserMessage"];
         /**
          * ConversationFullState
@@ -4980,7 +4702,8 @@ export interface components {
             event_count: number;
             /** @description Id of the last stored event in append order (null when there is none). */
             last_event_id: string | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * LiveFullStateEvent
          * @description The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
@@ -5021,6 +4744,7 @@ export interface components {
             /** @constant */
             key: "full_state";
             value: components["schemas"]["ConversationFullState"];
+            [key: string]: unknown;
         } & components["schemas"]["ConversationStateUpdateEvent"];
         /**
          * LiveAuthFrame
@@ -5053,6 +4777,7 @@ export interface components {
          */
         HTTPValidationError: {
             detail?: components["schemas"]["ValidationError"][];
+            [key: string]: unknown;
         };
         /**
          * ValidationError
@@ -5062,6 +4787,7 @@ export interface components {
             loc: (string | number)[];
             msg: string;
             type: string;
+            [key: string]: unknown;
         };
         /**
          * ErrorDetail
@@ -5072,6 +4798,7 @@ export interface components {
          */
         ErrorDetail: {
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * Health
@@ -5098,6 +4825,7 @@ export interface components {
             writes?: "ok" | "failing";
             /** @description What is wrong, when status is unavailable. */
             detail?: string;
+            [key: string]: unknown;
         };
     };
     responses: {
