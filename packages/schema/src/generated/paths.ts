@@ -4561,6 +4561,7 @@ export interface components {
         Success: {
             /** @default true */
             success: boolean;
+            [key: string]: unknown;
         };
         /**
          * ConfirmationResponseRequest
@@ -4577,6 +4578,7 @@ export interface components {
              * @default User rejected the action.
              */
             reason?: string;
+            [key: string]: unknown;
         };
         /**
          * UploadFilesRequest

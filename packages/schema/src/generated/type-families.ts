@@ -183,6 +183,8 @@ export interface TypesBySchemaName {
   Metrics: T.Metrics;
   ConversationStats: T.ConversationStats;
   AgentConversationState: T.AgentConversationState;
+  Success: T.Success;
+  ConfirmationResponseRequest: T.ConfirmationResponseRequest;
   UploadFilesRequest: T.UploadFilesRequest;
   UploadResponse: T.UploadResponse;
   SkippedFile: T.SkippedFile;
