@@ -1,6 +1,6 @@
 /**
  * `pnpm generate`: spec/ → packages/schema/src/generated/ (bundled documents, TypeScript types,
- * the openapi-fetch `paths` type, kind constants and type guards, the settings table, the live close codes).
+ * the openapi-fetch `paths` type, the table of both type families, kind constants and type guards, the settings table, the live close codes).
  * `pnpm generate:check`: the same in memory; exits 1 naming every file that differs from disk.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -67,6 +67,104 @@ const CONSTRAINTS = ["type", "$ref", "oneOf", "anyOf", "allOf", "enum", "const",
 const isUnconstrained = (schema: unknown) =>
   typeof schema === "object" && schema !== null && !CONSTRAINTS.some((keyword) => keyword in schema);
 
+/**
+ * Adapts a copy of the OpenAPI document to openapi-typescript so that it types each schema as
+ * json-schema-to-typescript does (one family of types; the published openapi.json is unchanged):
+ * - `discriminator` is left out. openapi-typescript (7.x, no option for it) makes the discriminator
+ *   property required in every schema a mapping names (`TextContent.type`, optional with a default in
+ *   the spec). The unions stay discriminated: each member's property is already a `const` literal.
+ * - `readOnly` is left out: openapi-typescript writes it as a `readonly` modifier, which says nothing
+ *   about the wire (it means "ignored in requests") and which json-schema-to-typescript does not write.
+ * - An object schema with properties and no `additionalProperties` gets `additionalProperties: true`,
+ *   which it means in JSON Schema: an index signature `[key: string]: unknown`, as
+ *   json-schema-to-typescript writes. openapi-typescript's own `additionalProperties` option cannot do
+ *   this: it also opens the objects that say `additionalProperties: false`.
+ */
+/** Keywords whose values are JSON data, not schemas: copied as they are. */
+const DATA_KEYWORDS = new Set(["examples", "example", "default", "const", "enum"]);
+
+function forOpenapiTypescript(node: unknown, inPropertyMap = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => forOpenapiTypescript(item));
+  if (typeof node !== "object" || node === null) return node;
+  const out: Record<string, unknown> = Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => inPropertyMap || (key !== "discriminator" && key !== "readOnly"))
+      .map(([key, value]) => [
+        key,
+        !inPropertyMap && DATA_KEYWORDS.has(key) ? value : forOpenapiTypescript(value, !inPropertyMap && (key === "properties" || key === "patternProperties")),
+      ]),
+  );
+  if (!inPropertyMap && "properties" in out && !("additionalProperties" in out)) out.additionalProperties = true;
+  return out;
+}
+
+/**
+ * openapi-typescript's `postTransform`, written like json-schema-to-typescript's output: the parts of an
+ * intersection that are object literals (a schema's own properties and the `[key: string]: unknown`
+ * that openapi-typescript adds as a separate `& { … }`) merged into one object type, and
+ * `WithRequired<components["schemas"]["X"], K>` written as plain `X` where X or the schema's own
+ * properties already require every key of K.
+ */
+function normalizeIntersection(schemas: Record<string, { required?: unknown }>) {
+  const requiredBy = (name: string) => new Set(Array.isArray(schemas[name]?.required) ? (schemas[name].required as string[]) : []);
+  const schemaName = (node: ts.TypeNode) =>
+    ts.isIndexedAccessTypeNode(node) && ts.isLiteralTypeNode(node.indexType) && ts.isStringLiteral(node.indexType.literal)
+      ? node.indexType.literal.text
+      : undefined;
+  const keyNames = (node: ts.TypeNode): string[] | undefined => {
+    const members = ts.isUnionTypeNode(node) ? [...node.types] : [node];
+    // openapi-typescript writes each key as an identifier whose text is the quoted name.
+    const names = members.map((m) =>
+      ts.isLiteralTypeNode(m) && ts.isStringLiteral(m.literal)
+        ? m.literal.text
+        : ts.isIdentifier(m as ts.Node) && /^"[^"]*"$/.test((m as unknown as ts.Identifier).text)
+          ? (m as unknown as ts.Identifier).text.slice(1, -1)
+          : undefined,
+    );
+    return names.every((n) => n !== undefined) ? (names as string[]) : undefined;
+  };
+  return (type: ts.TypeNode): ts.TypeNode | undefined => {
+    if (!ts.isIntersectionTypeNode(type)) return undefined;
+    const parts: ts.TypeNode[] = [];
+    const flatten = (node: ts.TypeNode): void => {
+      if (ts.isParenthesizedTypeNode(node)) flatten(node.type);
+      else if (ts.isIntersectionTypeNode(node)) node.types.forEach(flatten);
+      else parts.push(node);
+    };
+    flatten(type);
+    const literals = parts.filter(ts.isTypeLiteralNode);
+    const members = literals.flatMap((literal) => [...literal.members]);
+    const ownRequired = new Set(
+      members.filter((m) => ts.isPropertySignature(m) && !m.questionToken && ts.isIdentifier(m.name)).map((m) => (m.name as ts.Identifier).text),
+    );
+    let changed = literals.length > 1;
+    const rest = parts
+      .filter((part) => !ts.isTypeLiteralNode(part))
+      .map((part) => {
+        if (!ts.isTypeReferenceNode(part) || !ts.isIdentifier(part.typeName) || part.typeName.text !== "WithRequired") return part;
+        const [target, keys] = part.typeArguments ?? [];
+        const name = target && schemaName(target);
+        const names = keys && keyNames(keys);
+        if (!name || !names || !names.every((key) => ownRequired.has(key) || requiredBy(name).has(key))) return part;
+        changed = true;
+        return target!;
+      });
+    if (!changed) return undefined;
+    const merged = literals.length ? [ts.factory.createTypeLiteralNode(members)] : [];
+    return merged.length + rest.length === 1 ? [...merged, ...rest][0] : ts.factory.createIntersectionTypeNode([...merged, ...rest]);
+  };
+}
+
+/**
+ * `type-families.ts`: every component schema's name mapped to its json-schema-to-typescript type, so
+ * the schema package's type test can compare it with `components["schemas"][name]` for every name
+ * (a new schema is covered with no hand edit).
+ */
+function renderTypeFamilies(names: string[]): string {
+  const rows = names.map((name) => `  ${name}: T.${name};`).join("\n");
+  return `/**\n * ${BANNER}\n */\n\nimport type * as T from "./types.js";\n\n/** Each component schema's name → its json-schema-to-typescript type (the test of the two type families reads it). */\nexport interface TypesBySchemaName {\n${rows}\n}\n`;
+}
+
 export async function generate(): Promise<Map<string, string>> {
   const { defs, openapi, asyncapi, eventsSchema } = await bundleSpec(specDir);
   const files = new Map<string, string>();
@@ -88,10 +186,20 @@ export async function generate(): Promise<Map<string, string>> {
   // The root is only a container for $defs; drop its empty interface.
   files.set("types.ts", types.replace(/export interface AcsDefinitions \{[^}]*\}\n\n?/, ""));
 
+  // One shape in both type families (packages/schema/test/type-families.test-d.ts proves it):
   // defaultNonNullable: false keeps a field with a default optional, as it is on the wire (recordings
-  // omit it) and as json-schema-to-typescript types it: one shape in both type families.
-  const ast = await openapiTS(openapi as never, { alphabetize: false, defaultNonNullable: false, transform: prefixPatternType });
+  // omit it) and as json-schema-to-typescript types it; emptyObjectsUnknown: true types an object with
+  // no declared properties (`data`, `meta`, `agent`) as any object, as json-schema-to-typescript does,
+  // not as the empty `Record<string, never>`; see also forOpenapiTypescript and normalizeIntersection.
+  const ast = await openapiTS(forOpenapiTypescript(openapi) as never, {
+    alphabetize: false,
+    defaultNonNullable: false,
+    emptyObjectsUnknown: true,
+    transform: prefixPatternType,
+    postTransform: normalizeIntersection((openapi.components as { schemas: Record<string, { required?: unknown }> }).schemas),
+  });
   files.set("paths.ts", `/**\n * ${BANNER}\n */\n\n` + astToString(ast));
+  files.set("type-families.ts", renderTypeFamilies(Object.keys((openapi.components as { schemas: JsonObject }).schemas)));
 
   files.set("kinds.ts", renderKinds(defs, BANNER));
   files.set("settings.ts", renderSettings(defs, BANNER));

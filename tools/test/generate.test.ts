@@ -15,7 +15,7 @@ describe("generate()", () => {
     expect([...files.keys()].sort()).toEqual(readdirSync(generatedDir).sort());
   });
 
-  it.each(["openapi.json", "asyncapi.json", "events.schema.json", "types.ts", "paths.ts", "kinds.ts", "settings.ts", "live.ts"])(
+  it.each(["openapi.json", "asyncapi.json", "events.schema.json", "types.ts", "paths.ts", "kinds.ts", "settings.ts", "live.ts", "type-families.ts"])(
     "%s matches the checked-in file",
     async (name) => {
       await expect(files.get(name)).toMatchFileSnapshot(path.join(generatedDir, name));

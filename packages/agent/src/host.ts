@@ -3,8 +3,14 @@
  * server implements it over its conversation service (store, bus, settings, uploads); the test kit's
  * `MemoryHost` implements it in memory. Nothing else of the server is visible to the agent.
  */
-import type { ConversationLifecycleStatus, Settings } from "@acs-toolkit/schema";
-import type { ExecutionStatus, RecordedEvent, StreamingDeltaEvent } from "./pending-spec.js";
+import type { ConversationLifecycleStatus, Event, ExecutionStatus, Settings, StreamingDeltaEvent } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
+
+/** What the runtime records and reads back: the spec's `Event` (it never records the live-only kinds, StreamingDeltaEvent and ServerErrorEvent). */
+export type RecordedEvent = Event;
+
+/** The `execution_status` values (spec: ExecutionStatus), in the spec's order. Terminal (per the SDK): finished, error, stuck. */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = (openapiDocument.components as { schemas: { ExecutionStatus: { enum: ExecutionStatus[] } } }).schemas.ExecutionStatus.enum;
 
 /**
  * The settings the agent reads, as the interface's `Settings` carries them, with every secret in
@@ -42,7 +48,7 @@ export type AgentSettings = Pick<
  *   through `AgentConversation.sendMessage`, or are announced with `userMessageRecorded`).
  * - `record` validates, stores and pushes to live subscribers, and resolves once stored. If it
  *   rejects, the run stops in status `error` (events must never be lost silently).
- * - Events are the spec's `Event`s, plus InterruptEvent (`RecordedEvent`) until the spec has it.
+ * - Events are the spec's `Event`s (`RecordedEvent`), never of a live-only kind.
  * - `publish` is for transient events (StreamingDeltaEvent): pushed to live subscribers, never
  *   stored, never throws.
  */

@@ -6,18 +6,7 @@
  */
 export { AgentRuntime, type AgentRuntimeOptions } from "./agent/runtime.js";
 export { AgentConversation, ConversationAlreadyRunningError, ConversationClosedError } from "./agent/conversation.js";
-export { lifecycleStatusOf, type AgentSettings, type ConversationHost } from "./host.js";
-export {
-  EXECUTION_STATUSES,
-  type ClassifiedConversationErrorEvent,
-  type ErrorClassification,
-  type ExecutionStatus,
-  type FailureAction,
-  type FailureKind,
-  type InterruptEvent,
-  type RecordedEvent,
-  type StreamingDeltaEvent,
-} from "./pending-spec.js";
+export { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "./host.js";
 export { classifyError } from "./errors/classify.js";
 export { openAiLlmFactory, toLlmError, type OpenAiLlmOptions } from "./llm/openai.js";
 export { resolveModel, PROVIDER_BASE_URLS, type ResolvedModel } from "./llm/model.js";

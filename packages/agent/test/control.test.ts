@@ -18,6 +18,9 @@ describe("confirmation mode", () => {
 
     expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
     expect(timeline(h.host).slice(-2)).toEqual(["ActionEvent:terminal", "status:waiting_for_confirmation"]);
+    // The state field follows the settings (recorded once, when the run starts).
+    const policies = h.host.events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "confirmation_policy");
+    expect(policies.map((event) => (event as { value: unknown }).value)).toEqual([{ kind: "AlwaysConfirm" }]);
     expect(existsSync(path.join(h.host.workspaceDir, "approved.txt"))).toBe(false);
 
     await h.conversation.respondToConfirmation({ accept: true });

@@ -105,6 +105,17 @@ export interface AcsClient<Upload = UploadInput> {
    * with `POST /api/conversations/{id}/events` (extension). Its MessageEvent reaches subscribers.
    */
   sendMessage(conversationId: string, message: UserMessage | string, options?: CallOptions): Promise<void>;
+  /**
+   * Starts the agent on a conversation (extension, the agent server's `run`): answers at once; an
+   * `ApiError` 409 while a run is active, 400 when no agent runs the conversation.
+   */
+  runConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"runConversation">>;
+  /** Pauses the agent between steps (extension, the agent server's `pause`); answers once paused. */
+  pauseConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"pauseConversation">>;
+  /** Cancels the agent's LLM call now and pauses (extension, the agent server's `interrupt`). */
+  interruptConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"interruptConversation">>;
+  /** Approves (`accept: true`) or rejects the actions waiting for confirmation (extension). */
+  respondToConfirmation(conversationId: string, response: OperationBody<"respondToConfirmation">, options?: CallOptions): Promise<OperationResult<"respondToConfirmation">>;
   /** Liveness and store readiness (extension); a 503 is an `ApiError` whose body is the `Health`. */
   getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
   /** The bundled OpenAPI document the server serves (extension). */
@@ -350,6 +361,30 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
         return;
       }
       await live.sendMessage(conversationId, message);
+    },
+
+    runConversation(conversationId, options) {
+      return call("runConversation", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/run", { params: { path: conversation(conversationId) }, ...init(options) }),
+      );
+    },
+
+    pauseConversation(conversationId, options) {
+      return call("pauseConversation", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/pause", { params: { path: conversation(conversationId) }, ...init(options) }),
+      );
+    },
+
+    interruptConversation(conversationId, options) {
+      return call("interruptConversation", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/interrupt", { params: { path: conversation(conversationId) }, ...init(options) }),
+      );
+    },
+
+    respondToConfirmation(conversationId, response, options) {
+      return call("respondToConfirmation", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: { path: conversation(conversationId) }, body: response, ...init(options) }),
+      );
     },
 
     getHealth(options) {

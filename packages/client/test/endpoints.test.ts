@@ -116,6 +116,17 @@ describe("the server's extensions", () => {
     expect(info).toMatchObject({ conversation_id: conversationId, status: "STOPPED", event_count: events.length, repository: "acme/widgets" });
   });
 
+  it("the agent server's controls: pause and interrupt answer success; run and respondToConfirmation are ApiErrors 400 where no agent runs", async () => {
+    expect(await client.pauseConversation(conversationId)).toEqual({ success: true });
+    expect(await client.interruptConversation(conversationId)).toEqual({ success: true });
+    const run = await rejection(client.runConversation(conversationId));
+    expect(isApiError(run, "runConversation") && run.status).toBe(400);
+    const respond = await rejection(client.respondToConfirmation(conversationId, { accept: true }));
+    expect(isApiError(respond, "respondToConfirmation") && respond.status).toBe(400);
+    const sentPaths = sent.slice(-4).map((request) => `${request.method} ${request.path}`);
+    expect(sentPaths).toEqual(["pause", "interrupt", "run", "events/respond_to_confirmation"].map((name) => `POST /api/conversations/${conversationId}/${name}`));
+  });
+
   it("getHealth, getOpenApiDocument, getAsyncApiDocument and getApiReference", async () => {
     expect(await client.getHealth()).toMatchObject({ status: "ok", store: "sqlite" });
     const document = (await client.getOpenApiDocument()) as { openapi?: string; paths?: Record<string, unknown> };
@@ -332,6 +343,10 @@ describe("abort", () => {
       client.addGitProviders({}, { signal }),
       client.uploadFiles(conversationId, [new File(["x"], "x.txt")], { signal }),
       client.downloadFile(conversationId, "report.csv", { signal }),
+      client.runConversation(conversationId, { signal }),
+      client.pauseConversation(conversationId, { signal }),
+      client.interruptConversation(conversationId, { signal }),
+      client.respondToConfirmation(conversationId, { accept: false }, { signal }),
       client.getHealth({ signal }),
       client.getOpenApiDocument({ signal }),
       client.getApiReference({ signal }),

@@ -86,14 +86,15 @@ describe("runConformance with checks of its own", () => {
     const report = await runConformance({
       baseUrl: reference.url,
       apiKey: KEY,
-      timeoutMs: 200,
+      // Long enough for the runner's /health probe (same timeout) on a busy machine.
+      timeoutMs: 1_000,
       checks: [
         // Never finishes on its own: only the deadline ends it. The runner aborts the signal before
         // it reports the failure, so what the listener saw is known once the report is.
         check("abort", (ctx) => new Promise(() => ctx.signal!.addEventListener("abort", () => seen.push(`aborted: ${String(ctx.signal!.reason)}`)))),
       ],
     });
-    expect(report.results[0]).toMatchObject({ status: "fail", evidence: "did not finish within 200 ms" });
+    expect(report.results[0]).toMatchObject({ status: "fail", evidence: "did not finish within 1000 ms" });
     expect(seen).toEqual([expect.stringMatching(/^aborted: AbortError/)]);
   });
 });

@@ -22,6 +22,11 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/openapi.json"
     | "/asyncapi.json"
     | "/docs"
+    // the agent server's controls (extensions)
+    | "/api/conversations/{conversation_id}/run"
+    | "/api/conversations/{conversation_id}/pause"
+    | "/api/conversations/{conversation_id}/interrupt"
+    | "/api/conversations/{conversation_id}/events/respond_to_confirmation"
   >();
 });
 
@@ -32,6 +37,8 @@ test("each endpoint has its one method", () => {
   expectTypeOf<paths["/api/add-git-providers"]["post"]>().toEqualTypeOf<operations["addGitProviders"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/upload-files"]["post"]>().toEqualTypeOf<operations["uploadFiles"]>();
   expectTypeOf<paths["/api/settings"]["get"]>().toEqualTypeOf<operations["getSettings"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}/run"]["post"]>().toEqualTypeOf<operations["runConversation"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}/events/respond_to_confirmation"]["post"]>().toEqualTypeOf<operations["respondToConfirmation"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}"]["post"]>().toEqualTypeOf<undefined>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/search"]["post"]>().toEqualTypeOf<undefined>();
 });
@@ -61,7 +68,8 @@ describe("searchEvents", () => {
   test("200 is an EventPage", () => {
     type Page = Json<Search["responses"][200]>;
     expectTypeOf<Page>().toEqualTypeOf<Schemas["EventPage"]>();
-    expectTypeOf<Page>().toEqualTypeOf<{ items: Schemas["Event"][]; next_page_id?: string | null }>();
+    // EventPage does not forbid unknown properties, so its type has an index signature (as EventPage's in types.ts).
+    expectTypeOf<Page>().toEqualTypeOf<{ items: Schemas["Event"][]; next_page_id?: string | null; [key: string]: unknown }>();
     expectTypeOf<Page["items"][number]["kind"]>().toEqualTypeOf<EventKind>();
   });
 

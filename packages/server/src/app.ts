@@ -16,6 +16,7 @@ import { parseQueryString } from "./http/query.js";
 import { sharedRequestValidators } from "./http/validation.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
+import { controlRoutes } from "./routes/control.js";
 import { conversationRoutes } from "./routes/conversations.js";
 import { eventRoutes } from "./routes/events.js";
 import { fileRoutes } from "./routes/files.js";
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): App {
   app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
+  app.use(controlRoutes({ store, conversations, controls: deps.runtime.controls, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);

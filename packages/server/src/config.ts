@@ -16,6 +16,17 @@ export interface ServerConfig {
   /** Largest JSON body accepted (a replay_json of a long recording is large). */
   jsonLimitBytes: number;
   logLevel: string;
+  /**
+   * Who runs conversations: `record` (nothing runs: conversations are records) or `agent` (the LLM
+   * agent of `@acs-toolkit/agent`, with the model of the stored settings).
+   */
+  runtime: "record" | "agent";
+  /** Let agent commands run unconfined on the host when no sandbox (bubblewrap) works. */
+  allowHostExecution: boolean;
+  /** Give the agent's sandboxed commands the network. */
+  agentNetwork: boolean;
+  /** Seconds after which the agent closes a conversation that does not run (its shell and MCP servers stop). */
+  agentIdleSeconds: number;
   /** A PostgreSQL store instead of the embedded SQLite one (uploads and keys stay in dataDir). */
   store?: PostgresStoreConfig;
 }
@@ -41,6 +52,15 @@ Options (environment variable in brackets):
   --max-files N            upload limit of files per request [ACS_MAX_FILES] (default 100)
   --max-request-bytes N    upload limit per request [ACS_MAX_REQUEST_BYTES] (default 250 MiB)
   --json-limit-bytes N     largest JSON body [ACS_JSON_LIMIT_BYTES] (default 64 MiB, at most 512 MiB)
+  --runtime record|agent   who runs conversations [ACS_RUNTIME] (default record): record keeps them as
+                           records; agent runs an LLM agent (the model of the stored settings) on each
+                           conversation created without replay_json
+  --allow-host-execution   let agent commands run unconfined on the host when bubblewrap is missing
+                           or does not work [ACS_ALLOW_HOST_EXECUTION=1] (default: the terminal refuses)
+  --agent-network          give the agent's sandboxed commands the network [ACS_AGENT_NETWORK=1]
+  --agent-idle-seconds N   close an agent conversation that has not run for N seconds: its shell and
+                           MCP servers stop, a message or a control reopens it [ACS_AGENT_IDLE_SECONDS]
+                           (default 1800)
   --store URL              a PostgreSQL store, postgres://user@host:5432/db, instead of SQLite in the data
                            directory (which still holds uploads and keys) [ACS_STORE_URL]
   --store-pool N           most PostgreSQL connections [ACS_STORE_POOL] (default 10)
@@ -93,6 +113,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "max-request-bytes": { type: "string" },
         "json-limit-bytes": { type: "string" },
         "log-level": { type: "string" },
+        runtime: { type: "string" },
+        "allow-host-execution": { type: "boolean" },
+        "agent-network": { type: "boolean" },
+        "agent-idle-seconds": { type: "string" },
         store: { type: "string" },
         "store-pool": { type: "string" },
         "store-timeout-ms": { type: "string" },
@@ -106,6 +130,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`--log-level must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   const port = integer("--port", values.port ?? env.ACS_PORT ?? env.PORT, 3000, 0);
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, got ${port}`);
+  const runtime = values.runtime ?? env.ACS_RUNTIME ?? "record";
+  if (runtime !== "record" && runtime !== "agent") throw new ConfigError(`--runtime must be record or agent, got "${runtime}"`);
   const storeUrl = values.store ?? env.ACS_STORE_URL;
   if (storeUrl !== undefined && storeUrl !== "" && !/^postgres(ql)?:\/\//.test(storeUrl)) {
     throw new ConfigError(`--store must be a postgres:// or postgresql:// URL, got "${storeUrl.replace(/\/\/[^@/]*@/, "//…@")}"`);
@@ -128,6 +154,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     },
     jsonLimitBytes: integer("--json-limit-bytes", values["json-limit-bytes"] ?? env.ACS_JSON_LIMIT_BYTES, 64 * 1024 * 1024, 1024, MAX_JSON_LIMIT, " (the longest text Node.js holds)"),
     logLevel,
+    runtime,
+    allowHostExecution: values["allow-host-execution"] ?? truthy(env.ACS_ALLOW_HOST_EXECUTION),
+    agentNetwork: values["agent-network"] ?? truthy(env.ACS_AGENT_NETWORK),
+    agentIdleSeconds: integer("--agent-idle-seconds", values["agent-idle-seconds"] ?? env.ACS_AGENT_IDLE_SECONDS, 1800, 1),
     ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
   };
 }

@@ -92,7 +92,18 @@ function messageProperties(message: UserMessage): MessageEvent["llm_message"] {
   return Object.fromEntries(MESSAGE_PROPERTIES.filter((name) => sent[name] !== undefined).map((name) => [name, sent[name]])) as MessageEvent["llm_message"];
 }
 
+/** The initial user message of a creation request, as a message (for a runtime that records it). */
+function initialUserMessage(request: ConversationCreateRequest): UserMessage | undefined {
+  if (!request.initial_user_msg) return undefined;
+  return initialMessageEvent(request.initial_user_msg, request.image_urls).llm_message as UserMessage;
+}
+
 function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
+  const event = initialMessageEvent(text, imageUrls);
+  return { event, json: JSON.stringify(event) };
+}
+
+function initialMessageEvent(text: string, imageUrls: string[] | null | undefined): MessageEvent {
   const event = userMessageEvent({
     role: "user",
     content: [
@@ -101,7 +112,7 @@ function initialMessage(text: string, imageUrls: string[] | null | undefined): E
     ],
     thinking_blocks: [],
   });
-  return { event, json: JSON.stringify(event) };
+  return event;
 }
 
 /** Events to store, each validated. @throws RequestValidationError (loc: body, index, …) */
@@ -191,19 +202,20 @@ export class ConversationService {
   async create(request: ConversationCreateRequest): Promise<ConversationRecord> {
     const conversation = this.newConversation(request);
     const events = request.replay_json ? parseReplay(request.replay_json) : [];
-    if (request.initial_user_msg) events.push(initialMessage(request.initial_user_msg, request.image_urls));
+    const initial = this.runtime.takesInitialMessage?.(request) ? initialUserMessage(request) : undefined;
+    if (request.initial_user_msg && !initial) events.push(initialMessage(request.initial_user_msg, request.image_urls));
     let record: ConversationRecord;
     try {
       record = await this.store.createConversation(conversation, events);
     } catch (error) {
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       if (error instanceof DuplicateEventIdError) {
-        const loc = error.index < events.length - (request.initial_user_msg ? 1 : 0) ? ["body", "replay_json", error.index, "id"] : ["body", "initial_user_msg"];
+        const loc = error.index < events.length - (request.initial_user_msg && !initial ? 1 : 0) ? ["body", "replay_json", error.index, "id"] : ["body", "initial_user_msg"];
         throw new RequestValidationError([{ loc, msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
       }
       throw error;
     }
-    return this.started(record);
+    return this.started(record, initial);
   }
 
   /**
@@ -250,8 +262,9 @@ export class ConversationService {
       await parsed;
       await writer.finished();
       handle ??= await begun!; // a replay without events
-      const initial = request!.initial_user_msg ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
-      return this.started(await this.store.finishImport(handle, initial));
+      const taken = this.runtime.takesInitialMessage?.(request!) ? initialUserMessage(request!) : undefined;
+      const initial = request!.initial_user_msg && !taken ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
+      return this.started(await this.store.finishImport(handle, initial), taken);
     } catch (error) {
       writer.stop();
       await writer.finished().catch(() => {}); // no write of rows left in flight while discarding
@@ -296,17 +309,17 @@ export class ConversationService {
     }
     return {
       id,
-      status: this.runtime.initialStatus,
+      status: this.runtime.initialStatusFor?.(request) ?? this.runtime.initialStatus,
       repository: request.repository ?? null,
       selectedBranch: request.selected_branch ?? null,
       gitProvider: request.git_provider ?? null,
     };
   }
 
-  /** Hands a new conversation to the runtime. */
-  private started(record: ConversationRecord): ConversationRecord {
+  /** Hands a new conversation to the runtime (with its initial message when the runtime records it). */
+  private started(record: ConversationRecord, initial?: UserMessage): ConversationRecord {
     // Nobody can be subscribed to a conversation that did not exist: nothing to publish yet.
-    this.runtime.start(record, this.contextFor(record.id));
+    this.runtime.start(record, this.contextFor(record.id), initial);
     return record;
   }
 
@@ -358,6 +371,18 @@ export class ConversationService {
   }
 
   /**
+   * A user message from a client (`POST …/events`, a live-channel frame): {@link sendMessage}, unless
+   * the runtime records messages itself (the agent: a message sent during a step is recorded when
+   * the step ends, as the agent server's send_message waits for the step).
+   * @throws ConversationNotFoundError
+   */
+  async deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): Promise<MessageEvent> {
+    if (!this.runtime.sendMessage) return this.sendMessage(conversationId, message, options);
+    const kept = { ...messageProperties(message), role: "user" } as UserMessage;
+    return (await this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options)) ?? this.sendMessage(conversationId, kept, options);
+  }
+
+  /**
    * Sets a conversation's status and records the change as a ConversationStateUpdateEvent (nothing
    * when it has that status already). @throws ConversationNotFoundError
    */
@@ -386,7 +411,8 @@ export class ConversationService {
   }
   private recordedStates?: RecordedStates;
 
-  private contextFor(conversationId: string): RuntimeContext {
+  /** What a runtime records through for one conversation. */
+  contextFor(conversationId: string): RuntimeContext {
     return {
       record: async (events) => void (await this.record(conversationId, events)),
       setStatus: async (status) => void (await this.setStatus(conversationId, status)),

@@ -14,7 +14,7 @@ export { createApp, type App, type AppDeps, type RequestListener } from "./app.j
 export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
-export { recordingRuntime, type ConversationRuntime, type RuntimeContext } from "./runtime.js";
+export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
 export { openSqliteStore } from "./store/sqlite/index.js";
 export { openPostgresStore, PostgresEventStore, type PostgresStoreOptions } from "./store/postgres/index.js";
 export { MemoryEventStore, openMemoryStore, type MemoryStoreOptions } from "./store/memory.js";

@@ -13,6 +13,8 @@ import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
 import { privateDirectorySync } from "./private-files.js";
+import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
+import { AgentConversationRuntime } from "./agent-runtime.js";
 import { recordingRuntime, type ConversationRuntime } from "./runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
@@ -29,7 +31,10 @@ export const VERSION: string = packageJson.version;
 const READ_THREADS = 2;
 
 export interface StartOptions {
+  /** The runtime; default: the one `config.runtime` names. */
   runtime?: ConversationRuntime;
+  /** Options of the agent runtime under `config.runtime` agent (an LLM factory, the sandbox, …), over those of the config. */
+  agent?: AgentRuntimeOptions;
   log?: Logger;
   env?: NodeJS.ProcessEnv;
   /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
@@ -74,14 +79,27 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   // Several instances on one database: other instances' appends reach this one's subscribers.
   const feed = store instanceof PostgresEventStore ? await startPostgresLiveFeed(store, bus, log) : undefined;
   const writeHealth = new WriteHealth(config.dataDir);
+  const cipher = createCipher(secretKey);
+  const runtime =
+    options.runtime ??
+    (config.runtime === "agent"
+      ? new AgentConversationRuntime({
+          store,
+          cipher,
+          dataDir: config.dataDir,
+          log,
+          idleCloseMs: config.agentIdleSeconds * 1000,
+          agent: { allowHostExecution: config.allowHostExecution, allowNetwork: config.agentNetwork, ...options.agent },
+        })
+      : recordingRuntime);
   const { app, conversations, close: closeApp } = createApp({
     config,
     store,
     bus,
-    runtime: options.runtime ?? recordingRuntime,
+    runtime,
     log,
     keys: keys.keys,
-    cipher: createCipher(secretKey),
+    cipher,
     cursorSecret: createHmac("sha256", secretKey).update("page cursors").digest(),
     version: VERSION,
     writeHealth,
@@ -97,13 +115,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       resolve();
     });
   });
+  await runtime.open?.((id) => conversations.contextFor(id));
   const { port } = http.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
-  log.info({ url: `http://${host}:${port}`, dataDir: config.dataDir, store: store.kind, publicRead: config.publicRead }, "listening");
+  log.info({ url: `http://${host}:${port}`, dataDir: config.dataDir, store: store.kind, publicRead: config.publicRead, runtime: config.runtime }, "listening");
 
   let closing: Promise<void> | undefined;
   const close = () =>
-    (closing ??= live.close().then(() => new Promise<void>((resolve) => {
+    (closing ??= live.close().then(() => runtime.close?.()).then(() => new Promise<void>((resolve) => {
       const force = setTimeout(() => http.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       http.close(() => {
         clearTimeout(force);

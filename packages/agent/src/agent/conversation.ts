@@ -18,6 +18,7 @@ import {
   SECURITY_RISKS,
   type ActionEvent,
   type ConversationLifecycleStatus,
+  type ExecutionStatus,
   type MessageEvent,
   type MessageToolCall,
   type SecurityRisk,
@@ -29,12 +30,11 @@ import type { Clock, IdGenerator } from "../events/clock.js";
 import { SummarizingCondenser, type CondenserOptions, type CondensationPlan } from "../history/condenser.js";
 import { messagesOf } from "../history/messages.js";
 import { unmatchedActions, viewOf } from "../history/view.js";
-import { lifecycleStatusOf, type AgentSettings, type ConversationHost } from "../host.js";
+import { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "../host.js";
 import { resolveModel } from "../llm/model.js";
 import { ConversationStats, costOf, priceOf, type ConversationStatsSnapshot, type ModelPrice } from "../llm/stats.js";
 import { LlmError, type ChatTool, type ChatToolCall, type Llm, type LlmFactory, type LlmResponse } from "../llm/types.js";
 import type { Logger } from "../logger.js";
-import { EXECUTION_STATUSES, type ExecutionStatus, type RecordedEvent } from "../pending-spec.js";
 import { NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
 import type { Spawner } from "../sandbox/spawner.js";
 import { SecretMasker, secretEnvironment } from "../secrets.js";
@@ -103,9 +103,17 @@ interface QueuedMessage {
   done(event?: MessageEvent, error?: unknown): void;
 }
 
+/** OpenHands' confirmation policy for the settings: the state field `confirmation_policy`. */
+function confirmationPolicyOf(settings: AgentSettings): Record<string, unknown> {
+  if (!settings.confirmation_mode) return { kind: "NeverConfirm" };
+  return settings.security_analyzer === "llm" ? { kind: "ConfirmRisky", threshold: "HIGH", confirm_unknown: true } : { kind: "AlwaysConfirm" };
+}
+
 export class AgentConversation {
   readonly id: string;
   private status: ExecutionStatus = "idle";
+  /** The last `confirmation_policy` recorded (OpenHands' default: NeverConfirm). */
+  private confirmationPolicy: Record<string, unknown> = { kind: "NeverConfirm" };
   private lifecycle: ConversationLifecycleStatus | undefined;
   private usage = new ConversationStats();
   private readonly tools = new Map<string, AgentTool>();
@@ -195,6 +203,7 @@ export class AgentConversation {
       if (event.kind !== "ConversationStateUpdateEvent") continue;
       if (event.key === "execution_status" && (EXECUTION_STATUSES as readonly unknown[]).includes(event.value)) this.status = event.value as ExecutionStatus;
       if (event.key === "stats") this.usage = ConversationStats.fromSnapshot(event.value);
+      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) this.confirmationPolicy = event.value as Record<string, unknown>;
     }
     const secrets = secretEnvironment(this.settings);
     this.masker = new SecretMasker(secrets.values);
@@ -490,6 +499,12 @@ export class AgentConversation {
   /** Reads the settings for this run: the model, limits, condenser and secrets may have changed. */
   private async prepareRun(): Promise<void> {
     this.settings = await this.host.settings();
+    // The state field changes with the settings, recorded as OpenHands records a state change.
+    const policy = confirmationPolicyOf(this.settings);
+    if (JSON.stringify(policy) !== JSON.stringify(this.confirmationPolicy)) {
+      this.confirmationPolicy = policy;
+      await this.record(this.factory.stateUpdate("confirmation_policy", policy));
+    }
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
     const config = { model: this.settings.llm_model ?? "", apiKey: this.settings.llm_api_key ?? null, baseUrl: this.settings.llm_base_url ?? null };
     resolveModel(config.model, config.baseUrl);

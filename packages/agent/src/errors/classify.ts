@@ -8,7 +8,10 @@
  * below hold those examples and complete them with the wording the providers this package talks to
  * actually send (OpenAI, Anthropic, OpenAI-compatible servers), marked `ours`.
  */
-import type { ErrorClassification, FailureAction, FailureKind } from "../pending-spec.js";
+import type { ErrorClassification } from "@acs-toolkit/schema";
+
+type FailureKind = ErrorClassification["kind"];
+type FailureAction = NonNullable<ErrorClassification["user_action"]>;
 
 interface Outcome {
   kind: FailureKind;

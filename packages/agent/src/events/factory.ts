@@ -9,7 +9,9 @@ import type {
   AgentErrorEvent,
   Condensation,
   CondensationRequest,
+  ConversationErrorEvent,
   ConversationStateUpdateEvent,
+  InterruptEvent,
   Message,
   MessageEvent,
   MessageToolCall,
@@ -17,13 +19,13 @@ import type {
   ObservationEvent,
   PauseEvent,
   SecurityRisk,
+  StreamingDeltaEvent,
   SystemPromptEvent,
   TextContent,
   ToolDefinition,
   UserRejectObservation,
 } from "@acs-toolkit/schema";
 import { classifyError } from "../errors/classify.js";
-import type { ClassifiedConversationErrorEvent, InterruptEvent, StreamingDeltaEvent } from "../pending-spec.js";
 import { EventTimestamps, type Clock, type IdGenerator } from "./clock.js";
 
 export interface ActionEventFields {
@@ -116,7 +118,7 @@ export class EventFactory {
     return { ...this.head(), ...answering(action), rejection_reason: reason, rejection_source: "user", kind: "UserRejectObservation" };
   }
 
-  conversationError(code: string, detail: string): ClassifiedConversationErrorEvent {
+  conversationError(code: string, detail: string): ConversationErrorEvent {
     return {
       ...this.head(),
       source: "environment",

@@ -14,7 +14,7 @@ import type {
   SystemPromptEvent,
   UserRejectObservation,
 } from "@acs-toolkit/schema";
-import type { RecordedEvent } from "../pending-spec.js";
+import type { RecordedEvent } from "../host.js";
 
 /** An event that becomes (part of) a message to the LLM. */
 export type ViewEvent = SystemPromptEvent | MessageEvent | ActionEvent | ObservationEvent | AgentErrorEvent | UserRejectObservation | CondensationSummaryEvent;

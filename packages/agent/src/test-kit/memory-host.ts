@@ -12,7 +12,8 @@ import { randomUUID } from "node:crypto";
 import type { ConversationLifecycleStatus, UserMessage } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
 import type { AgentSettings, ConversationHost } from "../host.js";
-import type { RecordedEvent, StreamingDeltaEvent } from "../pending-spec.js";
+import type { StreamingDeltaEvent } from "@acs-toolkit/schema";
+import type { RecordedEvent } from "../host.js";
 
 export interface MemoryHostOptions {
   conversationId?: string;

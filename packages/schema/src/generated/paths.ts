@@ -77,6 +77,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the agent on a conversation (extension, the agent server's run)
+         * @description Starts the agent loop in the background and answers at once, as the OpenHands agent server does: idle, paused, error and stuck become running; waiting_for_confirmation runs the pending actions (an implicit approval); on a finished conversation nothing happens (send a message first). Any request body is ignored. 409 while a run is active; 400 when no agent runs this conversation (a server started without its agent runtime, a recorded or replayed conversation).
+         */
+        post: operations["runConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause the agent between steps (extension, the agent server's pause)
+         * @description idle or running becomes paused and a PauseEvent is recorded; an in-flight LLM call and its tools finish first (the answer comes once the conversation is paused). Other statuses, or a conversation no agent runs: nothing changes, still 200. Any request body is ignored. As on the agent server, an unknown conversation is a 400, not a 404.
+         */
+        post: operations["pauseConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Interrupt the agent now (extension, the agent server's interrupt)
+         * @description Cancels the in-flight LLM call (a running command gets Ctrl-C), records an InterruptEvent and pauses the conversation; answers once the run has stopped. Without an active run it pauses (a PauseEvent). A conversation no agent runs: nothing changes, still 200. Any request body is ignored. As on the agent server, an unknown conversation is a 400, not a 404.
+         */
+        post: operations["interruptConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/events/respond_to_confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject the actions waiting for confirmation (extension)
+         * @description With `confirmation_mode`, the agent holds the actions of a step in waiting_for_confirmation. `accept: true` runs them (as `run`; an active run is left alone); `accept: false` records a UserRejectObservation with `reason` for each pending action and the conversation becomes idle. 400 when no agent runs this conversation.
+         */
+        post: operations["respondToConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/files/{file_name}": {
         parameters: {
             query?: never;
@@ -305,10 +385,10 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default text
+             * @constant
              */
-            type: "text";
+            type?: "text";
             text: string;
             /**
              * @deprecated
@@ -331,11 +411,12 @@ export interface components {
             /** @default false */
             cache_prompt?: boolean;
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default image
+             * @constant
              */
-            type: "image";
+            type?: "image";
             image_urls: string[];
+            [key: string]: unknown;
         };
         /**
          * Content
@@ -348,12 +429,13 @@ export interface components {
          */
         ThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default thinking
+             * @constant
              */
-            type: "thinking";
+            type?: "thinking";
             thinking: string;
             signature?: string | null;
+            [key: string]: unknown;
         };
         /**
          * RedactedThinkingBlock
@@ -361,11 +443,12 @@ export interface components {
          */
         RedactedThinkingBlock: {
             /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
+             * @default redacted_thinking
+             * @constant
              */
-            type: "redacted_thinking";
+            type?: "redacted_thinking";
             data: string;
+            [key: string]: unknown;
         };
         /**
          * AnyThinkingBlock
@@ -384,6 +467,7 @@ export interface components {
             /** @description Opaque; never log or render it. */
             encrypted_content?: string | null;
             status?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MessageToolCall
@@ -406,6 +490,7 @@ export interface components {
             origin: "completion" | "responses";
             /** @description The Responses-API item id of the call. */
             responses_item_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * CriticResult
@@ -417,7 +502,8 @@ export interface components {
             /** @description Required and nullable in the SDK's model, but stored without nulls: a null message is written as absent, so absence is accepted (the built-in critics always set one). */
             message?: string | null;
             /** @description Free-form; may include event_ids and categorized_features. */
-            metadata?: Record<string, never> | null;
+            metadata?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * Message
@@ -471,6 +557,7 @@ export interface components {
              * @description Legacy (written up to release 1.9.1); accepted and dropped.
              */
             send_reasoning_content?: boolean;
+            [key: string]: unknown;
         };
         /**
          * Action
@@ -506,6 +593,7 @@ export interface components {
              * @enum {string}
              */
             status?: "todo" | "in_progress" | "done";
+            [key: string]: unknown;
         };
         /**
          * MCPToolAction
@@ -520,11 +608,8 @@ export interface components {
          */
         MCPToolAction: {
             /** @default {} */
-            data?: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            data?: Record<string, unknown>;
+            /** @constant */
             kind: "MCPToolAction";
         };
         /**
@@ -538,10 +623,7 @@ export interface components {
         FinishAction: {
             /** @description Final message to the user. */
             message: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishAction";
         };
         /**
@@ -554,10 +636,7 @@ export interface components {
          */
         ThinkAction: {
             thought: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkAction";
         };
         /**
@@ -568,10 +647,7 @@ export interface components {
          *     }
          */
         BrowserAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserAction";
         };
         /**
@@ -588,10 +664,7 @@ export interface components {
             index: number;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserClickAction";
         };
         /**
@@ -604,10 +677,7 @@ export interface components {
          */
         BrowserCloseTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserCloseTabAction";
         };
         /**
@@ -624,10 +694,7 @@ export interface components {
             extract_links?: boolean;
             /** @default 0 */
             start_from_char?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetContentAction";
         };
         /**
@@ -641,10 +708,7 @@ export interface components {
         BrowserGetStateAction: {
             /** @default false */
             include_screenshot?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStateAction";
         };
         /**
@@ -655,10 +719,7 @@ export interface components {
          *     }
          */
         BrowserGetStorageAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGetStorageAction";
         };
         /**
@@ -669,10 +730,7 @@ export interface components {
          *     }
          */
         BrowserGoBackAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserGoBackAction";
         };
         /**
@@ -683,10 +741,7 @@ export interface components {
          *     }
          */
         BrowserListTabsAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserListTabsAction";
         };
         /**
@@ -702,10 +757,7 @@ export interface components {
             url: string;
             /** @default false */
             new_tab?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserNavigateAction";
         };
         /**
@@ -722,10 +774,7 @@ export interface components {
              * @enum {string}
              */
             direction?: "up" | "down";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserScrollAction";
         };
         /**
@@ -741,11 +790,8 @@ export interface components {
          */
         BrowserSetStorageAction: {
             /** @description Cookies and origins as returned by the storage read. */
-            storage_state: Record<string, never>;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            storage_state: Record<string, unknown>;
+            /** @constant */
             kind: "BrowserSetStorageAction";
         };
         /**
@@ -756,10 +802,7 @@ export interface components {
          *     }
          */
         BrowserStartRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStartRecordingAction";
         };
         /**
@@ -770,10 +813,7 @@ export interface components {
          *     }
          */
         BrowserStopRecordingAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserStopRecordingAction";
         };
         /**
@@ -786,10 +826,7 @@ export interface components {
          */
         BrowserSwitchTabAction: {
             tab_id: components["schemas"]["TabId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserSwitchTabAction";
         };
         /**
@@ -805,10 +842,7 @@ export interface components {
             /** @description Input element index. */
             index: number;
             text: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserTypeAction";
         };
         /**
@@ -830,10 +864,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorAction";
         };
         /**
@@ -853,10 +884,7 @@ export interface components {
             new_string: string;
             /** @default 1 */
             expected_replacements?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditAction";
         };
         /**
@@ -873,10 +901,7 @@ export interface components {
             dir_path?: string;
             /** @default false */
             recursive?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryAction";
         };
         /**
@@ -893,10 +918,7 @@ export interface components {
             file_path: string;
             offset?: number | null;
             limit?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileAction";
         };
         /**
@@ -911,10 +933,7 @@ export interface components {
         WriteFileAction: {
             file_path: string;
             content: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileAction";
         };
         /**
@@ -929,10 +948,7 @@ export interface components {
         GlobAction: {
             pattern: string;
             path?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobAction";
         };
         /**
@@ -949,10 +965,7 @@ export interface components {
             pattern: string;
             path?: string | null;
             include?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepAction";
         };
         /**
@@ -972,10 +985,7 @@ export interface components {
             new_str?: string | null;
             insert_line?: number | null;
             view_range?: number[] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorAction";
         };
         /**
@@ -1001,10 +1011,7 @@ export interface components {
             command?: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerAction";
         };
         /**
@@ -1027,10 +1034,7 @@ export interface components {
             timeout?: number | null;
             /** @default false */
             reset?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalAction";
         };
         /**
@@ -1052,10 +1056,7 @@ export interface components {
             /** @description Id of a task to resume. */
             resume?: string | null;
             max_turns?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskAction";
         };
         /**
@@ -1068,10 +1069,7 @@ export interface components {
          */
         InvokeSkillAction: {
             name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillAction";
         };
         /**
@@ -1086,10 +1084,7 @@ export interface components {
         SwitchLLMAction: {
             profile_name: string;
             reason: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMAction";
         };
         /**
@@ -1107,10 +1102,7 @@ export interface components {
             script: string;
             /** @default 8 */
             max_concurrency?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowAction";
         };
         /**
@@ -1127,10 +1119,7 @@ export interface components {
             image_index: number;
             question: string;
             profile_name?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectAction";
         };
         /**
@@ -1152,10 +1141,7 @@ export interface components {
             tasks?: {
                 [key: string]: string;
             } | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateAction";
         };
         /**
@@ -1168,10 +1154,7 @@ export interface components {
          */
         ApplyPatchAction: {
             patch: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ApplyPatchAction";
         };
         /**
@@ -1188,10 +1171,7 @@ export interface components {
             /** @default true */
             use_user_message?: boolean;
             custom_query?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomAction";
         };
         /**
@@ -1202,10 +1182,7 @@ export interface components {
          *     }
          */
         SleeptimeComputeAction: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeAction";
         };
         /**
@@ -1219,6 +1196,7 @@ export interface components {
          */
         ClientAction: {
             kind: `ClientAction_${string}`;
+            [key: string]: unknown;
         };
         /**
          * Observation
@@ -1235,6 +1213,7 @@ export interface components {
             is_directory: boolean;
             size: number;
             modified_time: components["schemas"]["Timestamp"];
+            [key: string]: unknown;
         };
         /**
          * TerminalMetadata
@@ -1254,6 +1233,7 @@ export interface components {
             prefix?: string;
             /** @default  */
             suffix?: string;
+            [key: string]: unknown;
         };
         /**
          * MCPToolObservation
@@ -1276,10 +1256,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             tool_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MCPToolObservation";
         };
         /**
@@ -1302,10 +1279,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FinishObservation";
         };
         /**
@@ -1328,10 +1302,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ThinkObservation";
         };
         /**
@@ -1358,10 +1329,7 @@ export interface components {
             /** @description Base64 PNG. */
             screenshot_data?: string | null;
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "BrowserObservation";
         };
         /**
@@ -1395,10 +1363,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "FileEditorObservation";
         };
         /**
@@ -1425,10 +1390,7 @@ export interface components {
             replacements_made?: number;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "EditObservation";
         };
         /**
@@ -1464,10 +1426,7 @@ export interface components {
             total_count?: number;
             /** @default false */
             is_truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ListDirectoryObservation";
         };
         /**
@@ -1503,10 +1462,7 @@ export interface components {
                 number
             ] | null;
             total_lines?: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ReadFileObservation";
         };
         /**
@@ -1531,10 +1487,7 @@ export interface components {
             is_new_file?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WriteFileObservation";
         };
         /**
@@ -1562,10 +1515,7 @@ export interface components {
             search_path: string;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GlobObservation";
         };
         /**
@@ -1595,10 +1545,7 @@ export interface components {
             include_pattern?: string | null;
             /** @default false */
             truncated?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "GrepObservation";
         };
         /**
@@ -1630,10 +1577,7 @@ export interface components {
             prev_exist?: boolean;
             old_content?: string | null;
             new_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PlanningFileEditorObservation";
         };
         /**
@@ -1662,10 +1606,7 @@ export interface components {
             command: "view" | "plan";
             /** @default [] */
             task_list?: components["schemas"]["TaskItem"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskTrackerObservation";
         };
         /**
@@ -1709,10 +1650,7 @@ export interface components {
             timeout?: boolean;
             metadata?: components["schemas"]["TerminalMetadata"];
             full_output_save_dir?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TerminalObservation";
         };
         /**
@@ -1741,10 +1679,7 @@ export interface components {
             task_id: string;
             subagent: string;
             status: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TaskObservation";
         };
         /**
@@ -1769,10 +1704,7 @@ export interface components {
             /** @default false */
             is_error?: boolean;
             skill_name: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InvokeSkillObservation";
         };
         /**
@@ -1801,10 +1733,7 @@ export interface components {
             profile_name: string;
             reason?: string | null;
             active_model?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SwitchLLMObservation";
         };
         /**
@@ -1832,10 +1761,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             status: "completed" | "error";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "WorkflowObservation";
         };
         /**
@@ -1869,10 +1795,7 @@ export interface components {
             model?: string | null;
             base_url?: string | null;
             answer?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "VisionInspectObservation";
         };
         /**
@@ -1898,10 +1821,7 @@ export interface components {
             is_error?: boolean;
             /** @enum {string} */
             command: "spawn" | "delegate";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "DelegateObservation";
         };
         /**
@@ -1924,10 +1844,7 @@ export interface components {
             content?: components["schemas"]["Content"][];
             /** @default false */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ClientToolObservation";
         };
         /**
@@ -1950,11 +1867,8 @@ export interface components {
             message?: string;
             /** @default 0 */
             fuzz?: number;
-            commit?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            commit?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchObservation";
         };
         /**
@@ -1977,10 +1891,7 @@ export interface components {
             suggestions?: string;
             confidence?: number | null;
             reasoning?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConsultTomObservation";
         };
         /**
@@ -2003,10 +1914,7 @@ export interface components {
             message?: string;
             /** @default 0 */
             sessions_processed?: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SleeptimeComputeObservation";
         };
         /**
@@ -2028,6 +1936,7 @@ export interface components {
             idempotentHint?: boolean;
             /** @default true */
             openWorldHint?: boolean;
+            [key: string]: unknown;
         };
         /**
          * MCPToolAnnotations
@@ -2039,6 +1948,7 @@ export interface components {
             destructiveHint?: boolean | null;
             idempotentHint?: boolean | null;
             openWorldHint?: boolean | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDescription
@@ -2049,11 +1959,12 @@ export interface components {
             name: string;
             title?: string | null;
             description?: string | null;
-            inputSchema: Record<string, never>;
-            outputSchema?: Record<string, never> | null;
+            inputSchema: Record<string, unknown>;
+            outputSchema?: Record<string, unknown> | null;
             annotations?: components["schemas"]["MCPToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            _meta?: Record<string, never> | null;
+            meta?: Record<string, unknown> | null;
+            _meta?: Record<string, unknown> | null;
+            [key: string]: unknown;
         };
         /**
          * MCPToolDefinition
@@ -2135,15 +2046,13 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "MCPToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "MCPToolDefinition";
             /** @description The MCP annotations' title when set (a label), else the tool name (`mcp_tool.name`). */
             title: string;
             mcp_tool: components["schemas"]["MCPToolDescription"];
+            [key: string]: unknown;
         };
         /**
          * FinishTool
@@ -2170,14 +2079,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FinishObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FinishTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ThinkTool
@@ -2204,14 +2111,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ThinkObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ThinkTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserClickTool
@@ -2238,14 +2143,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserClickTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserCloseTabTool
@@ -2272,14 +2175,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserCloseTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetContentTool
@@ -2306,14 +2207,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetContentTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStateTool
@@ -2340,14 +2239,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGetStorageTool
@@ -2374,14 +2271,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserGoBackTool
@@ -2408,14 +2303,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserGoBackTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserListTabsTool
@@ -2442,14 +2335,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserListTabsTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserNavigateTool
@@ -2476,14 +2367,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserNavigateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserScrollTool
@@ -2510,14 +2399,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserScrollTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSetStorageTool
@@ -2544,14 +2431,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSetStorageTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStartRecordingTool
@@ -2578,14 +2463,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStartRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserStopRecordingTool
@@ -2612,14 +2495,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserStopRecordingTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserSwitchTabTool
@@ -2646,14 +2527,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserSwitchTabTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserToolSet
@@ -2680,14 +2559,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * BrowserTypeTool
@@ -2714,14 +2591,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "BrowserObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "BrowserTypeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * FileEditorTool
@@ -2748,14 +2623,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "FileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "FileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * EditTool
@@ -2782,14 +2655,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "EditObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "EditTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ListDirectoryTool
@@ -2816,14 +2687,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ListDirectoryObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ListDirectoryTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ReadFileTool
@@ -2850,14 +2719,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ReadFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ReadFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WriteFileTool
@@ -2884,14 +2751,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WriteFileObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WriteFileTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GlobTool
@@ -2918,14 +2783,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GlobObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GlobTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * GrepTool
@@ -2952,14 +2815,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "GrepObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "GrepTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * PlanningFileEditorTool
@@ -2986,14 +2847,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "PlanningFileEditorObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "PlanningFileEditorTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTrackerTool
@@ -3020,14 +2879,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskTrackerObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTrackerTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TerminalTool
@@ -3054,14 +2911,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TerminalObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TerminalTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskTool
@@ -3088,14 +2943,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TaskToolSet
@@ -3122,14 +2975,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "TaskObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TaskToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * InvokeSkillTool
@@ -3156,14 +3007,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "InvokeSkillObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "InvokeSkillTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SwitchLLMTool
@@ -3189,14 +3038,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SwitchLLMObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SwitchLLMTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowTool
@@ -3223,14 +3070,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * WorkflowToolSet
@@ -3257,14 +3102,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "WorkflowObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "WorkflowToolSet";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * VisionInspectTool
@@ -3290,14 +3133,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "VisionInspectObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "VisionInspectTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * DelegateTool
@@ -3324,14 +3165,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "DelegateObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "DelegateTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * ClientTool
@@ -3366,18 +3205,16 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ClientToolObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ClientTool";
             /** @description The spec's annotations title when set, else the tool name. */
             title: string;
             /** @description The tool name the LLM calls. */
             client_tool_name: string;
             /** @description The tool's `parameters`: a JSON Schema whose type is object. */
-            input_schema: Record<string, never>;
+            input_schema: Record<string, unknown>;
+            [key: string]: unknown;
         };
         /**
          * ApplyPatchTool
@@ -3404,14 +3241,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ApplyPatchObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "ApplyPatchTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * TomConsultTool
@@ -3438,14 +3273,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "ConsultTomObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "TomConsultTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * SleeptimeComputeTool
@@ -3472,14 +3305,12 @@ export interface components {
             /** @enum {string|null} */
             observation_type?: "SleeptimeComputeObservation" | null;
             annotations?: components["schemas"]["ToolAnnotations"] | null;
-            meta?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            meta?: Record<string, unknown> | null;
+            /** @constant */
             kind: "SleeptimeComputeTool";
             /** @description The tool name the LLM calls. */
             title: string;
+            [key: string]: unknown;
         };
         /**
          * Event
@@ -3518,6 +3349,7 @@ export interface components {
             items: components["schemas"]["Event"][];
             /** @description Cursor of the next page; null or absent on the last page. */
             next_page_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * Condensation
@@ -3566,10 +3398,7 @@ export interface components {
             summary_offset?: number | null;
             /** @description Id of the LLM response that produced the event. */
             llm_response_id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "Condensation";
         };
         /**
@@ -3588,10 +3417,7 @@ export interface components {
             /** @default environment */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationRequest";
         };
         /**
@@ -3612,10 +3438,7 @@ export interface components {
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
             summary: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "CondensationSummaryEvent";
         };
         /**
@@ -3654,10 +3477,7 @@ export interface components {
             detail: string;
             /** @description What kind of failure this is and what a user can do about it. Always filled from release 1.40.0 (from `code` and `detail`), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationErrorEvent";
         };
         /**
@@ -3682,10 +3502,7 @@ export interface components {
             key?: string;
             /** @description Any JSON value: the serialized state update. Defaults to {}. */
             value?: unknown;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ConversationStateUpdateEvent";
         };
         /**
@@ -3719,10 +3536,7 @@ export interface components {
              * @default default
              */
             usage_id?: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "LLMCompletionLogEvent";
         };
         /**
@@ -3781,10 +3595,7 @@ export interface components {
             critic_result?: components["schemas"]["CriticResult"] | null;
             /** @description A short (about 10 words) explanation of the action. */
             summary?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ActionEvent";
         };
         /**
@@ -3829,10 +3640,7 @@ export interface components {
             /** @description Origin identifier in multi-agent use. */
             sender?: string | null;
             critic_result?: components["schemas"]["CriticResult"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "MessageEvent";
         };
         /**
@@ -3874,10 +3682,7 @@ export interface components {
             error: string;
             /** @description What kind of failure this is. Always filled from release 1.40.0 (`{kind: unknown, retryable: false, user_action: none}` when nothing better is known), also on events recorded before it when a newer server reads them back. */
             classification?: components["schemas"]["ErrorClassification"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "AgentErrorEvent";
         };
         /**
@@ -3920,10 +3725,7 @@ export interface components {
              * @default []
              */
             extended_content?: components["schemas"]["TextContent"][];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ObservationEvent";
         };
         /**
@@ -3957,10 +3759,7 @@ export interface components {
              * @enum {string}
              */
             rejection_source?: "user" | "hook";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "UserRejectObservation";
         };
         /**
@@ -4005,10 +3804,7 @@ export interface components {
             tools: components["schemas"]["ToolDefinition"][];
             /** @description Per-conversation context; when present it is a second content block of the system message. */
             dynamic_context?: components["schemas"]["TextContent"] | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "SystemPromptEvent";
         };
         /**
@@ -4037,10 +3833,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             prompt_token_ids: number[];
             response_token_ids: number[];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "TokenEvent";
         };
         /**
@@ -4059,10 +3852,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "PauseEvent";
         };
         /**
@@ -4120,10 +3910,7 @@ export interface components {
              * @default false
              */
             is_error?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ACPToolCallEvent";
         };
         /**
@@ -4178,11 +3965,8 @@ export interface components {
             /** @description The MessageEvent a UserPromptSubmit hook ran for. */
             message_id?: string | null;
             /** @description What the hook received on standard input. */
-            hook_input?: Record<string, never> | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            hook_input?: Record<string, unknown> | null;
+            /** @constant */
             kind: "HookExecutionEvent";
         };
         /**
@@ -4206,10 +3990,7 @@ export interface components {
             code: string;
             /** @description The exception's message. */
             detail: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "ServerErrorEvent";
         };
         /**
@@ -4231,10 +4012,7 @@ export interface components {
             parent_id?: components["schemas"]["ParentEventId"];
             content?: string | null;
             reasoning_content?: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "StreamingDeltaEvent";
         };
         /**
@@ -4253,10 +4031,7 @@ export interface components {
             /** @default user */
             source?: components["schemas"]["EventSource"];
             parent_id?: components["schemas"]["ParentEventId"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             kind: "InterruptEvent";
         };
         /**
@@ -4349,6 +4124,7 @@ export interface components {
             email_verified?: boolean | null;
             git_user_name?: string | null;
             git_user_email?: string | null;
+            [key: string]: unknown;
         };
         /**
          * SettingsView
@@ -4381,6 +4157,7 @@ export interface components {
             provider_tokens_set: {
                 [key: string]: string | null;
             };
+            [key: string]: unknown;
         } & components["schemas"]["Settings"];
         /**
          * SecretsStore
@@ -4393,6 +4170,7 @@ export interface components {
             custom_secrets?: {
                 [key: string]: components["schemas"]["CustomSecret"];
             };
+            [key: string]: unknown;
         };
         /**
          * CustomSecret
@@ -4401,6 +4179,7 @@ export interface components {
         CustomSecret: string | {
             secret: string;
             description?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ProviderToken
@@ -4411,6 +4190,7 @@ export interface components {
             /** @example github.com */
             host?: string | null;
             user_id?: string | null;
+            [key: string]: unknown;
         };
         /**
          * MCPConfig
@@ -4423,12 +4203,14 @@ export interface components {
             stdio_servers?: components["schemas"]["MCPStdioServer"][];
             /** @default [] */
             shttp_servers?: components["schemas"]["MCPSHTTPServer"][];
+            [key: string]: unknown;
         };
         /** MCPSSEServer */
         MCPSSEServer: {
             /** @example https://mcp.example.com/sse */
             url: string;
             api_key?: string | null;
+            [key: string]: unknown;
         };
         /** MCPSHTTPServer */
         MCPSHTTPServer: {
@@ -4440,6 +4222,7 @@ export interface components {
              * @default 60
              */
             timeout?: number;
+            [key: string]: unknown;
         };
         /**
          * MCPStdioServer
@@ -4455,7 +4238,8 @@ export interface components {
                 [key: string]: string | null;
             };
             /** @description In `GET /api/settings` (extension), the variables of `env` that have a stored value. Ignored in requests. */
-            readonly env_set?: string[];
+            env_set?: string[];
+            [key: string]: unknown;
         };
         /**
          * AddGitProvidersRequest
@@ -4476,6 +4260,7 @@ export interface components {
             provider_tokens?: {
                 [key: string]: components["schemas"]["ProviderToken"];
             };
+            [key: string]: unknown;
         };
         /**
          * MessageResponse
@@ -4486,6 +4271,7 @@ export interface components {
          */
         MessageResponse: {
             message: string;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateRequest
@@ -4523,6 +4309,7 @@ export interface components {
             repo: string;
             issue_number: number;
             title: string;
+            [key: string]: unknown;
         };
         /**
          * CreateMicroagent
@@ -4531,6 +4318,7 @@ export interface components {
         CreateMicroagent: {
             repo: string;
             title?: string | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationCreateResponse
@@ -4548,6 +4336,7 @@ export interface components {
             conversation_id: string;
             message?: string | null;
             conversation_status?: components["schemas"]["ConversationStatus"] | null;
+            [key: string]: unknown;
         };
         /**
          * ConversationLifecycleStatus
@@ -4618,7 +4407,8 @@ export interface components {
             repository?: string | null;
             selected_branch?: string | null;
             git_provider?: components["schemas"]["ProviderType"] | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * ExecutionStatus
          * @description What the agent of a conversation is doing (the agent server's `execution_status`). idle and running are what they say; paused after a pause or an interrupt; waiting_for_confirmation while actions wait for the user's approval; finished, error and stuck end a run (error also after `max_iterations`); deleting while the conversation is being deleted.
@@ -4648,6 +4438,7 @@ export interface components {
             per_turn_token?: number;
             /** @default  */
             response_id?: string;
+            [key: string]: unknown;
         };
         /**
          * Metrics
@@ -4665,13 +4456,16 @@ export interface components {
                 cost?: number;
                 /** @description Epoch seconds. */
                 timestamp?: number;
+                [key: string]: unknown;
             }[];
             response_latencies?: {
                 model?: string;
                 latency?: number;
                 response_id?: string;
+                [key: string]: unknown;
             }[];
             token_usages?: components["schemas"]["TokenUsage"][];
+            [key: string]: unknown;
         };
         /**
          * ConversationStats
@@ -4684,6 +4478,7 @@ export interface components {
             usage_to_metrics: {
                 [key: string]: components["schemas"]["Metrics"];
             };
+            [key: string]: unknown;
         };
         /**
          * AgentConversationState
@@ -4709,6 +4504,7 @@ export interface components {
              */
             confirmation_policy?: {
                 kind: string;
+                [key: string]: unknown;
             };
             /** @default 500 */
             max_iterations?: number;
@@ -4731,7 +4527,7 @@ export interface components {
                 [key: string]: string;
             };
             /** @default {} */
-            agent_state?: Record<string, never>;
+            agent_state?: Record<string, unknown>;
             /** @default {} */
             tags?: {
                 [key: string]: string;
@@ -4739,13 +4535,13 @@ export interface components {
             /** @default [] */
             invoked_skills?: string[];
             /** @description The agent (`kind` Agent or ACPAgent), when recorded. */
-            agent?: Record<string, never>;
+            agent?: Record<string, unknown>;
             /** @description The workspace (`kind` LocalWorkspace, …), when recorded. */
-            workspace?: Record<string, never>;
+            workspace?: Record<string, unknown>;
             persistence_dir?: string | null;
-            security_analyzer?: Record<string, never> | null;
+            security_analyzer?: Record<string, unknown> | null;
             last_user_message_id?: string | null;
-            hook_config?: Record<string, never> | null;
+            hook_config?: Record<string, unknown> | null;
             /** @description The HEAD of the conversation tree. */
             leaf_event_id?: string | null;
             /**
@@ -4753,6 +4549,36 @@ export interface components {
              * @default null
              */
             title?: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * Success
+         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation).
+         * @example {
+         *       "success": true
+         *     }
+         */
+        Success: {
+            /** @default true */
+            success: boolean;
+            [key: string]: unknown;
+        };
+        /**
+         * ConfirmationResponseRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/events/respond_to_confirmation`: approve (`accept: true`) or reject the actions waiting for confirmation. Unknown properties are ignored, as on the agent server.
+         * @example {
+         *       "accept": false,
+         *       "reason": "Do not delete files outside the build directory."
+         *     }
+         */
+        ConfirmationResponseRequest: {
+            accept: boolean;
+            /**
+             * @description Recorded as the `rejection_reason` of each UserRejectObservation when rejecting.
+             * @default User rejected the action.
+             */
+            reason?: string;
+            [key: string]: unknown;
         };
         /**
          * UploadFilesRequest
@@ -4760,6 +4586,7 @@ export interface components {
          */
         UploadFilesRequest: {
             files: string[];
+            [key: string]: unknown;
         };
         /**
          * UploadResponse
@@ -4784,6 +4611,7 @@ export interface components {
             file_urls: string[];
             skipped_files: string[];
             skipped_reasons?: components["schemas"]["SkippedFile"][];
+            [key: string]: unknown;
         };
         /**
          * SkippedFile
@@ -4796,6 +4624,7 @@ export interface components {
             reason: "path_traversal" | "absolute_path" | "empty_name" | "invalid_name" | "duplicate_name" | "file_too_large" | "too_many_files" | "request_too_large";
             /** @description One sentence for a person. */
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * UserMessage
@@ -4813,7 +4642,8 @@ export interface components {
         UserMessage: {
             /** @constant */
             role: "user";
-        } & WithRequired<components["schemas"]["Message"], "role">;
+            [key: string]: unknown;
+        } & components["schemas"]["Message"];
         /**
          * SendMessageRequest
          * @description The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
@@ -4834,6 +4664,7 @@ export interface components {
              * @default false
              */
             run?: boolean;
+            [key: string]: unknown;
         } & components["schemas"]["UserMessage"];
         /**
          * ConversationFullState
@@ -4873,7 +4704,8 @@ export interface components {
             event_count: number;
             /** @description Id of the last stored event in append order (null when there is none). */
             last_event_id: string | null;
-        } & WithRequired<components["schemas"]["AgentConversationState"], "id" | "execution_status" | "stats">;
+            [key: string]: unknown;
+        } & components["schemas"]["AgentConversationState"];
         /**
          * LiveFullStateEvent
          * @description The first frame of every live-channel connection: a ConversationStateUpdateEvent with key `full_state` whose value is the ConversationFullState. It is not stored.
@@ -4914,6 +4746,7 @@ export interface components {
             /** @constant */
             key: "full_state";
             value: components["schemas"]["ConversationFullState"];
+            [key: string]: unknown;
         } & components["schemas"]["ConversationStateUpdateEvent"];
         /**
          * LiveAuthFrame
@@ -4946,6 +4779,7 @@ export interface components {
          */
         HTTPValidationError: {
             detail?: components["schemas"]["ValidationError"][];
+            [key: string]: unknown;
         };
         /**
          * ValidationError
@@ -4955,6 +4789,7 @@ export interface components {
             loc: (string | number)[];
             msg: string;
             type: string;
+            [key: string]: unknown;
         };
         /**
          * ErrorDetail
@@ -4965,6 +4800,7 @@ export interface components {
          */
         ErrorDetail: {
             detail: string;
+            [key: string]: unknown;
         };
         /**
          * Health
@@ -4991,6 +4827,7 @@ export interface components {
             writes?: "ok" | "failing";
             /** @description What is wrong, when status is unavailable. */
             detail?: string;
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -5016,6 +4853,63 @@ export interface components {
                  *       "detail": "Insufficient Storage: the server's disk is full (SQLITE_FULL: database or disk is full); nothing of this request was stored. Writes resume once space is freed."
                  *     } */
                 "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description Done (the agent server's `Success`). */
+        Success: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "success": true
+                 *     } */
+                "application/json": components["schemas"]["Success"];
+            };
+        };
+        /** @description No agent runs this conversation here: the server runs without its agent runtime, or the conversation is a recording (created with `replay_json`). */
+        NoAgent: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "No agent runs this conversation: the server was started without the agent runtime (--runtime agent)"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The conversation does not exist (the agent server answers a bare 400 here, not a 404). */
+        UnknownConversationBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Bad Request"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
+        /** @description The conversation id is not a UUID; `loc` points at it. */
+        BadConversationId: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": [
+                 *         {
+                 *           "loc": [
+                 *             "path",
+                 *             "conversation_id"
+                 *           ],
+                 *           "msg": "does not satisfy the \"format\" rule",
+                 *           "type": "value_error"
+                 *         }
+                 *       ]
+                 *     } */
+                "application/json": components["schemas"]["HTTPValidationError"];
             };
         };
         /** @description The X-Session-API-Key header is missing or wrong. */
@@ -5279,6 +5173,129 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+        };
+    };
+    runConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist (the agent server answers this bare 404 here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Not Found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A run is active. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Conversation already running. Wait for completion or pause first."
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    pauseConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["UnknownConversationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    interruptConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["UnknownConversationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["BadConversationId"];
+        };
+    };
+    respondToConfirmation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmationResponseRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "accept"
+                     *           ],
+                     *           "msg": "is required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     downloadFile: {

@@ -3065,6 +3065,30 @@ export interface ConversationInfo1 {
   [k: string]: unknown;
 }
 /**
+ * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "Success".
+ */
+export interface Success {
+  success: boolean;
+  [k: string]: unknown;
+}
+/**
+ * The body of `POST /api/conversations/{conversation_id}/events/respond_to_confirmation`: approve (`accept: true`) or reject the actions waiting for confirmation. Unknown properties are ignored, as on the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConfirmationResponseRequest".
+ */
+export interface ConfirmationResponseRequest {
+  accept: boolean;
+  /**
+   * Recorded as the `rejection_reason` of each UserRejectObservation when rejecting.
+   */
+  reason?: string;
+  [k: string]: unknown;
+}
+/**
  * multipart/form-data body of an upload; each part of the field `files` is one file.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema

@@ -545,20 +545,28 @@ class LiveConnection {
     try {
       this.validators.body("sendMessage", frame);
       // A message on the socket always runs the agent (the agent server's rule; over HTTP only with run: true).
-      await this.options.conversations.sendMessage(this.conversation.id, frame as UserMessage, { run: true });
+      // Not awaited: under the agent a message sent during a step is answered when the step ends,
+      // and the frames after it are not held that long. Messages still go in in arrival order (the
+      // service queues each conversation's writes as they are called).
+      this.options.conversations.deliverMessage(this.conversation.id, frame as UserMessage, { run: true }).catch((error: unknown) => this.messageFailed(error));
     } catch (error) {
-      if (error instanceof RequestValidationError) {
-        return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
-      }
-      const full = storageFullCause(error);
-      if (full !== undefined) {
-        this.options.writeHealth?.failed(full);
-        this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
-        return this.sendError("InsufficientStorage", [{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
-      }
-      this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
-      this.sendError("InternalError", [{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
+      this.messageFailed(error);
     }
+  }
+
+  /** Answers a message the server could not record (on this socket only). */
+  private messageFailed(error: unknown): void {
+    if (error instanceof RequestValidationError) {
+      return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+    }
+    const full = storageFullCause(error);
+    if (full !== undefined) {
+      this.options.writeHealth?.failed(full);
+      this.options.log.warn({ cause: full, conversationId: this.conversation.id }, "live channel: recording a message failed: the disk is full");
+      return this.sendError("InsufficientStorage", [{ loc: ["message"], msg: `the message could not be recorded: the server's disk is full (${full}); send it again once space is freed`, type: "insufficient_storage" }]);
+    }
+    this.options.log.error({ err: error, conversationId: this.conversation.id }, "live channel: recording a message failed");
+    this.sendError("InternalError", [{ loc: ["message"], msg: "the message could not be recorded", type: "internal_error" }]);
   }
 }
 

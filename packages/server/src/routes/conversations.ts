@@ -76,7 +76,7 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
     const { path } = validators.parameters("sendMessage", req.params as Record<string, string>, {});
     const id = (await requireConversation(store, path.conversation_id as string)).id;
     validators.body("sendMessage", req.body);
-    res.json(await conversations.sendMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
+    res.json(await conversations.deliverMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
   });
 
   return router;

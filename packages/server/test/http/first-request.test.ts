@@ -30,6 +30,10 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   createConversation: () => t.call("POST", "/api/conversations", { json: { conversation_id: 7 } }),
   addGitProviders: () => t.call("POST", "/api/add-git-providers", { json: { provider_tokens: 7 } }),
   uploadFiles: () => t.call("POST", "/api/conversations/not-a-uuid/upload-files", { body: new FormData() }),
+  runConversation: () => t.call("POST", "/api/conversations/not-a-uuid/run"),
+  pauseConversation: () => t.call("POST", "/api/conversations/not-a-uuid/pause"),
+  interruptConversation: () => t.call("POST", "/api/conversations/not-a-uuid/interrupt"),
+  respondToConfirmation: () => t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: "yes" } }),
 };
 
 it("the table names every operation with parameters or a JSON body", () => {

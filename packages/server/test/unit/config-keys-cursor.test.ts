@@ -12,6 +12,7 @@ describe("parseConfig", () => {
   it("has sane defaults", () => {
     const config = parseConfig([], {});
     expect(config).toMatchObject({ host: "127.0.0.1", port: 3000, publicRead: false, corsOrigins: [], jsonLimitBytes: 64 * 1024 * 1024, logLevel: "info" });
+    expect(config).toMatchObject({ runtime: "record", allowHostExecution: false, agentNetwork: false, agentIdleSeconds: 1800 });
     expect(config.dataDir).toBe(path.resolve(".data"));
     expect(config.uploadLimits).toEqual({ maxFileBytes: 25 * 1024 * 1024, maxFiles: 100, maxRequestBytes: 250 * 1024 * 1024 });
   });
@@ -22,11 +23,20 @@ describe("parseConfig", () => {
     expect(parseConfig(["--port", "5000", "--cors-origin", "*", "--data-dir", "/tmp/y"], env)).toMatchObject({ port: 5000, corsOrigins: ["*"], dataDir: "/tmp/y" });
   });
 
+  it("selects the agent runtime and its safety flags by flag or environment", () => {
+    const env = { ACS_RUNTIME: "agent", ACS_ALLOW_HOST_EXECUTION: "1", ACS_AGENT_NETWORK: "true" };
+    expect(parseConfig([], env)).toMatchObject({ runtime: "agent", allowHostExecution: true, agentNetwork: true });
+    expect(parseConfig(["--runtime", "record"], env)).toMatchObject({ runtime: "record" });
+    expect(parseConfig(["--runtime", "agent", "--allow-host-execution", "--agent-network"], {})).toMatchObject({ runtime: "agent", allowHostExecution: true, agentNetwork: true });
+  });
+
   it.each([
     [["--port", "abc"], /--port must be a whole number/],
     [["--port", "70000"], /--port must be at most 65535/],
     [["--max-files", "0"], /--max-files must be at least 1/],
     [["--log-level", "loud"], /--log-level must be one of/],
+    [["--runtime", "agnet"], /--runtime must be record or agent, got "agnet"/],
+    [["--agent-idle-seconds", "0"], /--agent-idle-seconds must be at least 1/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
     // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).

@@ -1,0 +1,254 @@
+/**
+ * The agent runtime of `@acs-toolkit/agent` behind the server's {@link ConversationRuntime}
+ * (`--runtime agent`): each conversation created without `replay_json` is opened by the agent,
+ * which records its SystemPromptEvent, then the initial user message, and runs on it with the LLM
+ * of the stored settings. Everything it records goes through the conversation service (validated,
+ * stored in order, pushed to live subscribers once).
+ *
+ * - Ownership: a conversation the agent runs is marked in the store's document space
+ *   (`agent-conversation:<id>`), so that after a restart a message or a control reopens it.
+ *   Recorded and replayed conversations are never opened: run and respond_to_confirmation answer
+ *   400, pause and interrupt change nothing.
+ * - Workspace: `<data-dir>/uploads/<id>`, the folder uploads land in (so an uploaded file is in the
+ *   agent's working directory, and a file the agent writes there can be downloaded).
+ * - Idle: a conversation that has not run for `idleCloseMs` is closed (shell and MCP servers stop,
+ *   STOPPED); the next message or control reopens it.
+ * - Restart: the ids of open conversations are kept in the document `agent-runtime:open`. At start
+ *   each is reopened, and the agent applies the reference's rule (openhands-versions §2 #7): a
+ *   conversation stored as `running` becomes `error`, with an AgentErrorEvent for its first
+ *   unanswered action. A clean stop interrupts runs (paused + InterruptEvent) and marks them STOPPED.
+ */
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import {
+  AgentRuntime,
+  ConversationAlreadyRunningError,
+  type AgentConversation,
+  type AgentRuntimeOptions,
+  type AgentSettings,
+  type ConversationHost,
+  type RecordedEvent,
+} from "@acs-toolkit/agent";
+import type { ConfirmationResponseRequest, ConversationCreateRequest, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import { HttpError } from "./http/errors.js";
+import type { Logger } from "./log.js";
+import type { ConversationRuntime, RuntimeContext, RuntimeControls } from "./runtime.js";
+import type { SecretCipher } from "./secrets.js";
+import { decryptedSecrets, readStoredSettings } from "./settings.js";
+import type { ConversationRecord, EventStore } from "./store/types.js";
+
+/** The settings document (routes/settings.ts). */
+const SETTINGS_DOCUMENT = "settings";
+const OWNED = (id: string) => `agent-conversation:${id}`;
+const OPEN_DOCUMENT = "agent-runtime:open";
+/** Events read per page when a conversation opens. */
+const PAGE = 500;
+
+export const NO_AGENT_DETAIL = "No agent runs this conversation: it is a recording (created with replay_json), or the server runs without the agent runtime (--runtime agent)";
+
+export interface AgentConversationRuntimeOptions {
+  store: EventStore;
+  cipher: SecretCipher;
+  /** The server's data directory: workspaces are `<dataDir>/uploads/<id>`. */
+  dataDir: string;
+  log: Logger;
+  /** The agent runtime's options (sandbox, host execution, network, LLM factory, …). */
+  agent?: AgentRuntimeOptions;
+  /**
+   * A conversation that has not run for this long is closed (its shell and MCP servers stop; its
+   * lifecycle status becomes STOPPED); a message or a control reopens it. Default 30 minutes.
+   */
+  idleCloseMs?: number;
+}
+
+/**
+ * What the agent reads from the stored settings, secrets decrypted (never logged): the LLM
+ * (`llm_model` in LiteLLM's `provider/model`, `llm_api_key`, `llm_base_url`), the limits, the
+ * confirmation mode, the condenser, MCP servers, and custom secrets and provider tokens (given to
+ * commands as environment variables). No stored settings: an empty object (a run then fails with a
+ * configuration error naming `llm_model`).
+ */
+export async function loadAgentSettings(store: Pick<EventStore, "getDocument">, cipher: SecretCipher): Promise<AgentSettings> {
+  const text = await store.getDocument(SETTINGS_DOCUMENT);
+  if (text === undefined) return {};
+  const { settings } = readStoredSettings(text, cipher);
+  const secrets = decryptedSecrets(settings, cipher);
+  return {
+    llm_model: settings.llm_model,
+    llm_api_key: secrets.llm_api_key,
+    llm_base_url: settings.llm_base_url,
+    max_iterations: settings.max_iterations,
+    confirmation_mode: settings.confirmation_mode,
+    security_analyzer: settings.security_analyzer,
+    enable_default_condenser: settings.enable_default_condenser,
+    max_budget_per_task: settings.max_budget_per_task,
+    mcp_config: secrets.mcp_config,
+    secrets_store: { provider_tokens: secrets.provider_tokens, custom_secrets: secrets.custom_secrets },
+  };
+}
+
+export class AgentConversationRuntime implements ConversationRuntime {
+  readonly initialStatus = "STARTING" as const;
+  readonly agent: AgentRuntime;
+  /** Conversations known to be the agent's (the marker read or written). */
+  private readonly owned = new Set<string>();
+  private readonly openIds = new Set<string>();
+  private openWrite: Promise<void> = Promise.resolve();
+  private closing = false;
+  /** When each open conversation was last used (opened, or seen running). */
+  private readonly lastUsed = new Map<string, number>();
+  private readonly sweeper: NodeJS.Timeout;
+  readonly controls: RuntimeControls;
+
+  constructor(private readonly options: AgentConversationRuntimeOptions) {
+    this.agent = new AgentRuntime({ logger: options.log, ...options.agent });
+    const idleMs = options.idleCloseMs ?? 30 * 60_000;
+    this.sweeper = setInterval(() => void this.closeIdle(idleMs), Math.max(100, Math.min(idleMs / 2, 60_000)));
+    this.sweeper.unref();
+    const conversation = (id: string, context: RuntimeContext) => this.conversation(id, context);
+    this.controls = {
+      run: async (id, context) => {
+        const open = await conversation(id, context);
+        try {
+          void open.run();
+        } catch (error) {
+          if (error instanceof ConversationAlreadyRunningError) throw new HttpError(409, "Conversation already running. Wait for completion or pause first.");
+          throw error;
+        }
+      },
+      pause: async (id, context) => {
+        if (!(await this.owns(id))) return;
+        await (await conversation(id, context)).pause();
+      },
+      interrupt: async (id, context) => {
+        if (!(await this.owns(id))) return;
+        await (await conversation(id, context)).interrupt();
+      },
+      respondToConfirmation: async (id, response: ConfirmationResponseRequest, context) => {
+        await (await conversation(id, context)).respondToConfirmation({ accept: response.accept, reason: response.reason ?? "User rejected the action." });
+      },
+    };
+  }
+
+  /** Replays are records; every other new conversation is the agent's. */
+  takesInitialMessage(request: ConversationCreateRequest): boolean {
+    return !request.replay_json;
+  }
+
+  initialStatusFor(request: ConversationCreateRequest): "STARTING" | "STOPPED" {
+    return request.replay_json ? "STOPPED" : "STARTING";
+  }
+
+  start(record: ConversationRecord, context: RuntimeContext, initial?: UserMessage): void {
+    if (record.status !== "STARTING") return; // a replay: a record only
+    void (async () => {
+      await this.options.store.putDocument(OWNED(record.id), "{}");
+      this.owned.add(record.id);
+      const conversation = await this.conversation(record.id, context);
+      if (initial) await conversation.sendMessage(initial, { run: true });
+    })().catch((error: unknown) => this.failedToStart(record.id, context, error));
+  }
+
+  async sendMessage(conversationId: string, message: UserMessage, context: RuntimeContext, options: { run: boolean }): Promise<MessageEvent | undefined> {
+    if (!(await this.owns(conversationId))) return undefined;
+    return (await this.conversation(conversationId, context)).sendMessage(message, options);
+  }
+
+  /** Reopens the conversations that were open when the server stopped (a crash leaves them listed). */
+  async open(contextOf: (conversationId: string) => RuntimeContext): Promise<void> {
+    const text = await this.options.store.getDocument(OPEN_DOCUMENT);
+    const ids = text ? (JSON.parse(text) as string[]) : [];
+    for (const id of ids) {
+      if (!(await this.options.store.getConversation(id))) continue;
+      this.owned.add(id);
+      await this.conversation(id, contextOf(id)).catch((error: unknown) => this.options.log.error({ conversationId: id, err: error }, "reopening an agent conversation after a restart failed"));
+    }
+    await this.saveOpen();
+  }
+
+  /** Interrupts every run, stops shells and MCP servers; the conversations become STOPPED. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.sweeper);
+    await this.agent.close();
+    this.openIds.clear();
+    await this.saveOpen();
+  }
+
+  /** Closes the open conversations that have not run for `idleMs`. */
+  private async closeIdle(idleMs: number): Promise<void> {
+    const now = Date.now();
+    for (const id of [...this.openIds]) {
+      const conversation = this.agent.get(id);
+      if (!conversation || this.closing) continue;
+      if (conversation.running) this.lastUsed.set(id, now);
+      else if (now - (this.lastUsed.get(id) ?? now) >= idleMs) {
+        this.openIds.delete(id);
+        this.lastUsed.delete(id);
+        try {
+          await conversation.close();
+          await this.saveOpen();
+        } catch (error) {
+          this.options.log.warn({ conversationId: id, err: error }, "closing an idle agent conversation failed");
+        }
+      }
+    }
+  }
+
+  private async owns(id: string): Promise<boolean> {
+    if (this.owned.has(id)) return true;
+    if ((await this.options.store.getDocument(OWNED(id))) === undefined) return false;
+    this.owned.add(id);
+    return true;
+  }
+
+  /** The open conversation, opened (reopened after a restart) when needed. @throws HttpError 400 when it is not the agent's */
+  private async conversation(id: string, context: RuntimeContext): Promise<AgentConversation> {
+    this.lastUsed.set(id, Date.now());
+    const open = this.agent.get(id);
+    if (open) return open;
+    if (this.closing) throw new HttpError(400, "The server is stopping");
+    if (!(await this.owns(id))) throw new HttpError(400, NO_AGENT_DETAIL);
+    const conversation = await this.agent.open(await this.host(id, context));
+    if (!this.openIds.has(id)) {
+      this.openIds.add(id);
+      await this.saveOpen();
+    }
+    return conversation;
+  }
+
+  private saveOpen(): Promise<void> {
+    const write = this.openWrite.then(() => this.options.store.putDocument(OPEN_DOCUMENT, JSON.stringify([...this.openIds])));
+    this.openWrite = write.catch(() => {});
+    return write;
+  }
+
+  private async host(id: string, context: RuntimeContext): Promise<ConversationHost> {
+    const { store, cipher, dataDir } = this.options;
+    const workspaceDir = path.join(dataDir, "uploads", id);
+    await mkdir(workspaceDir, { recursive: true, mode: 0o700 });
+    return {
+      conversationId: id,
+      workspaceDir,
+      record: (events) => context.record(events as RecordedEvent[]),
+      // Streaming is off (AgentRuntimeOptions.stream): nothing transient is published.
+      publish: () => {},
+      readEvents: async () => {
+        const events: RecordedEvent[] = [];
+        for (let after = 0; ; ) {
+          const page = await store.readAfter(id, after, PAGE);
+          for (const stored of page) events.push(JSON.parse(stored.json) as RecordedEvent);
+          if (page.length < PAGE) return events;
+          after = page[page.length - 1]!.seq;
+        }
+      },
+      settings: () => loadAgentSettings(store, cipher),
+      setStatus: (status) => context.setStatus(status),
+    };
+  }
+
+  private failedToStart(id: string, context: RuntimeContext, error: unknown): void {
+    this.options.log.error({ conversationId: id, err: error }, "the agent could not start the conversation");
+    context.setStatus("ERROR").catch(() => {});
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The agent server's controls (`…/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`):
+ * their answers for unknown, malformed and recorded conversations, and their 422s, on a server
+ * with the agent runtime and on one without.
+ */
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expect422, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
+import { startAgentServer, type AgentServer } from "./support.js";
+
+const UNKNOWN = "7ea7bae6-2fc3-4561-8668-0da6177eb32b";
+const OPERATIONS = [
+  ["runConversation", "run"],
+  ["pauseConversation", "pause"],
+  ["interruptConversation", "interrupt"],
+  ["respondToConfirmation", "events/respond_to_confirmation"],
+] as const;
+
+describe("with the agent runtime", () => {
+  let s: AgentServer;
+  beforeAll(async () => {
+    s = await startAgentServer();
+    await s.settings();
+  });
+  afterAll(() => s.close());
+
+  it("an unknown conversation: run 404 Not Found, pause and interrupt 400 Bad Request, respond_to_confirmation 404, as the agent server", async () => {
+    const run = await s.t.call("POST", `/api/conversations/${UNKNOWN}/run`);
+    expectConforms("runConversation", run, 404);
+    expect(run.body).toEqual({ detail: "Not Found" });
+    for (const [operation, name] of [["pauseConversation", "pause"], ["interruptConversation", "interrupt"]] as const) {
+      const reply = await s.t.call("POST", `/api/conversations/${UNKNOWN}/${name}`);
+      expectConforms(operation, reply, 400);
+      expect(reply.body).toEqual({ detail: "Bad Request" });
+    }
+    const respond = await s.t.call("POST", `/api/conversations/${UNKNOWN}/events/respond_to_confirmation`, { json: { accept: true } });
+    expectConforms("respondToConfirmation", respond, 404);
+    expect(respond.body).toEqual({ detail: `Conversation not found: ${UNKNOWN}` });
+  });
+
+  it.each(OPERATIONS)("%s: a conversation id that is not a UUID is a 422 at [path, conversation_id]", async (operation, name) => {
+    expect422(operation, await s.t.call("POST", `/api/conversations/not-a-uuid/${name}`, { json: { accept: true } }), ["path", "conversation_id"]);
+  });
+
+  it.each(OPERATIONS)("%s: no key is a 401", async (operation, name) => {
+    expectConforms(operation, await s.t.call("POST", `/api/conversations/${UNKNOWN}/${name}`, { key: null, json: { accept: true } }), 401);
+  });
+
+  it.each([
+    ["no body", undefined, ["body"]],
+    ["no accept", { reason: "x" }, ["body", "accept"]],
+    ["accept not a boolean", { accept: "yes" }, ["body", "accept"]],
+    ["reason not a string", { accept: false, reason: 7 }, ["body", "reason"]],
+    ["not an object", [true], ["body"]],
+  ] as const)("respond_to_confirmation with %s is a 422 naming it", async (_what, json, loc) => {
+    const { id } = await s.create();
+    expect422("respondToConfirmation", await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, json === undefined ? {} : { json }), [...loc]);
+  });
+
+  it("run, pause and interrupt ignore a body, as the agent server (whose clients send {} or nothing)", async () => {
+    s.llm.play({ text: "Hello!" });
+    const { id } = await s.create();
+    expectConforms("pauseConversation", await s.t.call("POST", `/api/conversations/${id}/pause`, { body: "not json", headers: { "Content-Type": "application/json" } }), 200);
+    expectConforms("interruptConversation", await s.t.call("POST", `/api/conversations/${id}/interrupt`, { json: { anything: 1 } }), 200);
+    expectConforms("runConversation", await s.t.call("POST", `/api/conversations/${id}/run`, { headers: { "Content-Type": "application/json" } }), 200);
+  });
+
+  it("a replayed conversation is a record: created STOPPED; run and respond_to_confirmation 400, pause and interrupt change nothing", async () => {
+    const replay = exampleEvents({ seed: 3 }).filter((event) => event.kind !== "ServerErrorEvent" && event.kind !== "StreamingDeltaEvent");
+    const created = await s.t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(replay) } });
+    expect(created.body.conversation_status).toBe("STOPPED");
+    const id = created.body.conversation_id as string;
+    const run = await s.t.call("POST", `/api/conversations/${id}/run`);
+    expectConforms("runConversation", run, 400);
+    expect(run.body.detail).toContain("No agent runs this conversation");
+    expectConforms("respondToConfirmation", await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: true } }), 400);
+    expectConforms("pauseConversation", await s.t.call("POST", `/api/conversations/${id}/pause`), 200);
+    expectConforms("interruptConversation", await s.t.call("POST", `/api/conversations/${id}/interrupt`), 200);
+    const count = await s.t.call("GET", `/api/conversations/${id}/events/count`);
+    expect(count.body).toBe(replay.length);
+  });
+});
+
+describe("without the agent runtime (the default)", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it("run and respond_to_confirmation answer 400; pause and interrupt 200 and record nothing", async () => {
+    const created = await t.call("POST", "/api/conversations", { json: { initial_user_msg: "Hi" } });
+    expect(created.body.conversation_status).toBe("STOPPED");
+    const id = created.body.conversation_id as string;
+    const run = await t.call("POST", `/api/conversations/${id}/run`);
+    expectConforms("runConversation", run, 400);
+    expect(run.body.detail).toContain("--runtime agent");
+    expectConforms("respondToConfirmation", await t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: false } }), 400);
+    expectConforms("pauseConversation", await t.call("POST", `/api/conversations/${id}/pause`), 200);
+    expectConforms("interruptConversation", await t.call("POST", `/api/conversations/${id}/interrupt`), 200);
+    expect((await t.call("GET", `/api/conversations/${id}/events/count`)).body).toBe(1);
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * Full conversations run by the agent runtime inside the reference server, over HTTP and the live
+ * channel, against the scripted LLM: each trajectory passes the validator with every sequence rule
+ * and the live channel delivers it exactly once.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { gate } from "@acs-toolkit/agent/test-kit";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { expectConforms } from "../support/harness.js";
+import { LLM_KEY, expectValidRun, startAgentServer, statusFrame, timeline, waitForStatus, type AgentServer } from "./support.js";
+
+let s: AgentServer;
+beforeEach(async () => {
+  s = await startAgentServer();
+  await s.settings();
+});
+afterEach(async () => {
+  await s.close();
+});
+
+const userMessage = (text: string, run = true) => ({ role: "user", content: [{ type: "text", text }], run });
+
+describe("the agent runs conversations", () => {
+  it("creates with initial_user_msg: STARTING, then a terminal command that writes a file and finish", async () => {
+    s.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: "echo 'hi from the sandbox' > note.txt" } }] },
+      { toolCalls: [{ name: "finish", arguments: { message: "Wrote note.txt." } }] },
+    );
+    const { id, peer, reply } = await s.create({ initial_user_msg: "Write a note" });
+    expectConforms("createConversation", reply, 200);
+    expect(reply.body.conversation_status).toBe("STARTING");
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(timeline(events)).toEqual([
+      "SystemPromptEvent",
+      "MessageEvent:user",
+      "status:running",
+      "ActionEvent:terminal",
+      "ObservationEvent:TerminalObservation",
+      "ActionEvent:finish",
+      "ObservationEvent:FinishObservation",
+      "status:finished",
+    ]);
+    const info = await s.t.call("GET", `/api/conversations/${id}`);
+    expectConforms("getConversation", info, 200);
+    expect(info.body).toMatchObject({ status: "RUNNING", execution_status: "finished" });
+    expect(info.body.stats.usage_to_metrics.agent.accumulated_token_usage.prompt_tokens).toBeGreaterThan(0);
+    expect(await readFile(path.join(s.t.dataDir, "uploads", id, "note.txt"), "utf8")).toBe("hi from the sandbox\n");
+    expect(JSON.stringify(events)).not.toContain(LLM_KEY);
+  });
+});
+
+describe("messages, uploads and the live channel", () => {
+  it("an uploaded file is in the workspace; a message with run: true runs the agent; the live channel delivers every event once, live", async () => {
+    const { id, peer } = await s.create();
+    await vi.waitFor(async () => expect((await s.t.call("GET", `/api/conversations/${id}`)).body.status).toBe("RUNNING"), { timeout: 10_000, interval: 20 });
+    const form = new FormData();
+    form.append("files", new Blob(["uploaded bytes\n"]), "data.txt");
+    expect((await s.t.call("POST", `/api/conversations/${id}/upload-files`, { body: form })).status).toBe(200);
+    s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "cp data.txt copy.txt && cat copy.txt" } }] }, { text: "Copied." });
+
+    const sent = await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Copy data.txt") });
+    expectConforms("sendMessage", sent, 200);
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.some((event) => event.id === sent.body.id)).toBe(true);
+    const observation = events.find((event) => event.kind === "ObservationEvent")!;
+    expect(JSON.stringify(observation)).toContain("uploaded bytes");
+    const download = await s.t.call("GET", `/api/conversations/${id}/files/copy.txt`);
+    expect(download.text).toBe("uploaded bytes\n");
+    expect(timeline(events).slice(-2)).toEqual(["MessageEvent:agent", "status:finished"]);
+  });
+
+  it("a message without run is recorded and waits; POST …/run runs it", async () => {
+    const { id, peer } = await s.create();
+    s.llm.play({ text: "Hello!" });
+    expectConforms("sendMessage", await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Hi", false) }), 200);
+    expect(s.llm.requests).toHaveLength(0);
+    const run = await s.t.call("POST", `/api/conversations/${id}/run`);
+    expectConforms("runConversation", run, 200);
+    expect(run.body).toEqual({ success: true });
+    await waitForStatus(peer, "finished");
+    await expectValidRun(s.t, id, peer);
+  });
+
+  it("a message on the live channel always runs the agent", async () => {
+    const { id, peer } = await s.create();
+    s.llm.play({ text: "Hello from the socket!" });
+    await vi.waitFor(async () => expect((await s.t.call("GET", `/api/conversations/${id}`)).body.status).toBe("RUNNING"), { timeout: 10_000, interval: 20 });
+    peer.send({ role: "user", content: [{ type: "text", text: "Hi" }] });
+    await waitForStatus(peer, "finished");
+    await expectValidRun(s.t, id, peer);
+  });
+
+  it("a user message sent while a step runs is recorded when the step ends; the next step reads it", async () => {
+    const held = gate();
+    s.llm.play({ hold: held.promise, toolCalls: [{ name: "think", arguments: { thought: "first" } }] }, { text: "Both done." });
+    const { id, peer } = await s.create({ initial_user_msg: "First" });
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 10 });
+    const second = s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Second") });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    held.open();
+    expectConforms("sendMessage", await second, 200);
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    // The second message comes after the think step's observation, not inside it.
+    expect(timeline(events).slice(1)).toEqual([
+      "MessageEvent:user",
+      "status:running",
+      "ActionEvent:think",
+      "ObservationEvent:ThinkObservation",
+      "MessageEvent:user",
+      "MessageEvent:agent",
+      "status:finished",
+    ]);
+    expect(JSON.stringify(s.llm.requests[1]!.body.messages)).toContain("Second");
+  });
+});
+
+describe("errors the loop goes on after, and errors that stop it", () => {
+  it("an unknown tool and malformed argument JSON give AgentErrorEvents, and the loop goes on", async () => {
+    s.llm.play(
+      { toolCalls: [{ name: "no_such_tool", arguments: {} }] },
+      { toolCalls: [{ name: "terminal", arguments: '{"command": "ls -la", "is_input": fals' }] },
+      { toolCalls: [{ name: "finish", arguments: { message: "gave up" } }] },
+    );
+    const { id, peer } = await s.create({ initial_user_msg: "Try things" });
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    const errors = events.filter((event) => event.kind === "AgentErrorEvent");
+    expect(errors).toHaveLength(2);
+    expect(JSON.stringify(errors[0])).toContain("no_such_tool");
+  });
+
+  it("an LLM 401 stops the run: ConversationErrorEvent classified auth, execution_status error, status ERROR", async () => {
+    s.llm.play({ status: 401, body: { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } } });
+    const { id, peer } = await s.create({ initial_user_msg: "Hi" });
+    await waitForStatus(peer, "error");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.find((event) => event.kind === "ConversationErrorEvent")).toMatchObject({
+      code: "LLMAuthenticationError",
+      classification: { kind: "auth", retryable: false, user_action: "settings" },
+    });
+    const info = await s.t.call("GET", `/api/conversations/${id}`);
+    expectConforms("getConversation", info, 200);
+    expect(info.body).toMatchObject({ status: "ERROR", execution_status: "error" });
+    expect(JSON.stringify(events)).not.toContain(LLM_KEY);
+  });
+
+  it("an LLM 429 is retried after its Retry-After, and the run goes on", async () => {
+    s.llm.play({ status: 429, headers: { "retry-after": "0" } }, { text: "Hello!" });
+    const { id, peer } = await s.create({ initial_user_msg: "Hi" });
+    await waitForStatus(peer, "finished");
+    await expectValidRun(s.t, id, peer);
+    expect(s.llm.requests).toHaveLength(2);
+  });
+
+  it("max_iterations from the settings stops the run with MaxIterationsReached", async () => {
+    await s.settings({ max_iterations: 2 });
+    s.llm.play(...Array.from({ length: 3 }, (_, n) => ({ toolCalls: [{ name: "think", arguments: { thought: `step ${n}` } }] })));
+    const { id, peer } = await s.create({ initial_user_msg: "Think forever" });
+    await waitForStatus(peer, "error");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.find((event) => event.kind === "ConversationErrorEvent")).toMatchObject({ code: "MaxIterationsReached" });
+    expect(s.llm.requests).toHaveLength(2);
+  });
+});
+
+describe("confirmation mode", () => {
+  beforeEach(() => s.settings({ confirmation_mode: true }));
+
+  it("holds the action until respond_to_confirmation accepts it", async () => {
+    s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "touch approved.txt" } }] }, { toolCalls: [{ name: "finish", arguments: { message: "done" } }] });
+    const { id, peer } = await s.create({ initial_user_msg: "Touch a file" });
+    await waitForStatus(peer, "waiting_for_confirmation");
+    // The agent server's clients read the policy from ConversationInfo (getConfirmationPolicy()).
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.confirmation_policy).toEqual({ kind: "AlwaysConfirm" });
+    const reply = await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: true } });
+    expectConforms("respondToConfirmation", reply, 200);
+    expect(reply.body).toEqual({ success: true });
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(timeline(events).slice(-7)).toEqual([
+      "ActionEvent:terminal",
+      "status:waiting_for_confirmation",
+      "status:running",
+      "ObservationEvent:TerminalObservation",
+      "ActionEvent:finish",
+      "ObservationEvent:FinishObservation",
+      "status:finished",
+    ]);
+  });
+
+  it("a rejection records a UserRejectObservation with the reason, and the conversation is idle", async () => {
+    s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "rm -rf data" } }] });
+    const { id, peer } = await s.create({ initial_user_msg: "Clean up" });
+    await waitForStatus(peer, "waiting_for_confirmation");
+    const reply = await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: false, reason: "Not this one." } });
+    expectConforms("respondToConfirmation", reply, 200);
+    await waitForStatus(peer, "idle");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.at(-1)).toMatchObject({ kind: "UserRejectObservation", rejection_reason: "Not this one.", rejection_source: "user" });
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.execution_status).toBe("idle");
+  });
+});
+
+describe("pause, interrupt and run", () => {
+  it("pause waits for the step, records a PauseEvent; run resumes to the end", async () => {
+    const held = gate();
+    s.llm.play({ hold: held.promise, toolCalls: [{ name: "think", arguments: { thought: "slow" } }] }, { text: "Resumed and done." });
+    const { id, peer } = await s.create({ initial_user_msg: "Go" });
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 10 });
+    const running = await s.t.call("POST", `/api/conversations/${id}/run`);
+    expectConforms("runConversation", running, 409);
+    expect(running.body).toEqual({ detail: "Conversation already running. Wait for completion or pause first." });
+    const pause = s.t.call("POST", `/api/conversations/${id}/pause`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    held.open();
+    const paused = await pause;
+    expectConforms("pauseConversation", paused, 200);
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.execution_status).toBe("paused");
+    expect(s.llm.requests).toHaveLength(1);
+
+    expectConforms("runConversation", await s.t.call("POST", `/api/conversations/${id}/run`), 200);
+    await waitForStatus(peer, "finished");
+    const events = await expectValidRun(s.t, id, peer);
+    expect(timeline(events).slice(2)).toEqual([
+      "status:running",
+      "ActionEvent:think",
+      "ObservationEvent:ThinkObservation",
+      "status:paused",
+      "PauseEvent",
+      "status:running",
+      "MessageEvent:agent",
+      "status:finished",
+    ]);
+  });
+
+  it("interrupt cancels the LLM call now: InterruptEvent, paused", async () => {
+    const held = gate();
+    s.llm.play({ hold: held.promise, text: "never delivered" });
+    const { id, peer } = await s.create({ initial_user_msg: "Go" });
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 10 });
+    const reply = await s.t.call("POST", `/api/conversations/${id}/interrupt`, { json: {} });
+    expectConforms("interruptConversation", reply, 200);
+    held.open();
+    await peer.waitFor(1, statusFrame("paused"));
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.some((event) => event.kind === "InterruptEvent")).toBe(true);
+    expect(events.some((event) => event.kind === "MessageEvent" && event.source === "agent")).toBe(false);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The reference server with its agent runtime (`--runtime agent`) against the agent test kit's
+ * scripted OpenAI-compatible LLM (real HTTP on a loopback port), the settings pointing at it, and
+ * a live-channel peer per conversation: everything real, nothing of ours mocked.
+ */
+import { openAiLlmFactory, type AgentRuntimeOptions } from "@acs-toolkit/agent";
+import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit";
+import type { Event } from "@acs-toolkit/schema";
+import { expect } from "vitest";
+import { KEY, startTestServer, type Reply, type TestServer } from "../support/harness.js";
+import { connectLive, isEventFrame, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
+
+export const LLM_KEY = "sk-test-llm-key-9876543210";
+
+export interface AgentServer {
+  t: TestServer;
+  llm: ScriptedLlmServer;
+  peers: LivePeer[];
+  /** Stores settings pointing at the scripted LLM (plus `extra`). */
+  settings(extra?: Record<string, unknown>): Promise<void>;
+  /** Creates a conversation and connects a live peer to it (replaying everything, then live). */
+  create(body?: Record<string, unknown>): Promise<{ id: string; peer: LivePeer; reply: Reply }>;
+  close(): Promise<void>;
+}
+
+export async function startAgentServer(flags: string[] = [], agent: AgentRuntimeOptions = {}): Promise<AgentServer> {
+  const llm = await ScriptedLlmServer.start();
+  const t = await startTestServer(["--runtime", "agent", ...flags], {}, undefined, {
+    agent: { llm: openAiLlmFactory({ initialBackoffMs: 5, maxBackoffMs: 20 }), ...agent },
+  });
+  const peers: LivePeer[] = [];
+  const server: AgentServer = {
+    t,
+    llm,
+    peers,
+    async settings(extra = {}) {
+      const reply = await t.call("POST", "/api/settings", {
+        json: { llm_model: "openai/gpt-4o", llm_api_key: LLM_KEY, llm_base_url: llm.url, enable_default_condenser: false, ...extra },
+      });
+      expect(reply.status, reply.text).toBe(200);
+    },
+    async create(body = {}) {
+      const reply = await t.call("POST", "/api/conversations", { json: body });
+      expect(reply.status, reply.text).toBe(200);
+      const id = reply.body.conversation_id as string;
+      const peer = connectLive(t.url, livePath(id, { resend_all: "true" }), { headers: { "X-Session-API-Key": KEY } });
+      await peer.opened;
+      peers.push(peer);
+      return { id, peer, reply };
+    },
+    async close() {
+      for (const peer of peers) peer.ws.close();
+      await t.close();
+      await llm.close();
+    },
+  };
+  return server;
+}
+
+/** Frames of `execution_status` updates with this value. */
+export const statusFrame = (value: string) => (frame: Frame) => frame.value.kind === "ConversationStateUpdateEvent" && frame.value.key === "execution_status" && frame.value.value === value;
+
+/** Waits for the `count`-th `execution_status` update to `value` on the live channel. */
+export async function waitForStatus(peer: LivePeer, value: string, count = 1): Promise<void> {
+  await peer.waitFor(count, statusFrame(value), 30_000);
+}
+
+/** Every stored event of a conversation, in append order. */
+export async function stored(t: TestServer, id: string): Promise<Event[]> {
+  const events: Event[] = [];
+  for (let after = 0; ; ) {
+    const page = await t.server.store.readAfter(id, after, 500);
+    events.push(...page.map((event) => JSON.parse(event.json) as Event));
+    if (page.length < 500) return events;
+    after = page[page.length - 1]!.seq;
+  }
+}
+
+/**
+ * The run's trajectory passes the validator with every sequence rule (strictly, no warning), event
+ * search lists exactly what is stored, and the live channel delivered every stored event exactly
+ * once, in append order. Returns the stored events.
+ */
+export async function expectValidRun(t: TestServer, id: string, peer: LivePeer): Promise<Event[]> {
+  const events = await stored(t, id);
+  const report = checkTrajectory(events);
+  expect(report.errors, report.errors.join("\n")).toEqual([]);
+  expect(report.warnings, report.warnings.join("\n")).toEqual([]);
+  const ids = events.map((event) => event.id);
+  await peer.waitFor(ids.length, isEventFrame, 10_000);
+  expect(peer.events().map((event: { id: string }) => event.id)).toEqual(ids);
+  const listed: string[] = [];
+  for (let pageId: string | undefined; ; ) {
+    const page = await t.call("GET", `/api/conversations/${id}/events/search`, { query: { limit: 100, ...(pageId && { page_id: pageId }) } });
+    listed.push(...(page.body.items as Event[]).map((event) => event.id));
+    if (!(pageId = page.body.next_page_id)) break;
+  }
+  expect(listed).toEqual(ids);
+  return events;
+}
+
+/** `Kind` or `Kind:detail` per event, state updates as `status:<value>` (others left out). */
+export function timeline(events: readonly Event[]): string[] {
+  return events.flatMap((event) => {
+    if (event.kind === "ConversationStateUpdateEvent") return event.key === "execution_status" ? [`status:${String(event.value)}`] : [];
+    if (event.kind === "ActionEvent") return [`ActionEvent:${event.tool_name}`];
+    if (event.kind === "ObservationEvent") return [`ObservationEvent:${event.observation.kind}`];
+    if (event.kind === "MessageEvent") return [`MessageEvent:${event.source}`];
+    return [event.kind];
+  });
+}
