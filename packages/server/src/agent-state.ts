@@ -15,6 +15,7 @@
 import type { AgentConversationState, ConversationStats } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { sharedRequestValidators } from "./http/validation.js";
+import { nextTask } from "./next-task.js";
 import type { ConversationRecord, EventStore, Position } from "./store/types.js";
 
 /** The schema (under `components/schemas`) whose properties are derived. */
@@ -93,7 +94,8 @@ export class RecordedStates {
     if (entry) this.folded.delete(record.id);
     else entry = await this.scan(record);
     // Seqs run from 1 without gaps: anything past `entry.seq` was recorded since.
-    while (entry.seq < record.eventCount) {
+    for (let pages = 0; entry.seq < record.eventCount; pages++) {
+      if (pages > 0) await nextTask(); // one page per task
       const page = await this.store.readAfter(record.id, entry.seq, PAGE);
       for (const event of page) {
         const update = event.json.includes("ConversationStateUpdateEvent") ? stateUpdate(event.json) : undefined;
@@ -131,6 +133,7 @@ export class RecordedStates {
     const values: Values = {};
     let after: Position | undefined;
     for (;;) {
+      if (after) await nextTask(); // one page per task
       const page = await this.store.search(record.id, { kind: "ConversationStateUpdateEvent", order: "desc", limit: 100, after });
       for (const event of page.items) {
         if (event.seq > record.eventCount) continue; // recorded after `record` was read: fold() reads it

@@ -11,7 +11,7 @@
  */
 export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
 export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
-export { parseConfig, ConfigError, USAGE, type ServerConfig } from "./config.js";
+export { parseConfig, ConfigError, USAGE, type ServerConfig, type PostgresStoreConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
 export { EventBus, type EventListener } from "./bus.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";

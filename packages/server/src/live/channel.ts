@@ -24,6 +24,7 @@ import { createKeyCheck } from "../keys.js";
 import { rejectSocket } from "../http/client-errors.js";
 import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
+import { nextTask } from "../next-task.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
@@ -286,7 +287,11 @@ class LiveConnection {
   }
 
   private enqueue(job: () => Promise<void>): void {
-    this.work = this.work.then(job).catch((error: unknown) => {
+    // Each job in a task of its own: frames that queued up behind a slow step (an opening that
+    // reads the state of a long conversation) would otherwise run back to back as microtasks once
+    // it ends, and a flood of them would hold the event loop (as the ws option above prevents for
+    // frames that arrive together).
+    this.work = this.work.then(nextTask).then(job).catch((error: unknown) => {
       this.options.log.error({ err: error, conversationId: this.conversation?.id ?? this.rawConversationId }, "live channel: unexpected failure");
       this.close(LIVE_CLOSE.tryAgainLater, "Internal error, try again later");
     });
