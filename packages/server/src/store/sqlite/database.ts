@@ -208,6 +208,7 @@ export class SqliteDatabase {
     const to = row.next_seq;
     const from = Math.max(1, to - n);
     const window = { conv, from, to };
+    this.stmts.discardCounts.run({ conv });
     this.stmts.discardFts.run(window);
     this.stmts.discardTexts.run(window);
     this.stmts.discardEvents.run(window);
