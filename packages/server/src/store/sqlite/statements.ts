@@ -161,6 +161,10 @@ export const SEARCH_SQL = {
   count: (kind: boolean, source: boolean) =>
     `SELECT count(*) AS n FROM events INDEXED BY ${eventIndex(kind, source)}
     WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}`,
+  /** No body, no time range: the counters' rows of the conversation (a few), not its events. */
+  counted: (kind: boolean, source: boolean) =>
+    `SELECT coalesce(sum(n), 0) AS n FROM event_counts
+    WHERE conversation = :conv${equalities(kind, source)}`,
   /** Body, walk: the conversation's messages in order, each tested (index + text only). */
   walk: (source: boolean, order: Order) =>
     `SELECT e.seq, e.ts, instr(m.text, :needle) > 0 AS hit
