@@ -17,7 +17,7 @@ import {
 } from "../../src/store/migrations.js";
 import { messageSearchText, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import { eventTimeMicros } from "../../src/store/time.js";
-import { DuplicateEventIdError, type EventToStore, type SearchQuery } from "../../src/store/types.js";
+import { DuplicateEventIdError, type EventToStore, type SearchFilters, type SearchQuery } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";
 
 let dir: string;
@@ -332,5 +332,50 @@ describe("version 1 -> 2 (compact events)", () => {
     const rw = new Database(file);
     expect(() => rw.exec("INSERT INTO message_fts (message_fts) VALUES ('integrity-check')")).not.toThrow();
     rw.close();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Version 2 -> 3: the event counters, counted from the events a version-2 database holds.
+// ---------------------------------------------------------------------------------------------
+
+describe("version 2 -> 3 (event counters)", () => {
+  it("counts an existing database's events into the counters, which appends then keep", async () => {
+    const a = conversationEvents(1, 130);
+    const b = conversationEvents(2, 60);
+    // Version 2 wrote the events, names and ids as the current store does; a version-2 file is the
+    // current one without version 3's table and record.
+    const writer = openSqliteStore({ file });
+    await writer.createConversation({ id: CONV, status: "RUNNING" }, a);
+    await writer.createConversation({ id: OTHER, status: "RUNNING" }, b);
+    await writer.close();
+    const v2 = new Database(file);
+    v2.exec("DROP TABLE event_counts; DELETE FROM schema_migrations WHERE version = 3");
+    expect(schemaVersion(v2)).toBe(2);
+    v2.close();
+
+    const upgraded = openSqliteStore({ file });
+    const byHand = (events: readonly EventToStore[], kind?: string, source?: string) =>
+      events.filter((e) => (kind === undefined || e.event.kind === kind) && (source === undefined || e.event.source === source)).length;
+    expect(byHand(a, "MessageEvent", "user") * byHand(a, "ActionEvent", "agent")).toBeGreaterThan(0);
+    try {
+      for (const [id, events] of [[CONV, a], [OTHER, b]] as const) {
+        for (const kind of [undefined, "ActionEvent", "MessageEvent", "NoSuchEvent"]) {
+          for (const source of [undefined, "user", "agent"]) {
+            expect(await upgraded.count(id, { kind, source } as SearchFilters), JSON.stringify({ id, kind, source })).toBe(byHand(events, kind, source));
+          }
+        }
+      }
+      const more = conversationEvents(3, 56);
+      await upgraded.appendEvents(CONV, more);
+      expect(await upgraded.count(CONV, { kind: "MessageEvent" })).toBe(byHand([...a, ...more], "MessageEvent"));
+      expect(await upgraded.count(CONV, { source: "agent" })).toBe(byHand([...a, ...more], undefined, "agent"));
+    } finally {
+      await upgraded.close();
+    }
+    const db = new Database(file, { readonly: true });
+    expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
+    expect(db.pragma("foreign_key_check")).toEqual([]);
+    db.close();
   });
 });

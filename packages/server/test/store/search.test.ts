@@ -73,9 +73,14 @@ describe("query plans (EXPLAIN QUERY PLAN)", () => {
               [`SEARCH events USING COVERING INDEX ${range}`],
             ]);
             const counted = flat(store.explain(CONV, query, "count"));
-            expect(counted).toBe(
-              `SEARCH events USING COVERING INDEX ${index} (conversation=?${kind ? " AND kind=?" : ""}${source ? " AND source=?" : ""} AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))`,
-            );
+            if ("timestampGte" in extra) {
+              expect(counted).toBe(
+                `SEARCH events USING COVERING INDEX ${index} (conversation=?${kind ? " AND kind=?" : ""}${source ? " AND source=?" : ""} AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))`,
+              );
+            } else {
+              // No time range: the counters' rows of the conversation (migrations.ts, version 3), never its events.
+              expect(counted, JSON.stringify(query)).toBe(`SEARCH event_counts USING PRIMARY KEY (conversation=?${kind ? " AND kind=?" : ""}${kind && source ? " AND source=?" : ""})`);
+            }
           }
         }
       }

@@ -14,7 +14,7 @@ import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { prepareEvent } from "../../src/store/prepare.js";
 import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
-import { DuplicateEventIdError, type EventToStore } from "../../src/store/types.js";
+import { DuplicateEventIdError, type EventToStore, type SearchFilters } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";
 import { CRASH_BATCH, CRASH_CONVERSATIONS, crashBatch } from "./crash-writer.js";
 
@@ -332,6 +332,77 @@ describe("staged creation (large replays, in several transactions)", () => {
     expect((await reopened.getConversation(OTHER))?.eventCount).toBe(50);
   });
 
+});
+
+describe("event counters (migrations.ts, version 3)", () => {
+  const rows = (batch: EventToStore[]) => batch.map((entry, index) => prepareEvent(entry, index, true));
+
+  /** The counters' rows, and what counting the events themselves gives: equal when the counters are right. */
+  function counters(file: string) {
+    const db = new Database(file, { readonly: true });
+    try {
+      return {
+        kept: db.prepare("SELECT conversation, kind, source, n FROM event_counts ORDER BY conversation, kind, source").all(),
+        counted: db.prepare("SELECT conversation, kind, source, count(*) AS n FROM events GROUP BY conversation, kind, source ORDER BY conversation, kind, source").all(),
+      };
+    } finally {
+      db.close();
+    }
+  }
+
+  /** count for each of kind, source and kind+source that the batch has, against counting `stored` by hand. */
+  async function expectCounts(store: SqliteEventStore, id: string, stored: readonly EventToStore[]) {
+    const kinds = [...new Set(stored.map((e) => e.event.kind)), "NoSuchEvent"];
+    const sources = [...new Set(stored.map((e) => e.event.source)), "environment"];
+    for (const kind of [undefined, ...kinds]) {
+      for (const source of [undefined, ...sources]) {
+        const want = stored.filter((e) => (kind === undefined || e.event.kind === kind) && (source === undefined || e.event.source === source)).length;
+        expect(await store.count(id, { kind, source } as SearchFilters), JSON.stringify({ kind, source })).toBe(want);
+      }
+    }
+  }
+
+  it("stay right after a batch rolled back on a duplicate id", async () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    const first = events(40);
+    await store.createConversation({ id: CONV, status: "RUNNING" }, first);
+    const again = events(30, { seed: 3 });
+    again[25] = first[4]!; // already stored: the whole batch rolls back, its counters with it
+    await expect(store.appendEvents(CONV, again)).rejects.toThrow(DuplicateEventIdError);
+    await expectCounts(store, CONV, first);
+    const more = events(17, { seed: 4 });
+    await store.appendEvents(CONV, more);
+    await expectCounts(store, CONV, [...first, ...more]);
+    const { kept, counted } = counters(file);
+    expect(kept).toEqual(counted);
+  });
+
+  it("are 0 while a staged import runs, whole once it finishes, and gone when it is discarded", async () => {
+    const file = path.join(dir, "events.db");
+    const store = open(file);
+    const all = events(1_200);
+    const handle = await store.beginImport({ id: CONV, status: "STOPPED" });
+    await store.importRows(handle, rows(all.slice(0, 1_000)));
+    await expectCounts(store, CONV, []);
+    await store.finishImport(handle, all.slice(1_000));
+    await expectCounts(store, CONV, all);
+
+    const discarded = await store.beginImport({ id: OTHER, status: "STOPPED" });
+    await store.importRows(discarded, rows(events(900, { seed: 7 })));
+    while (!await store.discardImport(discarded, 250));
+    const { kept, counted } = counters(file);
+    expect(kept).toEqual(counted);
+    // The discarded conversation's pk is free again (the highest one): a new conversation may get
+    // it, and must count only its own events.
+    const own = events(30, { seed: 8 });
+    await store.createConversation({ id: OTHER, status: "RUNNING" }, own);
+    const db = new Database(file, { readonly: true });
+    expect(db.prepare("SELECT pk FROM conversations WHERE id = ?").get(OTHER)).toEqual({ pk: 2 });
+    db.close();
+    await expectCounts(store, OTHER, own);
+    await expectCounts(store, CONV, all);
+  });
 });
 
 describe("persistence", () => {

@@ -208,6 +208,7 @@ export class SqliteDatabase {
     const to = row.next_seq;
     const from = Math.max(1, to - n);
     const window = { conv, from, to };
+    this.stmts.discardCounts.run({ conv });
     this.stmts.discardFts.run(window);
     this.stmts.discardTexts.run(window);
     this.stmts.discardEvents.run(window);
@@ -298,6 +299,11 @@ export class SqliteDatabase {
     return codes;
   }
 
+  /** Whether `count` must look at events' times (else the counters answer). */
+  static timeRanged(filters: SearchFilters): boolean {
+    return filters.timestampGte !== undefined || filters.timestampLt !== undefined;
+  }
+
   count(conversationId: string, filters: SearchFilters): number {
     const conv = this.pkOf(conversationId);
     const bounds = boundsOf(filters);
@@ -306,6 +312,9 @@ export class SqliteDatabase {
     const source = filters.source !== undefined;
     if (filters.body !== undefined) return this.bodySearch.count(conv, filters, bounds, codes);
     const kind = filters.kind !== undefined;
+    if (!SqliteDatabase.timeRanged(filters)) {
+      return (this.statements.get(`counted:${kind}:${source}`, () => SEARCH_SQL.counted(kind, source)).get({ conv, ...codes }) as { n: number }).n;
+    }
     const stmt = this.statements.get(`count:${kind}:${source}`, () => SEARCH_SQL.count(kind, source));
     return (stmt.get({ conv, ...codes, ...bounds }) as { n: number }).n;
   }
@@ -317,7 +326,8 @@ export class SqliteDatabase {
     let sqls: string[];
     if (query.body === undefined) {
       if (what === "searchJson") sqls = [SEARCH_SQL.pageJson(kind, source, order), SEARCH_SQL.any(kind, source)];
-      else sqls = [what === "search" ? SEARCH_SQL.page(kind, source, order) : SEARCH_SQL.count(kind, source)];
+      else if (what === "search") sqls = [SEARCH_SQL.page(kind, source, order)];
+      else sqls = [SqliteDatabase.timeRanged(query) ? SEARCH_SQL.count(kind, source) : SEARCH_SQL.counted(kind, source)];
     } else {
       const fts = ftsQuery(query.body.toLowerCase()) !== undefined;
       if (what === "count") sqls = [fts ? SEARCH_SQL.ftsCount(source) : SEARCH_SQL.walkCount(source)];

@@ -80,6 +80,16 @@ export function insertRows(target: IngestTarget, conv: number, firstSeq: number,
     statements.fixed.insertMessageText.run({ conv, seq, ts, source: sources[index], text });
     statements.fixed.indexMessageText.run({ conv, seq, text });
   }
+  // The counters (migrations.ts, version 3): one upsert per (kind, source) of the batch.
+  const perKind = new Map<number, Map<number, number>>();
+  for (let index = 0; index < count; index++) {
+    let perSource = perKind.get(kinds[index]!);
+    if (!perSource) perKind.set(kinds[index]!, (perSource = new Map()));
+    perSource.set(sources[index]!, (perSource.get(sources[index]!) ?? 0) + 1);
+  }
+  for (const [kind, perSource] of perKind) {
+    for (const [source, n] of perSource) statements.fixed.addCounts.run({ conv, kind, source, n });
+  }
   statements.fixed.advanceConversation.run({ pk: conv, count, now });
   return stored;
 }

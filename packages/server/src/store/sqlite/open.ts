@@ -30,7 +30,7 @@ export interface SqliteStoreOptions {
   sortedJsonPages?: boolean;
   /**
    * Reader threads (workers/read-worker.ts, each with its own read-only connection) that run
-   * filtered `count`s and body-filtered `searchJson`s, so that they never hold the calling thread;
+   * body and time-range `count`s and body-filtered `searchJson`s, so that they never hold the calling thread;
    * 0 runs them in place. File stores only (an in-memory database has one connection). Default 0.
    */
   readThreads?: number;

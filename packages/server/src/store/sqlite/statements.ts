@@ -23,6 +23,9 @@ export const SQL = {
   advanceConversation: `UPDATE conversations
     SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now
     WHERE pk = :pk`,
+  /** A batch's events of one (kind, source) added to the counters (migrations.ts, version 3). */
+  addCounts: `INSERT INTO event_counts (conversation, kind, source, n) VALUES (:conv, :kind, :source, :n)
+    ON CONFLICT (conversation, kind, source) DO UPDATE SET n = n + excluded.n`,
   setStatus: "UPDATE conversations SET status = :status, updated_at = :now WHERE id = :id",
   /** The seq of the event whose id hash is :idHash (see migrations.ts, version 2). */
   hashHolder: "SELECT seq FROM event_ids WHERE conversation = :conv AND id_hash = :idHash",
@@ -64,6 +67,8 @@ export const SQL = {
   discardIds: `DELETE FROM event_ids WHERE conversation = :conv AND id_hash IN
     (SELECT id_hash FROM event_ids WHERE conversation = :conv LIMIT :n)`,
   discardCollisions: "DELETE FROM event_id_collisions WHERE conversation = :conv",
+  /** A staged conversation's counters: gone with its first discard step (nobody can read them). */
+  discardCounts: "DELETE FROM event_counts WHERE conversation = :conv",
   discardConversation: "DELETE FROM conversations WHERE pk = :conv",
   stagedNextSeq: "SELECT next_seq FROM conversations WHERE pk = :conv",
   setNextSeq: "UPDATE conversations SET next_seq = :seq WHERE pk = :conv",
@@ -156,6 +161,10 @@ export const SEARCH_SQL = {
   count: (kind: boolean, source: boolean) =>
     `SELECT count(*) AS n FROM events INDEXED BY ${eventIndex(kind, source)}
     WHERE conversation = :conv${equalities(kind, source)} AND ${RANGE}`,
+  /** No body, no time range: the counters' rows of the conversation (a few), not its events. */
+  counted: (kind: boolean, source: boolean) =>
+    `SELECT coalesce(sum(n), 0) AS n FROM event_counts
+    WHERE conversation = :conv${equalities(kind, source)}`,
   /** Body, walk: the conversation's messages in order, each tested (index + text only). */
   walk: (source: boolean, order: Order) =>
     `SELECT e.seq, e.ts, instr(m.text, :needle) > 0 AS hit

@@ -15,7 +15,7 @@ import type {
   StoredEvent,
 } from "../types.js";
 import type { WorkerPool } from "../../workers/pool.js";
-import type { SqliteDatabase } from "./database.js";
+import { SqliteDatabase } from "./database.js";
 import { EMPTY_PAGE, checkedPaging } from "./paging.js";
 
 /** The SQLite store: the EventStore contract, and what its tests and diagnostics read. */
@@ -33,7 +33,7 @@ export interface SqliteEventStore extends EventStore {
 /**
  * The EventStore over a SqliteDatabase. Every call runs synchronously, in the order made, before its
  * Promise is created (so the order of calls is the order of transactions, and a read made after a
- * write resolved sees it), except filtered counts and body-filtered pages, which go to the reader
+ * write resolved sees it), except body and time-range counts and body-filtered pages, which go to the reader
  * threads when there are some: their cost grows with the matches, not the page.
  */
 export class SqliteStore implements SqliteEventStore {
@@ -102,7 +102,9 @@ export class SqliteStore implements SqliteEventStore {
   count(conversationId: string, filters: SearchFilters): Promise<number> {
     const unfiltered = Object.values(filters).every((value) => value === undefined);
     if (unfiltered) return SqliteStore.settle(() => this.db.getConversation(conversationId)?.eventCount ?? 0); // stored with the conversation
-    if (!this.reads) return SqliteStore.settle(() => this.db.count(conversationId, filters));
+    // Kind and source alone add up the counters (a few rows): in place, no reader-thread hop.
+    const counted = filters.body === undefined && !SqliteDatabase.timeRanged(filters);
+    if (counted || !this.reads) return SqliteStore.settle(() => this.db.count(conversationId, filters));
     const reads = this.reads;
     return (async () => {
       let count = 0;
