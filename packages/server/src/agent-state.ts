@@ -12,10 +12,10 @@
  * `full_state` (the kind index: state updates only); later reads fold in only the events recorded
  * since (append order). The folded values of the most recently read conversations are kept.
  */
+import { setImmediate as nextTask } from "node:timers/promises";
 import type { AgentConversationState, ConversationStats } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { sharedRequestValidators } from "./http/validation.js";
-import { nextTask } from "./next-task.js";
 import type { ConversationRecord, EventStore, Position } from "./store/types.js";
 
 /** The schema (under `components/schemas`) whose properties are derived. */
@@ -95,7 +95,8 @@ export class RecordedStates {
     else entry = await this.scan(record);
     // Seqs run from 1 without gaps: anything past `entry.seq` was recorded since.
     for (let pages = 0; entry.seq < record.eventCount; pages++) {
-      if (pages > 0) await nextTask(); // one page per task
+      // One page per task: awaiting a store that answers at once (SQLite) never yields.
+      if (pages > 0) await nextTask();
       const page = await this.store.readAfter(record.id, entry.seq, PAGE);
       for (const event of page) {
         const update = event.json.includes("ConversationStateUpdateEvent") ? stateUpdate(event.json) : undefined;

@@ -4,6 +4,7 @@
  * pushed to subscribers.
  */
 import { randomUUID } from "node:crypto";
+import { setImmediate as nextTask } from "node:timers/promises";
 import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
@@ -170,7 +171,7 @@ class ChunkWriter {
           const ms = performance.now() - started;
           from += part.length;
           this.size = Math.max(20, Math.min(2_000, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTask();
         }
       }
     } catch (error) {
@@ -291,7 +292,7 @@ export class ConversationService {
   /** Removes a staged import a step at a time, yielding between steps. */
   private async discard(handle: ImportHandle): Promise<void> {
     try {
-      while (!(await this.store.discardImport(handle, DISCARD_ROWS))) await new Promise((resolve) => setImmediate(resolve));
+      while (!(await this.store.discardImport(handle, DISCARD_ROWS))) await nextTask();
     } catch {
       // Left for the next start (the store removes staged imports when it opens).
     }

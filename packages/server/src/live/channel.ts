@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
+import { setImmediate as nextTask } from "node:timers/promises";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { ConversationFullState, ConversationStateUpdateEvent, ServerErrorEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
@@ -24,7 +25,6 @@ import { createKeyCheck } from "../keys.js";
 import { rejectSocket } from "../http/client-errors.js";
 import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
-import { nextTask } from "../next-task.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
@@ -291,7 +291,7 @@ class LiveConnection {
     // reads the state of a long conversation) would otherwise run back to back as microtasks once
     // it ends, and a flood of them would hold the event loop (as the ws option above prevents for
     // frames that arrive together).
-    this.work = this.work.then(nextTask).then(job).catch((error: unknown) => {
+    this.work = this.work.then(() => nextTask()).then(job).catch((error: unknown) => {
       this.options.log.error({ err: error, conversationId: this.conversation?.id ?? this.rawConversationId }, "live channel: unexpected failure");
       this.close(LIVE_CLOSE.tryAgainLater, "Internal error, try again later");
     });
