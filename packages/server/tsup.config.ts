@@ -21,7 +21,7 @@ export default defineConfig({
   // `acs-server` bin and the worker threads' entries (files of their
   // own, next to the bundle: workers/pool.ts), sharing chunks. dist/index.cjs (the CommonJS entry) is
   // written after the build by tools/src/build/cjs-entries.ts.
-  entry: { index: "src/index.ts", store: "src/store/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts" },
+  entry: { index: "src/index.ts", store: "src/store/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/workers/import-writer.ts" },
   format: ["esm"],
   dts: { entry: { index: "src/index.ts", store: "src/store/index.ts" } },
   clean: true,

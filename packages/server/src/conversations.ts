@@ -127,7 +127,10 @@ function validated(events: readonly Event[]): EventToStore[] {
 
 /** Rows removed per step when a staged import is discarded (each step one transaction). */
 const DISCARD_ROWS = 2000;
-/** What one write of an import may take on the request thread, ms (the budget is 50 ms a request). */
+/**
+ * What one write of an import may take, ms: on the request thread (a store without an import
+ * writer; the budget is 50 ms a request), or what other writes to the store wait behind it.
+ */
 const WRITE_TARGET_MS = 8;
 
 /**

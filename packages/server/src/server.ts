@@ -71,10 +71,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
-  // Counts and body searches on reader threads: they never hold the request thread.
+  // Counts and body searches on reader threads, the rows of large replays on the import writer:
+  // they never hold the request thread.
   const store: EventStore = config.store
     ? await openPostgresStore({ url: config.store.url, maxConnections: config.store.maxConnections, statementTimeoutMs: config.store.statementTimeoutMs })
-    : openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS });
+    : openSqliteStore({ file: path.join(config.dataDir, "acs.sqlite"), readThreads: READ_THREADS, importThread: true });
   const bus = new EventBus();
   // Several instances on one database: other instances' appends reach this one's subscribers.
   const feed = store instanceof PostgresEventStore ? await startPostgresLiveFeed(store, bus, log) : undefined;

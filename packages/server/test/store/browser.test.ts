@@ -46,7 +46,7 @@ describe("@acs-toolkit/server/store in a browser", () => {
     const inputs = Object.keys(result.metafile.inputs);
     // (Paths relative to this package.) Of the server: the store's modules only, not the Node entries.
     expect(inputs.filter((file) => /^src\//.test(file) && !/^src\/store\/(index|memory|types|prepare|time)\.ts$/.test(file))).toEqual([]);
-    expect(inputs.filter((file) => /^dist\/(index|cli|read-worker|import-worker)\.js$/.test(file))).toEqual([]);
+    expect(inputs.filter((file) => /^dist\/(index|cli|read-worker|import-worker|import-writer)\.js$/.test(file))).toEqual([]);
 
     // Only what a Web Worker has: no require, process, Buffer.
     const code = new TextDecoder().decode(result.outputFiles[0]!.contents);

@@ -2,7 +2,8 @@
  * The EventStore contract (contract/index.ts) on the SQLite store: real database files in a fresh
  * temporary directory, each variant with other body-search thresholds (so that every plan runs:
  * FTS, the ordered walk, a walk whose scan budget ends pages short) and every other one reading
- * searchJson pages through the sorted statement (the out-of-order fallback); plus one in memory.
+ * searchJson pages through the sorted statement (the out-of-order fallback) and every other one
+ * writing staged imports on the import writer thread; plus one in memory.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,7 +32,8 @@ afterAll(() => {
 
 describeEventStoreContract(
   "sqlite",
-  (variant) => openSqliteStore({ file: path.join(dir, `store-${files++}.db`), bodySearch: TUNINGS[variant], sortedJsonPages: variant % 2 === 1 }),
+    // Every other variant writes staged imports on the import writer thread (the server's setting).
+  (variant) => openSqliteStore({ file: path.join(dir, `store-${files++}.db`), bodySearch: TUNINGS[variant], sortedJsonPages: variant % 2 === 1, importThread: variant % 2 === 0 }),
   {
     variants: TUNINGS.length,
     scanBudget: true,

@@ -181,6 +181,32 @@ export class SqliteDatabase {
     staged.written += rows.length;
   }
 
+  /** Where a staged import's next rows go, for a write on another connection (the import writer). */
+  stagedTarget(handle: ImportHandle): { pk: number; firstSeq: number } {
+    const staged = handle as StagedImport;
+    return { pk: staged.pk, firstSeq: staged.written + 1 };
+  }
+
+  /** After `rows` rows (`bytes` of event JSON) of a staged import were committed on another connection. */
+  importedElsewhere(handle: ImportHandle, rows: number, bytes: number): void {
+    (handle as StagedImport).written += rows;
+    this.checkpointer?.committed(bytes);
+  }
+
+  /**
+   * The import writer's side of importRows (workers/import-writer.ts): rows of the staged
+   * conversation `pk` from `firstSeq`, one transaction; the bytes of event JSON written.
+   */
+  insertStagedRows(pk: number, firstSeq: number, rows: readonly PreparedEvent[]): number {
+    this.write(() => insertRows(this.ingest, pk, firstSeq, rows, new Date().toISOString()));
+    return this.ingest.bytes;
+  }
+
+  /** The import writer's side of discardImport. */
+  discardStagedRows(pk: number, maxRows: number): boolean {
+    return this.write(() => this.discardStaged(pk, maxRows));
+  }
+
   finishImport(handle: ImportHandle, events: readonly EventToStore[]): ConversationRecord {
     const staged = handle as StagedImport;
     return this.write(() => {
@@ -195,8 +221,7 @@ export class SqliteDatabase {
   }
 
   discardImport(handle: ImportHandle, maxRows: number): boolean {
-    const staged = handle as StagedImport;
-    return this.write(() => this.discardStaged(staged.pk, maxRows));
+    return this.discardStagedRows((handle as StagedImport).pk, maxRows);
   }
 
   /** Inside a write transaction: removes up to ~maxRows rows of a staged conversation; true when it is gone. */

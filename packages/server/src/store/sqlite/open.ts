@@ -34,6 +34,13 @@ export interface SqliteStoreOptions {
    * 0 runs them in place. File stores only (an in-memory database has one connection). Default 0.
    */
   readThreads?: number;
+  /**
+   * Write the rows of staged imports (importRows, discardImport) on a thread of their own
+   * (workers/import-writer.ts, with its own connection), so that a large replay's commits never
+   * hold the calling thread; other writes wait their turn behind one in flight. File stores only.
+   * Default false.
+   */
+  importThread?: boolean;
 }
 
 /**
@@ -80,7 +87,33 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     const reads = threads > 0 ? new WorkerPool("read-worker", threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
     const database = new SqliteDatabase(db, options.bodySearch, inFile, options.sortedJsonPages);
     database.removeStagedImports();
-    return new SqliteStore(database, reads);
+    const importWriter = !db.memory && options.importThread ? new WorkerPool("import-writer", 1, { file: path.resolve(db.name) }) : undefined;
+    return new SqliteStore(database, reads, importWriter);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * A second read-write connection to an existing, current store (the import writer's:
+ * workers/import-writer.ts), synchronous. It writes what the store's own connection does (same
+ * pragmas) but runs no migration and no checkpointer: the store's connection owns those.
+ */
+export function openSqliteImportWriter(options: Pick<SqliteStoreOptions, "file" | "busyTimeoutMs">): SqliteDatabase {
+  const db = new Database(options.file, { fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    db.pragma("foreign_keys = ON");
+    assertSchemaSupported(db);
+    db.pragma("synchronous = NORMAL");
+    db.pragma("temp_store = MEMORY");
+    db.pragma("cache_size = -65536");
+    db.pragma("mmap_size = 268435456");
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    db.pragma(`wal_autocheckpoint = ${Math.floor(WAL_BACKSTOP_BYTES / pageSize)}`);
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    return new SqliteDatabase(db);
   } catch (err) {
     db.close();
     throw err;

@@ -1,18 +1,19 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import type { PreparedEvent } from "../prepare.js";
-import type {
-  ConversationRecord,
-  EventStore,
-  EventToStore,
-  ImportHandle,
-  JsonPage,
-  NewConversation,
-  Position,
-  SearchFilters,
-  SearchPage,
-  SearchQuery,
-  StoredEvent,
+import {
+  DuplicateEventIdError,
+  type ConversationRecord,
+  type EventStore,
+  type EventToStore,
+  type ImportHandle,
+  type JsonPage,
+  type NewConversation,
+  type Position,
+  type SearchFilters,
+  type SearchPage,
+  type SearchQuery,
+  type StoredEvent,
 } from "../types.js";
 import type { WorkerPool } from "../../workers/pool.js";
 import { SqliteDatabase } from "./database.js";
@@ -34,15 +35,54 @@ export interface SqliteEventStore extends EventStore {
  * The EventStore over a SqliteDatabase. Every call runs synchronously, in the order made, before its
  * Promise is created (so the order of calls is the order of transactions, and a read made after a
  * write resolved sees it), except body and time-range counts and body-filtered pages, which go to the reader
- * threads when there are some: their cost grows with the matches, not the page.
+ * threads when there are some (their cost grows with the matches, not the page), and the rows of
+ * staged imports, which go to the import writer when there is one: writes made while it writes
+ * wait their turn, in the order made.
  */
 export class SqliteStore implements SqliteEventStore {
   readonly kind = "sqlite" as const;
+  /** Writes started and not settled that later writes wait behind (see `inTurn`). */
+  private writesAhead = 0;
+  private lastWrite: Promise<unknown> = Promise.resolve();
 
+  /**
+   * @param reads reader threads (workers/read-worker.ts)
+   * @param importWriter the import writer thread (workers/import-writer.ts): staged imports' rows
+   *   are written there, on a connection of its own
+   */
   constructor(
     private readonly db: SqliteDatabase,
     private readonly reads?: WorkerPool,
+    private readonly importWriter?: WorkerPool,
   ) {}
+
+  /**
+   * Runs a write in its turn. With no write in flight on the import writer (the usual case) it runs
+   * at once, synchronously, like every other call; while one is, it waits behind it and every
+   * write made before it, in order. So the two connections never meet at SQLite's write lock,
+   * whose busy handler would sleep on this thread.
+   */
+  private inTurn<T>(write: () => T | Promise<T>): Promise<T> {
+    let result: Promise<T>;
+    if (this.writesAhead === 0) {
+      let value: T | Promise<T>;
+      try {
+        value = write();
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      if (!(value instanceof Promise)) return Promise.resolve(value);
+      result = value;
+    } else {
+      result = this.lastWrite.then(write);
+    }
+    this.writesAhead++;
+    this.lastWrite = result.then(
+      () => void this.writesAhead--,
+      () => void this.writesAhead--,
+    );
+    return result;
+  }
 
   get unsortedPages(): number {
     return this.db.unsortedPages;
@@ -59,28 +99,42 @@ export class SqliteStore implements SqliteEventStore {
   }
 
   createConversation(conversation: NewConversation, events: readonly EventToStore[]): Promise<ConversationRecord> {
-    return SqliteStore.settle(() => this.db.createConversation(conversation, events));
+    return this.inTurn(() => this.db.createConversation(conversation, events));
   }
   getConversation(id: string): Promise<ConversationRecord | undefined> {
     return SqliteStore.settle(() => this.db.getConversation(id));
   }
   beginImport(conversation: NewConversation): Promise<ImportHandle> {
-    return SqliteStore.settle(() => this.db.beginImport(conversation));
+    return this.inTurn(() => this.db.beginImport(conversation));
   }
   importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): Promise<void> {
-    return SqliteStore.settle(() => this.db.importRows(handle, rows));
+    const writer = this.importWriter;
+    if (!writer) return this.inTurn(() => this.db.importRows(handle, rows));
+    return this.inTurn(async () => {
+      const { pk, firstSeq } = this.db.stagedTarget(handle);
+      let answer: { bytes?: number; duplicate?: { eventId: string; index: number } } = {};
+      await writer.run({ op: "insert", pk, firstSeq, rows }, (message) => void (answer = message as typeof answer));
+      if (answer.duplicate) throw new DuplicateEventIdError(answer.duplicate.eventId, answer.duplicate.index);
+      this.db.importedElsewhere(handle, rows.length, answer.bytes ?? 0);
+    });
   }
   finishImport(handle: ImportHandle, events: readonly EventToStore[]): Promise<ConversationRecord> {
-    return SqliteStore.settle(() => this.db.finishImport(handle, events));
+    return this.inTurn(() => this.db.finishImport(handle, events));
   }
   discardImport(handle: ImportHandle, maxRows: number): Promise<boolean> {
-    return SqliteStore.settle(() => this.db.discardImport(handle, maxRows));
+    const writer = this.importWriter;
+    if (!writer) return this.inTurn(() => this.db.discardImport(handle, maxRows));
+    return this.inTurn(async () => {
+      let gone = false;
+      await writer.run({ op: "discard", pk: this.db.stagedTarget(handle).pk, maxRows }, (message) => void (gone = message.gone as boolean));
+      return gone;
+    });
   }
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
-    return SqliteStore.settle(() => this.db.appendEvents(conversationId, events));
+    return this.inTurn(() => this.db.appendEvents(conversationId, events));
   }
   setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
-    return SqliteStore.settle(() => this.db.setStatus(conversationId, status));
+    return this.inTurn(() => this.db.setStatus(conversationId, status));
   }
   search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
     return SqliteStore.settle(() => this.db.search(conversationId, query));
@@ -123,7 +177,7 @@ export class SqliteStore implements SqliteEventStore {
     return SqliteStore.settle(() => this.db.getDocument(key));
   }
   putDocument(key: string, value: string): Promise<void> {
-    return SqliteStore.settle(() => this.db.putDocument(key, value));
+    return this.inTurn(() => this.db.putDocument(key, value));
   }
   ping(): Promise<boolean> {
     return Promise.resolve(this.db.ping());
@@ -134,7 +188,9 @@ export class SqliteStore implements SqliteEventStore {
 
   async close(): Promise<void> {
     const reads = this.reads?.close();
+    await this.lastWrite; // the import writer's transaction in flight, and the writes behind it
+    const writes = this.importWriter?.close();
     this.db.close();
-    await reads;
+    await Promise.all([reads, writes]);
   }
 }

@@ -281,6 +281,34 @@ export function writesContract({ open }: StoreContext): void {
       expect((await store.finishImport(again, [])).eventCount).toBe(10);
     });
 
+    it("writes called while a chunk is written are neither lost nor reordered, and each sees the chunk", async () => {
+      const store = await open();
+      await store.createConversation({ id: OTHER, status: "STOPPED" }, []);
+      const handle = await store.beginImport({ id: CONV, status: "STOPPED" });
+      const all = events(1_200);
+      const extra = events(3, { seed: 5 });
+      // Called without waiting: a chunk, writes to another conversation, the next chunk, a document.
+      const calls = [
+        store.importRows(handle, rows(all.slice(0, 600))),
+        store.appendEvents(OTHER, extra.slice(0, 1)),
+        store.setStatus(OTHER, "RUNNING"),
+        store.importRows(handle, rows(all.slice(600, 1_100))),
+        store.appendEvents(OTHER, extra.slice(1)),
+        store.putDocument("during-import", "1"),
+        store.importRows(handle, rows(all.slice(0, 1))), // a duplicate of the first chunk's first id
+      ];
+      const settled = await Promise.allSettled(calls);
+      expect(settled.map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled", "fulfilled", "fulfilled", "rejected"]);
+      expect((settled[6] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateEventIdError);
+      expect((settled[1] as PromiseFulfilledResult<{ seq: number }[]>).value.map((e) => e.seq)).toEqual([1]);
+      expect((settled[4] as PromiseFulfilledResult<{ seq: number }[]>).value.map((e) => e.seq)).toEqual([2, 3]);
+      expect(await store.getConversation(OTHER)).toMatchObject({ status: "RUNNING", eventCount: 3 });
+      expect(await store.getDocument("during-import")).toBe("1");
+      const record = await store.finishImport(handle, all.slice(1_100));
+      expect(record.eventCount).toBe(1_200);
+      expect((await store.readAfter(CONV, 0, 2_000)).map((e) => e.id)).toEqual(all.map((e) => e.event.id));
+    });
+
     it("refuses an id taken before it begins or before it finishes, and an id repeated across chunks", async () => {
       const store = await open();
       await store.createConversation({ id: OTHER, status: "STOPPED" }, []);

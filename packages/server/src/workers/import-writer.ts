@@ -1,0 +1,27 @@
+/**
+ * The import writer: the rows of staged imports (a large `POST /api/conversations`), written on
+ * a connection of their own, off the request thread. At 1M stored events a commit of a few
+ * hundred rows usually takes 3–5 ms but now and then 30–80 ms (its WAL writes wait on the disk
+ * behind the checkpointer's), which on the request thread was a stall of every other request
+ * (issue 13's event-loop budget). SqliteStore (store/sqlite/store.ts) holds its own writes while
+ * one of these runs, so neither connection ever waits in SQLite's busy handler for the other.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { openSqliteImportWriter } from "../store/sqlite/open.js";
+import type { PreparedEvent } from "../store/prepare.js";
+import { DuplicateEventIdError } from "../store/types.js";
+import { serveJobs } from "./pool.js";
+
+const { file } = workerData as { file: string };
+const database = openSqliteImportWriter({ file });
+
+serveJobs(parentPort!, (message, post) => {
+  const pk = message.pk as number;
+  if (message.op === "discard") return post({ gone: database.discardStagedRows(pk, message.maxRows as number) }, true);
+  try {
+    post({ bytes: database.insertStagedRows(pk, message.firstSeq as number, message.rows as PreparedEvent[]) }, true);
+  } catch (error) {
+    if (!(error instanceof DuplicateEventIdError)) throw error;
+    post({ duplicate: { eventId: error.eventId, index: error.index } }, true);
+  }
+});
