@@ -15,7 +15,7 @@ import { serveJobs } from "./pool.js";
 const { file } = workerData as { file: string };
 const database = openSqliteImportWriter({ file });
 
-serveJobs(parentPort!, (message, post) => {
+function handle(message: Record<string, unknown>, post: (message: Record<string, unknown>, last: boolean) => void): void {
   const pk = message.pk as number;
   if (message.op === "discard") return post({ gone: database.discardStagedRows(pk, message.maxRows as number) }, true);
   try {
@@ -24,4 +24,8 @@ serveJobs(parentPort!, (message, post) => {
     if (!(error instanceof DuplicateEventIdError)) throw error;
     post({ duplicate: { eventId: error.eventId, index: error.index } }, true);
   }
-});
+}
+
+// Not at a lower priority: the thread holds the store's write lock while it writes, and every
+// other write waits for it (on a busy machine a niced writer kept them waiting for seconds).
+serveJobs(parentPort!, handle, { priority: "same" });
