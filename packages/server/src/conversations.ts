@@ -184,6 +184,20 @@ class ChunkWriter {
   }
 }
 
+/**
+ * Client messages (`POST …/events`, live-channel frames) one conversation may have waiting to be
+ * recorded: past it a message is refused (TooManyMessagesError: 429, or a `TooManyRequests` error
+ * frame) instead of joining a queue that producers faster than the store would grow without bound.
+ */
+export const MAX_WAITING_MESSAGES = 256;
+
+/** A client message refused for backpressure (see MAX_WAITING_MESSAGES): 429, nothing was stored. */
+export class TooManyMessagesError extends HttpError {
+  constructor(readonly limit: number) {
+    super(429, `Too Many Requests: ${limit} messages to this conversation are waiting to be recorded; send this one again later`, { "Retry-After": "1" });
+  }
+}
+
 export class ConversationService {
   /**
    * The write in progress per conversation (record, setStatus): the next one starts when it has
@@ -191,6 +205,8 @@ export class ConversationService {
    * change reads and writes with nothing in between, whatever the store's latency.
    */
   private readonly writes = new Map<string, Promise<unknown>>();
+  /** Client messages per conversation not yet recorded (deliverMessage), bounded by MAX_WAITING_MESSAGES. */
+  private readonly waitingMessages = new Map<string, number>();
 
   /**
    * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
@@ -381,9 +397,18 @@ export class ConversationService {
    * @throws ConversationNotFoundError
    */
   async deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): Promise<MessageEvent> {
-    if (!this.runtime.sendMessage) return this.sendMessage(conversationId, message, options);
-    const kept = { ...messageProperties(message), role: "user" } as UserMessage;
-    return (await this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options)) ?? this.sendMessage(conversationId, kept, options);
+    const waiting = this.waitingMessages.get(conversationId) ?? 0;
+    if (waiting >= MAX_WAITING_MESSAGES) throw new TooManyMessagesError(MAX_WAITING_MESSAGES);
+    this.waitingMessages.set(conversationId, waiting + 1);
+    try {
+      if (!this.runtime.sendMessage) return await this.sendMessage(conversationId, message, options);
+      const kept = { ...messageProperties(message), role: "user" } as UserMessage;
+      return (await this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options)) ?? (await this.sendMessage(conversationId, kept, options));
+    } finally {
+      const left = this.waitingMessages.get(conversationId)! - 1;
+      if (left === 0) this.waitingMessages.delete(conversationId);
+      else this.waitingMessages.set(conversationId, left);
+    }
   }
 
   /**

@@ -4855,6 +4855,20 @@ export interface components {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
+        /** @description Backpressure: the conversation already has as many messages waiting to be recorded as the server queues (the reference server: 256), so this one was not accepted; nothing was stored. Send it again after `Retry-After` seconds. Producers that outpace the store slow down instead of queueing without bound. */
+        TooManyMessages: {
+            headers: {
+                /** @description Seconds to wait before sending again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "Too Many Requests: 256 messages to this conversation are waiting to be recorded; send this one again later"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
         /** @description Done (the agent server's `Success`). */
         Success: {
             headers: {
@@ -5126,6 +5140,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            429: components["responses"]["TooManyMessages"];
             507: components["responses"]["InsufficientStorage"];
         };
     };

@@ -13,6 +13,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
+    /** Headers of the answer (a 429's `Retry-After`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail);
   }
@@ -32,7 +34,7 @@ export function errorHandler(log: Logger, writeHealth: WriteHealth): ErrorReques
       return void res.status(507).json({ detail: storageFullDetail(full) });
     }
     if (error instanceof RequestValidationError) return sendValidationError(res, error.detail);
-    if (error instanceof HttpError) return void res.status(error.status).json({ detail: error.detail });
+    if (error instanceof HttpError) return void res.status(error.status).set(error.headers).json({ detail: error.detail });
     if (error instanceof ConversationNotFoundError) return void res.status(404).json({ detail: error.message });
     if (error instanceof StoreUnavailableError) {
       // The database is down or slow: the client may retry; nothing of a failed write was kept.

@@ -19,7 +19,7 @@ import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { instantError, instantMicros } from "@acs-toolkit/validator";
 import type { EventBus } from "../bus.js";
-import { canonicalConversationId, type ConversationService } from "../conversations.js";
+import { TooManyMessagesError, canonicalConversationId, type ConversationService } from "../conversations.js";
 import { RequestValidationError, sharedRequestValidators, type RequestValidators } from "../http/validation.js";
 import { createKeyCheck } from "../keys.js";
 import { rejectSocket } from "../http/client-errors.js";
@@ -28,6 +28,7 @@ import type { Logger } from "../log.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
+import { TurnBatcher, textFrame } from "./frame.js";
 
 /** Close codes of the live channel: `LIVE_CLOSE_CODES`, generated from `x-close-codes` in spec/asyncapi.yaml. */
 export const LIVE_CLOSE = LIVE_CLOSE_CODES;
@@ -84,7 +85,7 @@ const SINCE_PAGE = 100;
  * The `code` of a ServerErrorEvent answering an inbound frame: the agent server's exception class
  * names where they apply (JSONDecodeError, ValidationError), this server's own cases otherwise.
  */
-type ServerErrorCode = "JSONDecodeError" | "ValidationError" | "Unauthorized" | "InsufficientStorage" | "InternalError";
+type ServerErrorCode = "JSONDecodeError" | "ValidationError" | "Unauthorized" | "TooManyRequests" | "InsufficientStorage" | "InternalError";
 
 /** Attaches the live channel to an HTTP server (its `upgrade` requests on the channel's path). */
 export function attachLiveEvents(http: Server, options: LiveEventsOptions): LiveEvents {
@@ -99,14 +100,16 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
   // One inbound message per tick: a flood of frames in one TCP read (each parsed and validated)
   // would otherwise be handled in one task, holding the event loop.
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024, allowSynchronousEvents: false });
-  // Each live event is encoded once, not once per subscriber: the bus hands every listener the
-  // same StoredEvent objects.
-  const encoded = new WeakMap<StoredEvent, Buffer>();
-  const encode = (event: StoredEvent) => {
-    let bytes = encoded.get(event);
-    if (!bytes) encoded.set(event, (bytes = Buffer.from(event.json)));
+  // Each live event is framed once, not once per subscriber (the bus hands every listener the
+  // same StoredEvent objects), and written in one turn's batch per socket (frame.ts).
+  const framed = new WeakMap<StoredEvent, Buffer>();
+  const frame = (event: StoredEvent) => {
+    let bytes = framed.get(event);
+    if (!bytes) framed.set(event, (bytes = textFrame(Buffer.from(event.json))));
     return bytes;
   };
+  const batcher = new TurnBatcher();
+  const live: LiveWrites = { frame, write: (socket, bytes) => batcher.write(socket, bytes) };
   const open = new Set<LiveConnection>();
   let closed = false;
 
@@ -131,7 +134,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
         return rejectSocket(socket, 400, "Bad Request: Sec-WebSocket-Version must be 13", { "Sec-WebSocket-Version": "13, 8" });
       }
       wss.handleUpgrade(request, socket, head, (ws) => {
-        const connection = new LiveConnection(ws, request, target, conversationId, options, validators, checkKey, settings, encode);
+        const connection = new LiveConnection(ws, socket, request, target, conversationId, options, validators, checkKey, settings, live);
         open.add(connection);
         ws.once("close", () => open.delete(connection));
         connection.start();
@@ -211,6 +214,12 @@ class SubscriberCounts {
  * opened (append order up to `end`) whose timestamp is at or after `from` (µs, inclusive), read in
  * search order.
  */
+/** How live events reach a subscriber's socket: framed once for all (frame.ts), written in turn batches. */
+interface LiveWrites {
+  frame(event: StoredEvent): Buffer;
+  write(socket: Duplex, bytes: Buffer): void;
+}
+
 interface SinceReplay {
   from: number;
   end: number;
@@ -247,6 +256,8 @@ class LiveConnection {
 
   constructor(
     private readonly ws: WebSocket,
+    /** The connection's socket, which live frames are written to directly (see LiveWrites). */
+    private readonly socket: Duplex,
     private readonly request: IncomingMessage,
     private readonly url: UpgradeTarget,
     private readonly rawConversationId: string,
@@ -254,7 +265,7 @@ class LiveConnection {
     private readonly validators: RequestValidators,
     private readonly checkKey: (presented: string | undefined) => boolean,
     private readonly settings: ConnectionSettings,
-    private readonly encode: (event: StoredEvent) => Buffer,
+    private readonly live: LiveWrites,
   ) {}
 
   start(): void {
@@ -471,13 +482,20 @@ class LiveConnection {
       void this.catchUp();
       return;
     }
-    for (const event of events) if (event.seq > this.lastSeq) this.deliver(event, this.encode(event));
+    for (const event of events) {
+      if (event.seq <= this.lastSeq) continue;
+      this.lastSeq = event.seq;
+      this.lastId = event.id;
+      this.sent++;
+      if (this.ws.readyState === this.ws.OPEN) this.live.write(this.socket, this.live.frame(event));
+    }
     if (this.ws.bufferedAmount > this.settings.maxBufferedBytes) {
       this.options.log.warn({ conversationId: this.conversation.id, buffered: this.ws.bufferedAmount }, "live connection too slow, closed");
       this.close(LIVE_CLOSE.slowConsumer, truncateReason(`slow consumer: reconnect with after_id=${this.lastId ?? ""}`));
     }
   }
 
+  /** A stored event from a catch-up page, sent by `ws` (catch-up pages are this connection's own). */
   private deliver(event: StoredEvent, payload: string | Buffer): void {
     this.lastSeq = event.seq;
     this.lastId = event.id;
@@ -563,6 +581,9 @@ class LiveConnection {
   private messageFailed(error: unknown): void {
     if (error instanceof RequestValidationError) {
       return this.sendError("ValidationError", error.detail.map((d) => ({ ...d, loc: ["message", ...d.loc.slice(1)] })));
+    }
+    if (error instanceof TooManyMessagesError) {
+      return this.sendError("TooManyRequests", [{ loc: ["message"], msg: `${error.limit} messages to this conversation are waiting to be recorded; send this one again later`, type: "too_many_requests" }]);
     }
     const full = storageFullCause(error);
     if (full !== undefined) {

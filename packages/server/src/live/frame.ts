@@ -1,0 +1,57 @@
+/**
+ * Live events framed once for every subscriber (issue 18, fan-out): a WebSocket text frame as a
+ * server sends it (FIN, opcode 1, unmasked: RFC 6455 §5.2), built once per event and written as
+ * the same bytes to each subscriber's socket, instead of framing it again in every `ws.send`.
+ * Safe beside `ws`'s own sends (pings, close, catch-up pages): without permessage-deflate, which
+ * the channel does not offer, `ws` writes each frame to the socket at once, in call order.
+ */
+import type { Duplex } from "node:stream";
+
+/** The frame of a text message whose UTF-8 bytes are `payload`. */
+export function textFrame(payload: Buffer): Buffer {
+  const length = payload.length;
+  const headerLength = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0x81; // FIN, text
+  if (length < 126) {
+    frame[1] = length;
+  } else if (length < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  payload.copy(frame, headerLength);
+  return frame;
+}
+
+/**
+ * Holds writes to sockets until the end of the current turn of the event loop, then lets each
+ * socket's go out in one write: when the server is busy, the frames of several events published in
+ * one turn leave in one system call per subscriber instead of one each (on loopback a write costs
+ * the receiver's work too). An idle server flushes at once, in the same turn.
+ */
+export class TurnBatcher {
+  private readonly held = new Set<Duplex>();
+  private scheduled = false;
+
+  /** Writes `bytes` to `socket`, held (corked) until this turn ends. */
+  write(socket: Duplex, bytes: Buffer): void {
+    if (!this.held.has(socket)) {
+      socket.cork();
+      this.held.add(socket);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    }
+    socket.write(bytes);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    for (const socket of this.held) socket.uncork();
+    this.held.clear();
+  };
+}
