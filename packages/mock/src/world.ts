@@ -1,6 +1,7 @@
 /**
- * The mock's world IS the reference server: `createApp` from `@acs-toolkit/server` with an
- * in-memory SQLite store, the server's event bus and conversation service, and the mock's scripted
+ * The mock's world IS the reference server: `createApp` from `@acs-toolkit/server` with the
+ * server's in-memory store (`MemoryEventStore`, plain TypeScript: no native SQLite build for a world
+ * that dies with the mock), the server's event bus and conversation service, and the mock's scripted
  * agent as the runtime. Search, paging, cursors, settings masking, uploads and live events are the
  * server's code, so the mock and the server cannot disagree about them.
  */
@@ -10,7 +11,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApp, createCipher, createLogger, openSqliteStore, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { openMemoryStore } from "@acs-toolkit/server/store";
+import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
@@ -83,7 +85,7 @@ export function createWorld(options: WorldOptions = {}): World {
   // Uploads are streamed to disk by the server's code: a private folder that dies with the mock.
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-mock-"));
   const serverConfig = parseConfig(["--data-dir", dataDir], {});
-  const store = openSqliteStore({ file: ":memory:" });
+  const store = openMemoryStore();
   const bus = new ObservedBus();
   const scheduler = new Scheduler();
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });
