@@ -12,18 +12,17 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
-import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, EventBus, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
-import { ObservedBus, ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
+import { ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
 import type { Scenario } from "./scenarios/types.js";
 
-/** The key the mock accepts when none is configured (printed at start). */
-export const DEFAULT_MOCK_KEY = "mock-session-key";
-/** The default time of the first event of the built-in scenarios (deterministic output). */
-export const DEFAULT_START = Date.UTC(2026, 1, 5, 11, 24, 45);
+import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
+
+export { DEFAULT_MOCK_KEY, DEFAULT_START };
 
 export interface WorldOptions {
   /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
@@ -73,6 +72,17 @@ export interface World {
    */
   routes: Set<string>;
   close(): void;
+}
+
+/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
+export class ObservedBus extends EventBus {
+  onSubscribe?: (conversationId: string) => void;
+
+  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
+    const unsubscribe = super.subscribe(conversationId, listener);
+    this.onSubscribe?.(conversationId);
+    return unsubscribe;
+  }
 }
 
 /** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */
