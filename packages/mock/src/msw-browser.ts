@@ -51,7 +51,7 @@ export interface BrowserMockHandlers {
  * Builds the browser world (default speed `instant`: every scenario stored at once) and MSW
  * handlers answering from it: event search and count (the server's paging and filters), creating
  * and reading a conversation, sending a message (the scripted agent answers with `run: true`),
- * `GET /__mock`, and the live channel. Bad input gets the interface's 422 with the culprit's `loc`.
+ * settings (stored, read back masked), `GET /__mock`, and the live channel. Bad input gets the interface's 422 with the culprit's `loc`.
  */
 export async function createBrowserMockHandlers(options: BrowserMockHandlersOptions = {}): Promise<BrowserMockHandlers> {
   const world = createBrowserWorld(options);

@@ -209,6 +209,29 @@ describe("@acs-toolkit/mock/msw-browser", () => {
     await page.close();
   });
 
+  it("stores settings and reads them back masked, as the Node mock does", async () => {
+    const { page, errors } = await mockPage("source");
+    const steps: Array<[string, string, { key?: boolean; json?: unknown }?]> = [
+      ["GET", "/api/settings", { key: true }],
+      ["POST", "/api/settings", { json: { llm_model: "x" } }],
+      ["POST", "/api/settings", { key: true, json: { llm_model: 42, confirmation_mode: "yes", max_iterations: "ten" } }],
+      ["POST", "/api/settings", { key: true, json: { llm_model: "anthropic/claude", llm_api_key: "sk-secret", max_iterations: 50, secrets_store: { provider_tokens: { github: { token: "ghp_x", host: "github.com" } } } } }],
+      ["GET", "/api/settings", { key: true }],
+      // Absent: defaults, but llm_model and llm_api_key are kept (x-keep-when-null); "" clears the search key.
+      ["POST", "/api/settings", { key: true, json: { language: "fr", search_api_key: "" } }],
+      ["GET", "/api/settings", { key: true }],
+    ];
+    for (const [method, path, init] of steps) {
+      const [answer] = await fetchAll(page, [[method, path, init]]);
+      const operationId = operationOf(method, path)!;
+      expect(specValidators.response(operationId, answer!.status, answer!.body), `${method} ${path}: ${JSON.stringify(answer!.body)}`).toEqual([]);
+      const reply = await node.call(method, path, { key: init?.key ? KEY : null, ...(init?.json !== undefined && { json: init.json }) });
+      expect(normalize(answer!), `${method} ${JSON.stringify(init?.json)}\nbrowser: ${JSON.stringify(answer!.body)}\nnode: ${reply.text}`).toEqual(normalize({ status: reply.status, body: reply.body }));
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("keeps state: a created conversation is stored, searched, and the scripted agent answers its message", async () => {
     const { page, errors } = await mockPage("source");
     const result = await page.evaluate(async ([base, key]) => {

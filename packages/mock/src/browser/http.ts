@@ -1,17 +1,20 @@
 /**
  * The HTTP side of the browser mock: MSW `http` handlers answering from the browser world as the
- * reference server answers (routes/events.ts, routes/conversations.ts): the same shapes, paging
+ * reference server answers (routes/events.ts, routes/conversations.ts, routes/settings.ts): the same shapes, paging
  * order, 401 and 404 details, and a 422 naming the culprit's `loc` for bad input. Checks are written
  * out for the parameters of the operations served here (the Node mock has Prism check everything
  * against the spec; Prism does not run in a browser).
  */
 import { http, HttpResponse, type HttpHandler } from "msw";
-import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, EventKind, EventSource } from "@acs-toolkit/schema";
+import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type ConversationInfo, type EventKind, type EventSource } from "@acs-toolkit/schema";
 import { ConversationNotFoundError, requireConversation, type ConversationRecord, type Position, type SearchFilters } from "@acs-toolkit/server/store";
 import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
 import { BrowserValidationError, type BrowserWorld } from "./world.js";
 
 type Detail = BrowserValidationError["detail"];
+
+/** The store document of the settings (the server's name). */
+const SETTINGS_DOCUMENT = "settings";
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const KIND = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*$/;
@@ -123,6 +126,81 @@ async function jsonBody(request: Request): Promise<unknown> {
   }
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The settings as the browser world stores them: the scalar fields (secrets in clear: never returned) and the provider tokens. */
+interface BrowserSettings {
+  fields: Record<string, string | number | boolean | null>;
+  providerTokens: Record<string, { token: string | null; host: string | null; user_id: string | null }>;
+}
+
+const SCALAR_TYPES = { string: ["a string", "string_type"], number: ["a number", "float_type"], integer: ["an integer", "int_type"], boolean: ["a boolean", "bool_type"] } as const;
+
+/**
+ * The next stored settings after a `POST /api/settings` body, as the server merges them
+ * (settings.ts: storeSettings): a field absent or null takes its default, or keeps its stored
+ * value when the spec marks it `x-keep-when-null`; `""` clears a secret; provider tokens merge by
+ * provider, a token not sent is kept. `mcp_config` is not stored by the browser mock.
+ * @throws BrowserValidationError
+ */
+function nextSettings(previous: BrowserSettings | undefined, body: unknown): BrowserSettings {
+  if (!isObject(body)) throw new BrowserValidationError([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
+  const detail: Detail = [];
+  const fields: BrowserSettings["fields"] = {};
+  for (const [name, field] of Object.entries(SETTINGS_FIELDS)) {
+    const value = body[name];
+    const [expected, type] = SCALAR_TYPES[field.type];
+    const fits = value == null || (field.type === "string" ? typeof value === "string" : field.type === "boolean" ? typeof value === "boolean" : typeof value === "number" && Number.isFinite(value) && (field.type === "number" || Number.isInteger(value)));
+    if (!fits) {
+      detail.push({ loc: ["body", name], msg: `must be ${expected} or null`, type });
+      continue;
+    }
+    if (value == null) fields[name] = field.keepWhenNull ? (previous?.fields[name] ?? field.default) : field.default;
+    else fields[name] = field.secret && value === "" ? null : (value as string | number | boolean);
+  }
+  if (body.mcp_config != null) detail.push({ loc: ["body", "mcp_config"], msg: "is not supported by the browser mock (use the Node mock)", type: "value_error" });
+  const providerTokens = { ...previous?.providerTokens };
+  const secretsStore = body.secrets_store;
+  if (secretsStore != null) {
+    const tokens = isObject(secretsStore) ? secretsStore.provider_tokens : undefined;
+    if (!isObject(secretsStore)) detail.push({ loc: ["body", "secrets_store"], msg: "must be an object or null", type: "model_type" });
+    else if (tokens != null && !isObject(tokens)) detail.push({ loc: ["body", "secrets_store", "provider_tokens"], msg: "must be an object", type: "dict_type" });
+    else if (tokens != null) {
+      for (const [provider, entry] of Object.entries(tokens)) {
+        const where = ["body", "secrets_store", "provider_tokens", provider];
+        if (!(PROVIDER_TYPES as readonly string[]).includes(provider)) detail.push({ loc: where, msg: `must be one of ${PROVIDER_TYPES.join(", ")}`, type: "enum" });
+        else if (!isObject(entry)) detail.push({ loc: where, msg: "must be an object", type: "model_type" });
+        else {
+          const text = (name: string) => {
+            const value = entry[name];
+            if (value != null && typeof value !== "string") detail.push({ loc: [...where, name], msg: "must be a string or null", type: "string_type" });
+            return typeof value === "string" ? value : null;
+          };
+          const token = text("token");
+          const host = text("host");
+          const userId = text("user_id");
+          const kept = previous?.providerTokens[provider];
+          providerTokens[provider] = { token: token || kept?.token || null, host, user_id: userId ?? (token ? null : (kept?.user_id ?? null)) };
+        }
+      }
+    }
+  }
+  if (detail.length) throw new BrowserValidationError(detail);
+  return { fields, providerTokens };
+}
+
+/** What `GET /api/settings` answers (settings.ts: settingsView): every field, secrets null with a `<name>_set` flag. */
+function settingsView(stored: BrowserSettings): Record<string, unknown> {
+  const view: Record<string, unknown> = {};
+  for (const name of SETTINGS_PROPERTIES) {
+    const field = (SETTINGS_FIELDS as Record<string, { secret: boolean }>)[name];
+    view[name] = field && !field.secret ? (stored.fields[name] ?? null) : null;
+  }
+  for (const [name, field] of Object.entries(SETTINGS_FIELDS)) if (field.secret) view[`${name}_set`] = stored.fields[name] != null;
+  view.provider_tokens_set = Object.fromEntries(PROVIDER_TYPES.flatMap((provider) => (stored.providerTokens[provider]?.token ? [[provider, stored.providerTokens[provider]!.host]] : [])));
+  return view;
+}
+
 /**
  * The HTTP handlers of the browser mock, under `base` (an origin with an optional path prefix, or
  * `*` for any origin).
@@ -132,6 +210,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
   const at = (path: string) => `${base === "*" ? "*" : base.replace(/\/+$/, "")}${path}`;
   const authorized = (request: Request) => world.keys.includes(request.headers.get("x-session-api-key") ?? "");
   const unauthorized = () => failure(401, "Unauthorized");
+  let settingsWrites: Promise<unknown> = Promise.resolve();
 
   return [
     http.get(at("/api/conversations/:conversation_id/events/search"), ({ request, params }) =>
@@ -225,6 +304,32 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         const body = await jsonBody(request);
         const run = typeof body === "object" && body !== null && (body as { run?: unknown }).run === true;
         return HttpResponse.json(await conversations.sendMessage(id, body, { run }));
+      }),
+    ),
+
+    http.get(at("/api/settings"), ({ request }) =>
+      answering(async () => {
+        if (!authorized(request)) return unauthorized();
+        const text = await store.getDocument(SETTINGS_DOCUMENT);
+        if (text === undefined) return failure(404, "Settings not found");
+        return HttpResponse.json(settingsView(JSON.parse(text) as BrowserSettings));
+      }),
+    ),
+
+    http.post(at("/api/settings"), ({ request }) =>
+      answering(async () => {
+        if (!authorized(request)) return unauthorized();
+        const body = await jsonBody(request);
+        // Read, merge and write with nothing in between (two requests at once must not lose a change).
+        const change = async () => {
+          const text = await store.getDocument(SETTINGS_DOCUMENT);
+          const next = nextSettings(text === undefined ? undefined : (JSON.parse(text) as BrowserSettings), body);
+          await store.putDocument(SETTINGS_DOCUMENT, JSON.stringify(next));
+        };
+        const write = settingsWrites.then(change, change);
+        settingsWrites = write.catch(() => {});
+        await write;
+        return HttpResponse.json({ message: "Settings stored" });
       }),
     ),
 
