@@ -24,7 +24,7 @@ import { browserHttpHandlers } from "./browser/http.js";
 import { browserLiveHandler, liveUrlPattern } from "./browser/live.js";
 import { createBrowserWorld, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
 
-export { createBrowserWorld, BrowserConversations, BrowserBus, BrowserValidationError, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
+export { createBrowserWorld, BrowserConversations, BrowserBus, BrowserHttpError, BrowserValidationError, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
 export { liveUrlPattern };
 
 /** Options of {@link createBrowserMockHandlers}. */

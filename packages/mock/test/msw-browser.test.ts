@@ -177,6 +177,8 @@ describe("@acs-toolkit/mock/msw-browser", () => {
       ["POST", `/api/conversations/${happy}/events`, { json: { role: "user", content: [{ type: "text", text: "hi" }] } }],
       ["POST", `/api/conversations/${happy}/events`, { key: true, json: { role: "user", content: [{ type: "text" }] } }],
       ["POST", `/api/conversations/${missing}/events`, { key: true, json: { role: "user", content: [{ type: "text", text: "hi" }] } }],
+      ["POST", "/api/conversations", { key: true, json: { conversation_id: happy } }],
+      ["POST", "/api/conversations", { key: true, json: { initial_user_msg: 42 } }],
     ];
     const fromBrowser = await fetchAll(page, requests);
     for (const [index, [method, path, init]] of requests.entries()) {

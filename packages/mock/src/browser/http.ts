@@ -9,7 +9,7 @@ import { http, HttpResponse, type HttpHandler } from "msw";
 import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type ConversationInfo, type EventKind, type EventSource } from "@acs-toolkit/schema";
 import { ConversationNotFoundError, requireConversation, type ConversationRecord, type Position, type SearchFilters } from "@acs-toolkit/server/store";
 import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
-import { BrowserValidationError, type BrowserWorld } from "./world.js";
+import { BrowserHttpError, BrowserValidationError, type BrowserWorld } from "./world.js";
 
 type Detail = BrowserValidationError["detail"];
 
@@ -38,8 +38,7 @@ async function answering(run: () => Promise<Response>): Promise<Response> {
   } catch (error) {
     if (error instanceof BrowserValidationError) return invalid(error.detail);
     if (error instanceof ConversationNotFoundError) return failure(404, error.message);
-    const status = (error as { status?: unknown }).status;
-    if (typeof status === "number") return failure(status, (error as Error).message);
+    if (error instanceof BrowserHttpError) return failure(error.status, error.detail);
     console.error("acs-mock: unexpected failure", error);
     return failure(500, "Internal Server Error");
   }

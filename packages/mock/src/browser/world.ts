@@ -41,14 +41,22 @@ export class BrowserValidationError extends Error {
   }
 }
 
-type Listener = (events: readonly StoredEvent[]) => void;
+/** An answer other than 422, with the interface's `{"detail": string}` (409 for a conversation id taken). */
+export class BrowserHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
 
 /** In-page fan-out of stored events to live connections; says when a conversation gets its first one. */
 export class BrowserBus {
-  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly listeners = new Map<string, Set<(events: readonly StoredEvent[]) => void>>();
   onSubscribe?: (conversationId: string) => void;
 
-  subscribe(conversationId: string, listener: Listener): () => void {
+  subscribe(conversationId: string, listener: (events: readonly StoredEvent[]) => void): () => void {
     let set = this.listeners.get(conversationId);
     if (!set) this.listeners.set(conversationId, (set = new Set()));
     set.add(listener);
@@ -169,7 +177,7 @@ export class BrowserConversations {
 
   /**
    * Creates a conversation (`STARTING`, with its initial user message if any) and starts the agent
-   * on it. `replay_json` is not supported in the browser world. @throws BrowserValidationError
+   * on it. `replay_json` is not supported in the browser world. @throws BrowserValidationError, BrowserHttpError (409)
    */
   async create(request: ConversationCreateRequest): Promise<ConversationRecord> {
     const events: Event[] = [];
@@ -181,7 +189,7 @@ export class BrowserConversations {
       events.push(userMessageEvent({ role: "user", content, thinking_blocks: [] }, ["body", "initial_user_msg"]));
     }
     const id = request.conversation_id?.toLowerCase() ?? crypto.randomUUID();
-    if (await this.store.getConversation(id)) throw Object.assign(new Error(`Conversation already exists: ${id}`), { status: 409 });
+    if (await this.store.getConversation(id)) throw new BrowserHttpError(409, `Conversation already exists: ${id}`);
     const record = await this.store.createConversation(
       { id, status: this.agent.initialStatus, repository: request.repository ?? null, selectedBranch: request.selected_branch ?? null, gitProvider: request.git_provider ?? null },
       events.map((event) => ({ event, json: JSON.stringify(event) })),
