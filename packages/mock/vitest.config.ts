@@ -8,6 +8,7 @@ export default defineConfig({
     // The README examples import the package by name; inside the package that is src/.
     alias: [
       { find: /^@acs-toolkit\/mock\/msw$/, replacement: src("msw.ts") },
+      { find: /^@acs-toolkit\/mock\/msw-browser$/, replacement: src("msw-browser.ts") },
       { find: /^@acs-toolkit\/mock$/, replacement: src("index.ts") },
     ],
   },

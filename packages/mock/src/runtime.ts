@@ -1,11 +1,13 @@
 /**
  * What makes the world move: a scripted agent (the `ConversationRuntime` the server's conversation
- * service drives) and the scenario streamer. Both record events through the server's own
- * `ConversationService.record`, so every event is validated, stored and pushed to live subscribers
- * exactly as on the reference server.
+ * service drives) and the scenario streamer. Both record events through a recorder: in Node the
+ * server's own `ConversationService.record`, so every event is validated, stored and pushed to live
+ * subscribers exactly as on the reference server; in the browser the browser world's (browser/world.ts).
  */
 import type { ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
-import { EventBus, eventTimeMicros, recordedTimestamp, type ConversationRecord, type ConversationRuntime, type ConversationService, type EventStore, type Logger, type RuntimeContext } from "@acs-toolkit/server";
+// Values from the server's browser-safe entry only: the browser entry (msw-browser.ts) runs this module too.
+import { eventTimeMicros, recordedTimestamp, type ConversationRecord, type EventStore } from "@acs-toolkit/server/store";
+import type { ConversationRuntime, RuntimeContext } from "@acs-toolkit/server";
 import { deriveSeed, randomUuid, seededRandom } from "./random.js";
 import { exampleAction, exampleObservation, text, toolNameFor } from "./scenarios/builder.js";
 import type { Scenario } from "./scenarios/types.js";
@@ -18,7 +20,7 @@ export const MAX_GAP_MS = 5_000;
 
 /** Timers that are all cancelled when the mock closes. */
 export class Scheduler {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
 
   /** Runs `task` after `ms` (at once, in a later tick, for 0); errors go to `onError`. */
@@ -41,15 +43,14 @@ export class Scheduler {
   }
 }
 
-/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
-export class ObservedBus extends EventBus {
-  onSubscribe?: (conversationId: string) => void;
+/** Where the runtime reports a failure (pino's `warn` in Node, the console in a browser). */
+export interface RuntimeLog {
+  warn(details: object, message: string): void;
+}
 
-  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
-    const unsubscribe = super.subscribe(conversationId, listener);
-    this.onSubscribe?.(conversationId);
-    return unsubscribe;
-  }
+/** What records events into a conversation: validated, stored, pushed to live subscribers. */
+export interface EventRecorder {
+  record(conversationId: string, events: readonly Event[]): Promise<unknown>;
 }
 
 const delayFor = (ms: number, speed: Speed) => (speed === "instant" ? 0 : Math.min(ms, MAX_GAP_MS) / speed);
@@ -64,7 +65,7 @@ export interface ScriptedAgentOptions {
   seed: number;
   speed: Speed;
   scheduler: Scheduler;
-  log: Logger;
+  log: RuntimeLog;
 }
 
 /**
@@ -175,10 +176,10 @@ export class ScriptedAgent implements ConversationRuntime {
 
 export interface ScenarioStreamerOptions {
   store: EventStore;
-  conversations: ConversationService;
+  conversations: EventRecorder;
   speed: Speed;
   scheduler: Scheduler;
-  log: Logger;
+  log: RuntimeLog;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * The mock's world IS the reference server: `createApp` from `@acs-toolkit/server` with an
- * in-memory SQLite store, the server's event bus and conversation service, and the mock's scripted
+ * The mock's world IS the reference server: `createApp` from `@acs-toolkit/server` with the
+ * server's in-memory store (`MemoryEventStore`, plain TypeScript: no native SQLite build for a world
+ * that dies with the mock), the server's event bus and conversation service, and the mock's scripted
  * agent as the runtime. Search, paging, cursors, settings masking, uploads and live events are the
  * server's code, so the mock and the server cannot disagree about them.
  */
@@ -10,18 +11,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApp, createCipher, createLogger, openSqliteStore, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { openMemoryStore } from "@acs-toolkit/server/store";
+import { createApp, createCipher, createLogger, EventBus, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
-import { ObservedBus, ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
+import { ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
 import type { Scenario } from "./scenarios/types.js";
 
-/** The key the mock accepts when none is configured (printed at start). */
-export const DEFAULT_MOCK_KEY = "mock-session-key";
-/** The default time of the first event of the built-in scenarios (deterministic output). */
-export const DEFAULT_START = Date.UTC(2026, 1, 5, 11, 24, 45);
+import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
+
+export { DEFAULT_MOCK_KEY, DEFAULT_START };
 
 export interface WorldOptions {
   /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
@@ -73,6 +74,17 @@ export interface World {
   close(): void;
 }
 
+/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
+export class ObservedBus extends EventBus {
+  onSubscribe?: (conversationId: string) => void;
+
+  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
+    const unsubscribe = super.subscribe(conversationId, listener);
+    this.onSubscribe?.(conversationId);
+    return unsubscribe;
+  }
+}
+
 /** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */
 export function createWorld(options: WorldOptions = {}): World {
   const seed = options.seed ?? 1;
@@ -83,7 +95,7 @@ export function createWorld(options: WorldOptions = {}): World {
   // Uploads are streamed to disk by the server's code: a private folder that dies with the mock.
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-mock-"));
   const serverConfig = parseConfig(["--data-dir", dataDir], {});
-  const store = openSqliteStore({ file: ":memory:" });
+  const store = openMemoryStore();
   const bus = new ObservedBus();
   const scheduler = new Scheduler();
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });

@@ -12,6 +12,12 @@ describe("README", () => {
     expect(block).toBe(readFileSync(path.join(here, "readme-example.ts"), "utf8"));
   });
 
+  it("shows test/readme-browser-example.ts as its browser example (run in Chromium by msw-browser.test.ts)", () => {
+    const readme = readFileSync(path.join(here, "../README.md"), "utf8");
+    const block = /## In a browser \(MSW's worker\)\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBe(readFileSync(path.join(here, "readme-browser-example.ts"), "utf8"));
+  });
+
   it("the example runs and prints what its comments say", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const { conversationId } = await import("./readme-example.js");
