@@ -1,23 +1,28 @@
 /**
- * Requests per second under a load generator (autocannon) on loopback: event search pages of 100
- * from a conversation of 10,000 events, filtered and not, and /health as the floor of the stack.
- * With ACS_BENCH_RESULTS set, every figure is appended to that file as a JSON line (suite "server").
+ * The server over HTTP as a client sees it (issue 18): the built server (dist/cli.js, default
+ * settings) in a process of its own, on a conversation of 10k events and of 1M (--smoke: 1k and
+ * 10k), beside its floor — a bare node:http server in another process reading the same page from
+ * the same file with the store's own page query (floor-server.ts) — both loaded by autocannon from
+ * this process (10 connections, loopback). Per case and size: requests per second, latency p50 and
+ * p99, errors; the server's page against the floor (target ≥ 0.5×) and each case at 1M against 10k
+ * (target: throughput ≥ 0.5×, the cost at most doubled). With ACS_BENCH_RESULTS set, every figure
+ * is appended to that file as a JSON line (suite "server").
  *
- *   pnpm exec tsx bench/http.bench.ts [--smoke]
+ *   pnpm exec tsx bench/http.bench.ts [--smoke]      (from packages/server, after pnpm build)
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { fork, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { parseConfig } from "../src/config.js";
-import { createLogger } from "../src/log.js";
-import { startServer } from "../src/server.js";
-import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
+import { openSqliteStore } from "../src/store/sqlite/index.js";
+import { appendBenchFigures, build, CONVERSATION, type BenchFigure } from "./search.bench.js";
 
 export interface HttpBenchRow {
   name: string;
+  /** Events in the conversation searched. */
+  events: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -25,79 +30,129 @@ export interface HttpBenchRow {
 }
 
 const KEY = "bench-key";
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cli = path.resolve(here, "../dist/cli.js");
+export const FLOOR_CASE = "floor: page of 100 (node:http + the page query)";
+const PAGE_CASE = "search, page of 100";
 
-/** Per case: requests per second, latency p50 and p99, and errors (target: none). */
-export function httpBenchFigures(rows: readonly HttpBenchRow[], conversationEvents: number): BenchFigure[] {
+/** The conversation sizes benchHttp measures. */
+export const httpBenchSizes = (smoke: boolean) => (smoke ? [1_000, 10_000] : [10_000, 1_000_000]);
+
+const sizeName = (events: number) => (events >= 1_000_000 ? `${events / 1_000_000}M events` : `${events / 1000}k events`);
+
+/** Per case and size: throughput, latency, errors; the page against the floor; the largest size against the smallest. */
+export function httpBenchFigures(rows: readonly HttpBenchRow[]): BenchFigure[] {
   const suite = "server";
-  const of = `conversation of ${conversationEvents.toLocaleString("en")} events`;
-  return rows.flatMap((r): BenchFigure[] => [
-    { suite, name: `HTTP ${r.name} (${of}): throughput`, value: r.requestsPerSecond, unit: "req/s" },
-    { suite, name: `HTTP ${r.name} (${of}): latency p50`, value: r.p50Ms, unit: "ms" },
-    { suite, name: `HTTP ${r.name} (${of}): latency p99`, value: r.p99Ms, unit: "ms" },
-    { suite, name: `HTTP ${r.name} (${of}): errors`, value: r.errors, unit: "responses", target: "none", met: r.errors === 0 },
+  const figures = rows.flatMap((r): BenchFigure[] => [
+    { suite, name: `HTTP ${r.name}, ${sizeName(r.events)}: throughput`, value: r.requestsPerSecond, unit: "req/s" },
+    { suite, name: `HTTP ${r.name}, ${sizeName(r.events)}: latency p50`, value: r.p50Ms, unit: "ms" },
+    { suite, name: `HTTP ${r.name}, ${sizeName(r.events)}: latency p99`, value: r.p99Ms, unit: "ms" },
+    { suite, name: `HTTP ${r.name}, ${sizeName(r.events)}: errors`, value: r.errors, unit: "responses", target: "none", met: r.errors === 0 },
   ]);
+  const sizes = [...new Set(rows.map((r) => r.events))].sort((a, b) => a - b);
+  const row = (name: string, events: number) => rows.find((r) => r.name === name && r.events === events);
+  for (const events of sizes) {
+    const page = row(PAGE_CASE, events);
+    const floor = row(FLOOR_CASE, events);
+    if (!page || !floor) continue;
+    const ratio = Number((page.requestsPerSecond / floor.requestsPerSecond).toFixed(2));
+    figures.push({ suite, name: `HTTP ${PAGE_CASE} against the floor, ${sizeName(events)}`, value: page.requestsPerSecond, unit: "req/s", peer: { name: "node:http + the page query", value: floor.requestsPerSecond, unit: "req/s" }, ratio, target: "≥ 0.5×", met: ratio >= 0.5 });
+  }
+  const [small, large] = [sizes[0], sizes.at(-1)];
+  if (small !== undefined && large !== undefined && large !== small) {
+    for (const r of rows.filter((x) => x.events === large && x.name !== FLOOR_CASE)) {
+      const base = row(r.name, small);
+      if (!base) continue;
+      const ratio = Number((r.requestsPerSecond / base.requestsPerSecond).toFixed(2));
+      figures.push({ suite, name: `HTTP ${r.name} throughput, ${sizeName(large)} vs ${sizeName(small)}`, value: r.requestsPerSecond, unit: "req/s", peer: { name: sizeName(small), value: base.requestsPerSecond, unit: "req/s" }, ratio, target: "≥ 0.5× (cost at most doubled)", met: ratio >= 0.5 });
+    }
+  }
+  return figures;
 }
 
-/** The conversation size benchHttp searches. */
-export const httpBenchEvents = (smoke: boolean) => (smoke ? 1_000 : 10_000);
-
-export async function benchHttp({ smoke = false } = {}): Promise<HttpBenchRow[]> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), "acs-http-bench-"));
-  const server = await startServer(parseConfig(["--port", "0", "--data-dir", dataDir], {}), {
-    env: { SESSION_API_KEY: KEY },
-    log: createLogger("silent"),
+/** Starts `args` (a node script) and resolves with the URL it prints ("listening on <url>"). */
+async function startProcess(start: () => ChildProcess): Promise<{ child: ChildProcess; url: string }> {
+  const child = start();
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const onData = (chunk: Buffer) => {
+      out += String(chunk);
+      const match = /listening on (http:\/\/[^\s/]+)/.exec(out);
+      if (!match) return;
+      child.stdout!.off("data", onData);
+      child.stdout!.resume(); // the server's log lines, read and dropped
+      resolve(match[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${out}`)));
   });
-  try {
-    const size = httpBenchEvents(smoke);
-    const batches = Math.ceil(size / 55);
-    const events = Array.from({ length: batches }, (_, seed) => exampleEvents({ seed: seed + 1, start: new Date(Date.UTC(2026, 0, 1) + seed * 60_000) }))
-      .flat()
-      .slice(0, size);
-    const created = await fetch(`${server.url}/api/conversations`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-Session-API-Key": KEY },
-      body: JSON.stringify({ replay_json: events.map((e) => JSON.stringify(e)).join("\n") }),
-    });
-    const { conversation_id: id } = (await created.json()) as { conversation_id: string };
-    const search = `/api/conversations/${id}/events/search`;
-    const cases: Array<[string, string]> = [
-      ["GET /health", "/health"],
-      ["search, page of 100", `${search}?limit=100`],
-      ["search, kind filter", `${search}?limit=100&kind=ActionEvent`],
-      ["search, DESC", `${search}?limit=100&sort_order=TIMESTAMP_DESC`],
-      ["search, body filter", `${search}?limit=100&body=failing`],
-      ["count", `/api/conversations/${id}/events/count`],
-    ];
-    const rows: HttpBenchRow[] = [];
-    for (const [name, route] of cases) {
-      const result = await autocannon({
-        url: server.url + route,
-        connections: 10,
-        duration: smoke ? 1 : 5,
-        headers: { "X-Session-API-Key": KEY },
-      });
-      rows.push({
-        name,
-        requestsPerSecond: Math.round(result.requests.average),
-        p50Ms: result.latency.p50,
-        p99Ms: result.latency.p99,
-        errors: result.errors + result.non2xx,
-      });
+  return { child, url };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("exit", resolve));
+}
+
+async function load(url: string, seconds: number): Promise<Omit<HttpBenchRow, "name" | "events">> {
+  const result = await autocannon({ url, connections: 10, duration: seconds, headers: { "X-Session-API-Key": KEY } });
+  return { requestsPerSecond: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+export async function benchHttp({ smoke = false, log = (_line: string) => {} } = {}): Promise<HttpBenchRow[]> {
+  const rows: HttpBenchRow[] = [];
+  const seconds = smoke ? 1 : 5;
+  for (const events of httpBenchSizes(smoke)) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "acs-http-bench-"));
+    try {
+      const file = path.join(dataDir, "acs.sqlite");
+      const store = openSqliteStore({ file });
+      await build(store, events);
+      await store.close();
+      log(`  ${events.toLocaleString("en")} events built`);
+      const server = await startProcess(() => spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir], { env: { ...process.env, SESSION_API_KEY: KEY }, stdio: ["ignore", "pipe", "inherit"] }));
+      const floor = await startProcess(() => fork(path.join(here, "floor-server.ts"), [file, CONVERSATION], { stdio: ["ignore", "pipe", "inherit", "ipc"] }));
+      try {
+        const search = `/api/conversations/${CONVERSATION}/events/search`;
+        const cases: Array<[string, string]> = [
+          ["GET /health", `${server.url}/health`],
+          [PAGE_CASE, `${server.url}${search}?limit=100`],
+          [FLOOR_CASE, `${floor.url}/`],
+          ["search, kind filter", `${server.url}${search}?limit=100&kind=ActionEvent`],
+          ["search, DESC", `${server.url}${search}?limit=100&sort_order=TIMESTAMP_DESC`],
+          ["search, body in 1% of messages", `${server.url}${search}?limit=100&body=kestrel`],
+          ["search, body in half the messages", `${server.url}${search}?limit=100&body=repository`],
+          ["count", `${server.url}/api/conversations/${CONVERSATION}/events/count`],
+          ["count, kind", `${server.url}/api/conversations/${CONVERSATION}/events/count?kind=ActionEvent`],
+        ];
+        for (const [name, url] of cases) {
+          await load(url, 0.5); // warm
+          rows.push({ name, events, ...(await load(url, seconds)) });
+          log(`  ${name}: ${rows.at(-1)!.requestsPerSecond} req/s`);
+        }
+      } finally {
+        await Promise.all([stop(server.child), stop(floor.child)]);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
-    return rows;
-  } finally {
-    await server.close();
-    await rm(dataDir, { recursive: true, force: true });
   }
+  return rows;
+}
+
+export function formatHttpBench(rows: readonly HttpBenchRow[]): string {
+  const lines = ["HTTP under load (autocannon, 10 connections, loopback; server and floor in their own processes):", "  case                                               events     req/s   p50 ms   p99 ms   errors"];
+  for (const r of rows) {
+    lines.push(`  ${r.name.padEnd(50)} ${sizeName(r.events).padStart(10)}   ${String(r.requestsPerSecond).padStart(7)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${r.errors}`);
+  }
+  for (const f of httpBenchFigures(rows).filter((x) => x.ratio !== undefined)) lines.push(`  ${f.name}: ${f.ratio} (${f.target}) ${f.met ? "met" : "NOT MET"}`);
+  return lines.join("\n");
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const smoke = process.argv.includes("--smoke");
-  const rows = await benchHttp({ smoke });
-  appendBenchFigures(httpBenchFigures(rows, httpBenchEvents(smoke)));
-  console.log("HTTP under load (autocannon, 10 connections, loopback):");
-  console.log("  case                       req/s     p50 ms   p99 ms   errors");
-  for (const r of rows) {
-    console.log(`  ${r.name.padEnd(24)} ${String(r.requestsPerSecond).padStart(7)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${r.errors}`);
-  }
+  const rows = await benchHttp({ smoke, log: (line) => console.log(line) });
+  appendBenchFigures(httpBenchFigures(rows));
+  console.log(formatHttpBench(rows));
 }
