@@ -126,6 +126,27 @@ function checkedPaging(query: SearchQuery): void {
   if (order !== "asc" && order !== "desc") throw new RangeError(`order must be "asc" or "desc"`);
 }
 
+/** @throws DuplicateEventIdError for the first row whose id is in `taken` or earlier in `rows` */
+function checkBatchIds(rows: readonly PreparedEvent[], taken: readonly string[]): void {
+  const seen = new Set(taken);
+  for (const [index, { id }] of rows.entries()) {
+    if (seen.has(id)) throw new DuplicateEventIdError(id, index);
+    seen.add(id);
+  }
+}
+
+/** How many of `rows` there are per (kind, source): what the append adds to event_counts. */
+function counters(rows: readonly PreparedEvent[]): Array<{ kind: string; source: string; n: number }> {
+  const counts = new Map<string, { kind: string; source: string; n: number }>();
+  for (const r of rows) {
+    const key = `${r.kind}\u0000${r.source}`;
+    const c = counts.get(key);
+    if (c) c.n++;
+    else counts.set(key, { kind: r.kind, source: r.source, n: 1 });
+  }
+  return [...counts.values()];
+}
+
 /** A WHERE clause under construction: its text and its parameters. */
 class Where {
   readonly parts: string[] = [];
@@ -262,6 +283,10 @@ export class PostgresEventStore implements EventStore {
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
     return this.serial(conversationId, async () => {
       const rows = events.map((entry, index) => prepareEvent(entry, index));
+      if (rows.length > 0 && rows.length <= INSERT_CHUNK) {
+        const stored = await this.appendInOneStatement(conversationId, rows);
+        if (stored) return stored;
+      }
       return this.transaction(async (tx) => {
         // The row lock orders this append after any other instance's on the same conversation.
         const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
@@ -272,6 +297,60 @@ export class PostgresEventStore implements EventStore {
         return stored;
       });
     });
+  }
+
+  /**
+   * A live append (a few events) as one statement, so one round trip and one commit: lock the
+   * conversation's row, insert the rows after its next_seq, add to the counters, move next_seq and
+   * notify; all or nothing. At ~0.5 ms a round trip, the transaction of appendEvents spent more in
+   * its nine round trips than in its commit. Undefined when an id is already stored (the unique
+   * index refuses the statement): the transaction then finds which one, to say so precisely.
+   */
+  private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[]): Promise<StoredEvent[] | undefined> {
+    checkBatchIds(rows, []);
+    const c = counters(rows);
+    let result: pg.QueryResult<{ first: number }>;
+    try {
+      result = await this.pool.query<{ first: number }>(
+        `with conv as (select pk, next_seq from conversations where id = $1 for update),
+         inserted as (
+           insert into events (conv, seq, ts, id, kind, source, body, json)
+           select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, body, json
+           from conv, unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as t(ts, id, kind, source, body, json, o)
+         ),
+         counted as (
+           insert into event_counts (conv, kind, source, n)
+           select conv.pk, kind, source, n from conv, unnest($8::text[], $9::text[], $10::bigint[]) as t(kind, source, n)
+           on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n
+         ),
+         moved as (update conversations set next_seq = next_seq + $11, event_count = event_count + $11, updated_at = $12 where pk = (select pk from conv))
+         select next_seq as first, pg_notify($13, $14 || next_seq || ':' || (next_seq + $11 - 1)) from conv`,
+        [
+          conversationId,
+          rows.map((r) => r.ts),
+          rows.map((r) => r.id),
+          rows.map((r) => r.kind),
+          rows.map((r) => r.source),
+          rows.map((r) => searchTextOf(r)),
+          rows.map((r) => r.json),
+          c.map((x) => x.kind),
+          c.map((x) => x.source),
+          c.map((x) => x.n),
+          rows.length,
+          new Date().toISOString(),
+          NOTIFY_CHANNEL,
+          `${this.schema}:${conversationId}:`,
+        ],
+      );
+    } catch (error) {
+      if ((error as { code?: string; constraint?: string }).code === "23505" && (error as { constraint?: string }).constraint === "events_conv_id_key") return undefined;
+      throw error;
+    }
+    const first = result.rows[0]?.first;
+    if (first === undefined) throw new ConversationNotFoundError(conversationId);
+    this.rowsSinceAnalyze += rows.length;
+    if (this.rowsSinceAnalyze >= ANALYZE_AFTER_ROWS) this.analyzeSoon();
+    return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: first + i }));
   }
 
   /** The ids of `rows` already stored in `conv`. */
@@ -287,30 +366,19 @@ export class PostgresEventStore implements EventStore {
    */
   private async insertRows(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], taken: readonly string[], now: string): Promise<StoredEvent[]> {
     if (rows.length === 0) return [];
-    const seen = new Set(taken);
-    for (const [index, { id }] of rows.entries()) {
-      if (seen.has(id)) throw new DuplicateEventIdError(id, index);
-      seen.add(id);
-    }
-    const counts = new Map<string, { kind: string; source: string; n: number }>();
-    for (const r of rows) {
-      const key = `${r.kind}\u0000${r.source}`;
-      const c = counts.get(key);
-      if (c) c.n++;
-      else counts.set(key, { kind: r.kind, source: r.source, n: 1 });
-    }
+    checkBatchIds(rows, taken);
     for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
       // Six arrays, whatever the batch size: one statement, no parameter limit.
       await tx.query(
         `insert into events (conv, seq, ts, id, kind, source, body, json)
-         select $1, $2::bigint + o - 1, ts::bigint, id, kind, source, body, json
-         from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) with ordinality as t(ts, id, kind, source, body, json, o)`,
-        [conv, firstSeq + from, chunk.map((r) => String(r.ts)), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), chunk.map((r) => searchTextOf(r)), chunk.map((r) => r.json)],
+         select $1, $2::bigint + o - 1, ts, id, kind, source, body, json
+         from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) with ordinality as t(ts, id, kind, source, body, json, o)`,
+        [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), chunk.map((r) => searchTextOf(r)), chunk.map((r) => r.json)],
       );
     }
     this.rowsSinceAnalyze += rows.length;
-    const c = [...counts.values()];
+    const c = counters(rows);
     await tx.query(
       `insert into event_counts (conv, kind, source, n)
        select $1, kind, source, n from unnest($2::text[], $3::text[], $4::bigint[]) as t(kind, source, n)
