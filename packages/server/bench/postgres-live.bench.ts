@@ -9,7 +9,7 @@
  *
  *   pnpm exec tsx bench/postgres-live.bench.ts [--smoke]      (from packages/server; run `pnpm build` first)
  *
- * `--smoke`: 50 subscribers, 2 s. The producer is this file run with `--producer`.
+ * `--smoke`: 50 subscribers, 2 s; ACS_PG_LIVE_RATE sets the rate. The producer is this file run with `--producer`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -156,7 +156,7 @@ if (process.argv.includes("--producer")) {
   const { createScratchDatabase } = await import("../test/support/postgres.js");
   const db = await createScratchDatabase();
   try {
-    const r = await benchPostgresLive({ url: db.url, smoke: process.argv.includes("--smoke") });
+    const r = await benchPostgresLive({ url: db.url, smoke: process.argv.includes("--smoke"), rate: Number(process.env.ACS_PG_LIVE_RATE ?? 100) });
     console.log(`live delivery across two instances on PostgreSQL (${r.subscribers} subscribers, half on each; ${r.rate} events/s over HTTP from a producer process, alternately through each; ${cpus().length} cores)`);
     console.log(`  events ${r.events}/${r.attempted}, missing ${r.missing}, duplicates ${r.duplicates}, closed ${r.closed}`);
     for (const k of ["all", "same", "cross", "reply"] as const) console.log(`  ${k.padEnd(5)} p50 ${r[k].p50} ms   p99 ${r[k].p99} ms   max ${r[k].max} ms`);
