@@ -72,6 +72,23 @@ describe("PostgresEventStore", () => {
     expect(await b.count(CONV, {})).toBe(total);
   });
 
+  it("moves an event stamped at recording that another instance's append overtook to the latest timestamp, so that search order is append order", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    // A stamped its message at T0 + 1 ms, B at T0 + 2 ms, but B's append reached the database first.
+    await b.appendEvents(CONV, [{ ...toStore(message("from-b", iso(T0 + 2_000), "later stamp")), stampedAtRecording: true }]);
+    const [fromA] = await a.appendEvents(CONV, [{ ...toStore(message("from-a", iso(T0 + 1_000), "earlier stamp")), stampedAtRecording: true }]);
+    expect(fromA!.ts).toBe(T0 + 2_000);
+    expect(JSON.parse(fromA!.json).timestamp).toBe(iso(T0 + 2_000));
+    const page = await b.search(CONV, { order: "asc", limit: 10 });
+    expect(page.items.map((e) => e.id)).toEqual(["from-b", "from-a"]);
+    expect(page.items[1]!.json).toBe(fromA!.json);
+    // An event with its own time (a recording) keeps it: search orders it by it.
+    await a.appendEvents(CONV, [toStore(message("recorded", iso(T0 + 500), "its own time"))]);
+    expect((await a.search(CONV, { order: "asc", limit: 10 })).items.map((e) => e.id)).toEqual(["recorded", "from-b", "from-a"]);
+  });
+
   it("matches %, _ and \\ in a body as themselves", async () => {
     const store = await open(schemaName());
     const texts = ["100% done", "1000 done", "snake_case", "snakeXcase", "a\\b", "ab"];

@@ -37,6 +37,7 @@ import {
   type SearchQuery,
   type StoredEvent,
 } from "../types.js";
+import { timestampOfMicros } from "../time.js";
 import { migratePostgres, quoteIdent } from "./migrations.js";
 
 const MAX_LIMIT = 100;
@@ -282,8 +283,9 @@ export class PostgresEventStore implements EventStore {
 
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
     return this.serial(conversationId, async () => {
-      const rows = events.map((entry, index) => prepareEvent(entry, index));
-      if (rows.length > 0 && rows.length <= INSERT_CHUNK) {
+      let rows = events.map((entry, index) => prepareEvent(entry, index));
+      const restamp = events.some((entry) => entry.stampedAtRecording);
+      if (!restamp && rows.length > 0 && rows.length <= INSERT_CHUNK) {
         const stored = await this.appendInOneStatement(conversationId, rows);
         if (stored) return stored;
       }
@@ -291,6 +293,7 @@ export class PostgresEventStore implements EventStore {
         // The row lock orders this append after any other instance's on the same conversation.
         const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
         if (!conv) throw new ConversationNotFoundError(conversationId);
+        if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
         const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
         // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
         if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
@@ -351,6 +354,27 @@ export class PostgresEventStore implements EventStore {
     this.rowsSinceAnalyze += rows.length;
     if (this.rowsSinceAnalyze >= ANALYZE_AFTER_ROWS) this.analyzeSoon();
     return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: first + i }));
+  }
+
+  /**
+   * Inside the append's transaction, its conversation's row locked: the events stamped at recording
+   * (EventToStore.stampedAtRecording) whose timestamp is before the conversation's latest, moved to it
+   * (then their append order decides), so that the order by (timestamp, seq) is the append order
+   * even when another instance stamped later but appended first.
+   */
+  private async restamped(tx: Queryable, conv: number, events: readonly EventToStore[], rows: PreparedEvent[]): Promise<PreparedEvent[]> {
+    // A statement after the lock: its snapshot holds every append committed before ours.
+    let latest = (await tx.query<{ ts: number }>("select ts from events where conv = $1 order by ts desc, seq desc limit 1", [conv])).rows[0]?.ts ?? -Infinity;
+    return rows.map((row, index) => {
+      const entry = events[index]!;
+      let moved = row;
+      if (entry.stampedAtRecording && row.ts < latest) {
+        const event = { ...entry.event, timestamp: timestampOfMicros(latest) };
+        moved = prepareEvent({ event, json: JSON.stringify(event) }, index);
+      }
+      latest = Math.max(latest, moved.ts);
+      return moved;
+    });
   }
 
   /** The ids of `rows` already stored in `conv`. */
