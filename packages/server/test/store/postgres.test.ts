@@ -7,7 +7,7 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { StoreUnavailableError } from "../../src/store/types.js";
+import { ConversationNotFoundError, StoreUnavailableError } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 
@@ -87,6 +87,11 @@ describe("PostgresEventStore", () => {
     // An event with its own time (a recording) keeps it: search orders it by it.
     await a.appendEvents(CONV, [toStore(message("recorded", iso(T0 + 500), "its own time"))]);
     expect((await a.search(CONV, { order: "asc", limit: 10 })).items.map((e) => e.id)).toEqual(["recorded", "from-b", "from-a"]);
+    // Stamped or not, an id already stored is named, and a missing conversation is one.
+    const again = [{ ...toStore(message("fresh", iso(T0), "x")), stampedAtRecording: true }, { ...toStore(message("from-a", iso(T0), "x")), stampedAtRecording: true }];
+    await expect(a.appendEvents(CONV, again)).rejects.toThrow(expect.objectContaining({ index: 1, eventId: "from-a" }));
+    await expect(a.appendEvents("missing", again.slice(0, 1))).rejects.toThrow(ConversationNotFoundError);
+    expect(await a.count(CONV, {})).toBe(3);
   });
 
   it("matches %, _ and \\ in a body as themselves", async () => {

@@ -127,6 +127,19 @@ function checkedPaging(query: SearchQuery): void {
   if (order !== "asc" && order !== "desc") throw new RangeError(`order must be "asc" or "desc"`);
 }
 
+/**
+ * The append's events, or undefined when an id was already stored (the unique index refused the
+ * statement): the transaction of appendEvents then finds which one, to say so precisely.
+ */
+async function unlessIdTaken(append: Promise<StoredEvent[]>): Promise<StoredEvent[] | undefined> {
+  try {
+    return await append;
+  } catch (error) {
+    if ((error as { code?: string }).code === "23505" && (error as { constraint?: string }).constraint === "events_conv_id_key") return undefined;
+    throw error;
+  }
+}
+
 /** @throws DuplicateEventIdError for the first row whose id is in `taken` or earlier in `rows` */
 function checkBatchIds(rows: readonly PreparedEvent[], taken: readonly string[]): void {
   const seen = new Set(taken);
@@ -285,8 +298,10 @@ export class PostgresEventStore implements EventStore {
     return this.serial(conversationId, async () => {
       let rows = events.map((entry, index) => prepareEvent(entry, index));
       const restamp = events.some((entry) => entry.stampedAtRecording);
-      if (!restamp && rows.length > 0 && rows.length <= INSERT_CHUNK) {
-        const stored = await this.appendInOneStatement(conversationId, rows);
+      if (rows.length > 0 && rows.length <= INSERT_CHUNK) {
+        const stored = restamp
+          ? await this.appendRestamped(conversationId, events, rows)
+          : await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows));
         if (stored) return stored;
       }
       return this.transaction(async (tx) => {
@@ -306,15 +321,12 @@ export class PostgresEventStore implements EventStore {
    * A live append (a few events) as one statement, so one round trip and one commit: lock the
    * conversation's row, insert the rows after its next_seq, add to the counters, move next_seq and
    * notify; all or nothing. At ~0.5 ms a round trip, the transaction of appendEvents spent more in
-   * its nine round trips than in its commit. Undefined when an id is already stored (the unique
-   * index refuses the statement): the transaction then finds which one, to say so precisely.
+   * its nine round trips than in its commit. On the pool, or in appendRestamped's transaction.
    */
-  private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[]): Promise<StoredEvent[] | undefined> {
+  private async appendInOneStatement(q: Queryable, conversationId: string, rows: readonly PreparedEvent[]): Promise<StoredEvent[]> {
     checkBatchIds(rows, []);
     const c = counters(rows);
-    let result: pg.QueryResult<{ first: number }>;
-    try {
-      result = await this.pool.query<{ first: number }>(
+    const result = await q.query<{ first: number }>(
         `with conv as (select pk, next_seq from conversations where id = $1 for update),
          inserted as (
            insert into events (conv, seq, ts, id, kind, source, body, json)
@@ -345,10 +357,6 @@ export class PostgresEventStore implements EventStore {
           `${this.schema}:${conversationId}:`,
         ],
       );
-    } catch (error) {
-      if ((error as { code?: string; constraint?: string }).code === "23505" && (error as { constraint?: string }).constraint === "events_conv_id_key") return undefined;
-      throw error;
-    }
     const first = result.rows[0]?.first;
     if (first === undefined) throw new ConversationNotFoundError(conversationId);
     this.rowsSinceAnalyze += rows.length;
@@ -375,6 +383,20 @@ export class PostgresEventStore implements EventStore {
       latest = Math.max(latest, moved.ts);
       return moved;
     });
+  }
+
+  /**
+   * appendInOneStatement for events stamped at recording: in a transaction that first locks the
+   * conversation's row and reads its latest timestamp (restamped), so five round trips, not ten.
+   */
+  private async appendRestamped(conversationId: string, events: readonly EventToStore[], rows: PreparedEvent[]): Promise<StoredEvent[] | undefined> {
+    return unlessIdTaken(
+      this.transaction(async (tx) => {
+        const conv = (await tx.query<{ pk: number }>("select pk from conversations where id = $1 for update", [conversationId])).rows[0];
+        if (!conv) throw new ConversationNotFoundError(conversationId);
+        return this.appendInOneStatement(tx, conversationId, await this.restamped(tx, conv.pk, events, rows));
+      }),
+    );
   }
 
   /** The ids of `rows` already stored in `conv`. */
