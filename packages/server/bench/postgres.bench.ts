@@ -1,11 +1,14 @@
 /**
  * The PostgreSQL store beside the SQLite one, in-process (the store alone, no HTTP): one
- * conversation of 10k and 100k events (--smoke: 1k and 10k) built the same way in both, then p50/p99
- * of a page of 100 (searchJson) for each query type of search.bench.ts and of count for no filter,
- * kind, kind+source, body and a time range, with the ratio largest/smallest size. PostgreSQL runs
- * in a scratch database (ACS_TEST_PG_URL, default the local server), dropped at the end.
+ * conversation of 10k, 100k and 1M events (--smoke: 1k and 10k) built the same way in both, then
+ * ingest events/s (createConversation, then appendEvents, in batches of 10,000), the p50 of a page
+ * of 100 (searchJson) for each query type of search.bench.ts and of count for no filter, kind,
+ * kind+source, body and a time range, with the ratio largest/smallest size. Then live delivery
+ * across two server instances (postgres-live.bench.ts: 1,000 subscribers, 100 events/s over HTTP;
+ * needs `pnpm build`; --no-live skips it). PostgreSQL runs in a scratch database (ACS_TEST_PG_URL,
+ * default the local server), dropped at the end. ACS_PG_BENCH_SIZES=10000,100000 picks the sizes.
  *
- *   pnpm exec tsx bench/postgres.bench.ts [--smoke]      (from packages/server)
+ *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live]      (from packages/server)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +18,7 @@ import { openPostgresStore } from "../src/store/postgres/index.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, SearchFilters } from "../src/store/types.js";
 import { createScratchDatabase } from "../test/support/postgres.js";
+import { benchPostgresLive } from "./postgres-live.bench.js";
 import { build, CONVERSATION, measure, QUERY_TYPES, queriesFor } from "./search.bench.js";
 
 const COUNTS: Record<string, SearchFilters> = {
@@ -52,10 +56,11 @@ async function figures(store: EventStore, total: number, smoke: boolean): Promis
 }
 
 const smoke = process.argv.includes("--smoke");
-const sizes = smoke ? [1_000, 10_000] : [10_000, 100_000];
+const sizes = process.env.ACS_PG_BENCH_SIZES ? process.env.ACS_PG_BENCH_SIZES.split(",").map(Number) : smoke ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
 const db = await createScratchDatabase();
 const dir = mkdtempSync(path.join(tmpdir(), "acs-pg-bench-"));
 const results: Record<string, Record<string, Record<number, number>>> = { sqlite: {}, postgres: {} };
+let live: Awaited<ReturnType<typeof benchPostgresLive>> | undefined;
 try {
   for (const total of sizes) {
     for (const kind of ["sqlite", "postgres"] as const) {
@@ -69,17 +74,28 @@ try {
       process.stderr.write(`${kind} ${total} done\n`);
     }
   }
+  if (!process.argv.includes("--no-live")) live = await benchPostgresLive({ url: db.url, smoke });
 } finally {
   await db.drop();
   rmSync(dir, { recursive: true, force: true });
 }
-const [small, large] = sizes as [number, number];
-const k = (n: number) => `${n / 1000}k`;
-const lines = [`| measure (p50 ms; ingest events/s) | SQLite ${k(small)} | SQLite ${k(large)} | ratio | PostgreSQL ${k(small)} | PostgreSQL ${k(large)} | ratio |`, "|---|---|---|---|---|---|---|"];
+const small = sizes[0]!;
+const large = sizes[sizes.length - 1]!;
+const k = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+const columns = (name: string) => sizes.map((n) => `${name} ${k(n)}`).join(" | ");
+const lines = [
+  `| measure (p50 ms; ingest events/s) | ${columns("SQLite")} | ratio ${k(large)}/${k(small)} | ${columns("PostgreSQL")} | ratio ${k(large)}/${k(small)} |`,
+  `|---|${"---|".repeat(2 * sizes.length + 2)}`,
+];
 for (const name of Object.keys(results.postgres!)) {
   const s = results.sqlite![name]!;
   const p = results.postgres![name]!;
   const ratio = (r: Record<number, number>) => (r[large]! / Math.max(r[small]!, 0.001)).toFixed(2);
-  lines.push(`| ${name} | ${s[small]} | ${s[large]} | ${ratio(s)} | ${p[small]} | ${p[large]} | ${ratio(p)} |`);
+  lines.push(`| ${name} | ${sizes.map((n) => s[n]).join(" | ")} | ${ratio(s)} | ${sizes.map((n) => p[n]).join(" | ")} | ${ratio(p)} |`);
 }
 console.log(lines.join("\n"));
+if (live) {
+  console.log(`\nlive delivery across two instances (${live.subscribers} subscribers, half on each; ${live.rate} events/s over HTTP from a producer process, alternately through each):`);
+  console.log(`  events ${live.events}/${live.attempted}, missing ${live.missing}, duplicates ${live.duplicates}, closed ${live.closed}`);
+  for (const key of ["all", "same", "cross", "reply"] as const) console.log(`  ${key.padEnd(5)} p50 ${live[key].p50} ms   p99 ${live[key].p99} ms   max ${live[key].max} ms`);
+}

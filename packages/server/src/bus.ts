@@ -21,8 +21,25 @@ export class EventBus {
     return this.listeners.has(conversationId);
   }
 
+  /** Events just appended by this process: to the subscribers, or through the route when one is set. */
   publish(conversationId: string, events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    if (this.route) this.route(conversationId, events);
+    else this.deliver(conversationId, events);
+  }
+
+  /** To every subscriber of the conversation, now. */
+  deliver(conversationId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     for (const listener of this.listeners.get(conversationId) ?? []) listener(events);
   }
+
+  /**
+   * Sends what publish gets to `route` instead, which delivers it (the PostgreSQL live feed: it
+   * orders this process's appends among other instances' before they reach subscribers).
+   */
+  routeThrough(route: (conversationId: string, events: readonly StoredEvent[]) => void): void {
+    this.route = route;
+  }
+  private route: ((conversationId: string, events: readonly StoredEvent[]) => void) | undefined;
 }

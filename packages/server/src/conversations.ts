@@ -117,11 +117,11 @@ function initialMessageEvent(text: string, imageUrls: string[] | null | undefine
 }
 
 /** Events to store, each validated. @throws RequestValidationError (loc: body, index, …) */
-function validated(events: readonly Event[]): EventToStore[] {
+function validated(events: readonly Event[], stampedAtRecording = false): EventToStore[] {
   return events.map((event, index) => {
     const result = validateEvent(event);
     if (!result.ok) throw new RequestValidationError(result.errors.map((issue) => toValidationError("body", [index], issue)));
-    return { event, json: JSON.stringify(event) };
+    return stampedAtRecording ? { event, json: JSON.stringify(event), stampedAtRecording } : { event, json: JSON.stringify(event) };
   });
 }
 
@@ -347,10 +347,10 @@ export class ConversationService {
    * Records events of a conversation: validated, stored in one transaction, pushed to subscribers.
    * Calls for one conversation are stored and published in the order they were made.
    */
-  record(conversationId: string, events: readonly Event[]): Promise<StoredEvent[]> {
+  record(conversationId: string, events: readonly Event[], options: { stampedAtRecording?: boolean } = {}): Promise<StoredEvent[]> {
     let toStore: EventToStore[];
     try {
-      toStore = validated(events);
+      toStore = validated(events, options.stampedAtRecording);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -382,8 +382,10 @@ export class ConversationService {
    * @throws ConversationNotFoundError
    */
   async sendMessage(conversationId: string, message: UserMessage, options: { run: boolean } = { run: false }): Promise<MessageEvent> {
-    const event = userMessageEvent(messageProperties(message));
-    await this.record(conversationId, [event]);
+    let event = userMessageEvent(messageProperties(message));
+    const [stored] = await this.record(conversationId, [event], { stampedAtRecording: true });
+    // A store shared by several instances may have moved its timestamp (EventToStore.stampedAtRecording).
+    if (stored && stored.json !== JSON.stringify(event)) event = JSON.parse(stored.json) as MessageEvent;
     if (this.runtime.onUserMessage) {
       this.runtime.onUserMessage(await requireConversation(this.store, conversationId), event, this.contextFor(conversationId), options);
     }
@@ -429,7 +431,7 @@ export class ConversationService {
         value: status,
         kind: "ConversationStateUpdateEvent",
       },
-      ]));
+      ], true));
       return record;
     });
   }

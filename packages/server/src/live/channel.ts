@@ -477,6 +477,7 @@ class LiveConnection {
     if (next && next.seq > this.lastSeq + 1) {
       // A gap: events between were stored but published elsewhere first (another instance's, its
       // notification not yet read). The store has them: catch up from it, then follow again.
+      this.options.log.debug({ conversationId: this.conversation.id, after: this.lastSeq, next: next.seq }, "live channel: a gap in published events, reading it from the store");
       this.phase = "catch-up";
       this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]!.seq);
       void this.catchUp();

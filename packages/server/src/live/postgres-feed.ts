@@ -6,11 +6,15 @@
  * publishes them on the local bus, in append order. The notification is only a hint: a lost or late
  * one costs latency, never an event — the next one (or the resync after the LISTEN connection comes
  * back) reads everything past what was published, and a subscriber that sees a gap reads the store
- * itself (live/channel.ts). Local appends are also published by ConversationService at once; this
- * instance's own notifications then read events its subscribers already have (dropped by seq).
+ * itself (live/channel.ts). Local appends (ConversationService publishes them on the bus) pass
+ * through here too: delivered at once when they come right after what was delivered, otherwise read
+ * in order with the others' events. Delivered ahead of an earlier event of another instance, each
+ * of the conversation's subscribers would see a gap and read the store itself: with appends through
+ * two instances, every append did, 500 reads per event for 500 subscribers.
  */
 import pg from "pg";
 import type { EventBus } from "../bus.js";
+import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";
 
@@ -41,6 +45,25 @@ export class PostgresLiveFeed {
     private readonly log: Logger,
   ) {
     this.ready = this.connect();
+    bus.routeThrough((conversationId, events) => this.publishLocal(conversationId, events));
+  }
+
+  /** Events this instance appended: delivered at once when they follow the mark, else read in order. */
+  private publishLocal(conversationId: string, events: readonly StoredEvent[]): void {
+    if (this.closed) return this.bus.deliver(conversationId, events); // shutting down: no reader any more
+    const state = this.followed.get(conversationId);
+    const first = events[0]!.seq;
+    const last = events[events.length - 1]!.seq;
+    if (!state || state.mark === undefined) {
+      // Not followed yet: from now on, past these.
+      if (this.bus.hasSubscribers(conversationId)) this.followed.set(conversationId, { mark: last, running: false, dirty: false });
+      this.bus.deliver(conversationId, events);
+    } else if (!state.running && first === state.mark + 1) {
+      state.mark = last;
+      this.bus.deliver(conversationId, events);
+    } else if (last > state.mark) {
+      this.follow(conversationId); // they are stored: the reader finds them after the others' events
+    }
   }
 
   private async connect(): Promise<void> {
@@ -104,7 +127,7 @@ export class PostgresLiveFeed {
             const page = await this.store.readAfter(conversationId, state.mark!, PAGE);
             if (page.length === 0) break;
             state.mark = page[page.length - 1]!.seq;
-            this.bus.publish(conversationId, page);
+            this.bus.deliver(conversationId, page);
             if (page.length < PAGE) break;
           }
         }

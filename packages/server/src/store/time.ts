@@ -10,3 +10,9 @@ export { instantMicros as eventTimeMicros } from "@acs-toolkit/validator";
 export function recordedTimestamp(date = new Date()): string {
   return date.toISOString().replace("Z", "").replace(/\.(\d{3})$/, ".$1000");
 }
+
+/** {@link recordedTimestamp}'s form of an instant given in microseconds UTC. */
+export function timestampOfMicros(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  return new Date(ms).toISOString().replace("Z", "") + String(micros - ms * 1000).padStart(3, "0");
+}

@@ -10,6 +10,14 @@ export interface EventToStore {
   event: Event;
   /** JSON text of the event, returned as is by search (byte for byte). */
   json: string;
+  /**
+   * The timestamp is the recording server's clock at the call, not the event's own. A store that
+   * several server instances append to (PostgreSQL) moves it forward to the conversation's latest
+   * timestamp when it is earlier (the instance stamped it before the database ordered the append),
+   * so that the order by timestamp is the append order; the StoredEvent returned carries the JSON
+   * as stored. A single-process store stamps in call order already and keeps it.
+   */
+  stampedAtRecording?: boolean;
 }
 
 /** Where an event stands in the one total order of a conversation: (timestamp, append order). */

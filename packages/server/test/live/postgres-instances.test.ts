@@ -1,7 +1,9 @@
 /**
  * Several server processes on one PostgreSQL database (`--store`): a WebSocket subscriber on
  * instance A receives every event appended through A and B by 20 concurrent writers exactly once,
- * in the database's append order; pages read through either instance are identical; and a
+ * in the database's append order; pages read through either instance are identical; with three
+ * instances, the same holds for writers spread over A, B and C, and every page (several filters,
+ * both orders, cursors followed to the end) is the same through each of them; and a
  * subscriber that reconnects to the other instance with `after_id` resumes exactly; and a third
  * instance SIGKILLed mid-write loses nothing it acknowledged and leaves no partial conversation.
  */
@@ -30,7 +32,7 @@ beforeAll(async () => {
   db = await createScratchDatabase();
   // One secret key for all: page cursors made by one instance are read by the other.
   const env = { SESSION_API_KEY: KEY, ACS_SECRET_KEY: randomBytes(32).toString("hex") };
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 3; i++) {
     const dir = await mkdtemp(path.join(tmpdir(), "acs-pg-instance-"));
     dirs.push(dir);
     servers.push(await spawnServer(dir, { env, flags: ["--store", db.url] }));
@@ -54,6 +56,73 @@ const peer = (url: string, p: string) => {
 };
 /** The conversation's event ids in append order, as the database has them. */
 const appendOrder = async (id: string) => (await adminQuery<{ id: string }>("select e.id from acs.events e join acs.conversations c on c.pk = e.conv where c.id = $1 order by e.seq", [id], db.url)).map((r) => r.id);
+
+/** Every page of `query` through `call`, following next_page_id to the end. */
+async function allPages(call: ReturnType<typeof httpCaller>, id: string, query: Record<string, string | number>) {
+  const pages: unknown[] = [];
+  let pageId: string | null = null;
+  do {
+    const reply = await call("GET", `/api/conversations/${id}/events/search`, { query: { ...query, ...(pageId ? { page_id: pageId } : {}) } });
+    expect(reply.status, reply.text).toBe(200);
+    pages.push(reply.body);
+    pageId = reply.body.next_page_id as string | null;
+  } while (pageId && pages.length < 50);
+  return pages;
+}
+
+describe("three server processes on one PostgreSQL database", () => {
+  it("deliver every event appended through A, B and C by 20 writers to a subscriber on A exactly once, in append order; pages through A, B and C are identical", async () => {
+    const calls = servers.slice(0, 3).map((s) => httpCaller(s.url, KEY));
+    expect(calls.length).toBe(3);
+    const created = await calls[2]!("POST", "/api/conversations", { json: {} });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.conversation_id as string;
+    const onA = peer(servers[0]!.url, livePath(id));
+    await onA.waitFor(1); // full_state: following from now on
+    // 20 writers spread over the three instances, 6 messages each; one in two also appends an agent event.
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, w) => {
+        const call = calls[w % 3]!;
+        for (let i = 0; i < 6; i++) {
+          const reply = await call("POST", `/api/conversations/${id}/events`, { json: message(`writer ${w} message ${i} ${w % 4 === 0 ? "kestrel" : "plain"}`) });
+          expect(reply.status, reply.text).toBe(200);
+        }
+      }),
+    );
+    const order = await appendOrder(id);
+    expect(order.length).toBeGreaterThanOrEqual(120);
+    await onA.waitFor(order.length, isEventFrame, 20_000);
+    await new Promise((r) => setTimeout(r, 300)); // nothing more arrives (no duplicate)
+    expect(onA.events().map((e) => e.id)).toEqual(order);
+    const queries: Array<Record<string, string | number>> = [
+      { limit: 17 },
+      { limit: 17, sort_order: "TIMESTAMP_DESC" },
+      { limit: 9, source: "user" },
+      { limit: 9, kind: "MessageEvent", sort_order: "TIMESTAMP_DESC" },
+      { limit: 5, body: "kestrel" },
+      { limit: 5, body: "KESTREL", sort_order: "TIMESTAMP_DESC" },
+    ];
+    for (const query of queries) {
+      const [onFirst, onSecond, onThird] = await Promise.all(calls.map((call) => allPages(call, id, query)));
+      expect(onFirst!.length, JSON.stringify(query)).toBeGreaterThan(1);
+      expect(onSecond, JSON.stringify(query)).toEqual(onFirst);
+      expect(onThird, JSON.stringify(query)).toEqual(onFirst);
+    }
+    // Search lists them in the order the subscriber saw: the append order (an instance stamps a
+    // message before the database orders its append; the store moves an overtaken stamp forward).
+    const listed = (await allPages(calls[0]!, id, { limit: 100 })).flatMap((page) => (page as { items: Array<{ id: string }> }).items.map((e) => e.id));
+    expect(listed).toEqual(order);
+    // A cursor issued by one instance continues identically on the others.
+    const route = `/api/conversations/${id}/events/search`;
+    const first = await calls[1]!("GET", route, { query: { limit: 25, sort_order: "TIMESTAMP_DESC" } });
+    const nexts = await Promise.all(calls.map((call) => call("GET", route, { query: { limit: 25, sort_order: "TIMESTAMP_DESC", page_id: first.body.next_page_id } })));
+    for (const next of nexts) {
+      expect(next.status, next.text).toBe(200);
+      expect(next.body).toEqual(nexts[0]!.body);
+    }
+    expect((nexts[0]!.body.items as Array<{ id: string }>).map((e) => e.id)).toEqual(order.slice().reverse().slice(25, 50));
+  });
+});
 
 describe("two server processes on one PostgreSQL database", () => {
   it("deliver every event appended through either instance to a subscriber on A exactly once, in append order", async () => {

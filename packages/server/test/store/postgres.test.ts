@@ -7,7 +7,7 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { StoreUnavailableError } from "../../src/store/types.js";
+import { ConversationNotFoundError, StoreUnavailableError } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 
@@ -48,7 +48,7 @@ describe("PostgresEventStore", () => {
     const schema = schemaName();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
-    expect(rows.map((r) => r.version)).toEqual([1]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2]);
   });
 
   it("gives one total order when two instances append to one conversation at once", async () => {
@@ -70,6 +70,28 @@ describe("PostgresEventStore", () => {
     const pageA = (await a.search(CONV, { order: "asc", limit: 100 })).items.map((e) => e.id);
     expect((await b.search(CONV, { order: "asc", limit: 100 })).items.map((e) => e.id)).toEqual(pageA);
     expect(await b.count(CONV, {})).toBe(total);
+  });
+
+  it("moves an event stamped at recording that another instance's append overtook to the latest timestamp, so that search order is append order", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    // A stamped its message at T0 + 1 ms, B at T0 + 2 ms, but B's append reached the database first.
+    await b.appendEvents(CONV, [{ ...toStore(message("from-b", iso(T0 + 2_000), "later stamp")), stampedAtRecording: true }]);
+    const [fromA] = await a.appendEvents(CONV, [{ ...toStore(message("from-a", iso(T0 + 1_000), "earlier stamp")), stampedAtRecording: true }]);
+    expect(fromA!.ts).toBe(T0 + 2_000);
+    expect(JSON.parse(fromA!.json).timestamp).toBe(iso(T0 + 2_000));
+    const page = await b.search(CONV, { order: "asc", limit: 10 });
+    expect(page.items.map((e) => e.id)).toEqual(["from-b", "from-a"]);
+    expect(page.items[1]!.json).toBe(fromA!.json);
+    // An event with its own time (a recording) keeps it: search orders it by it.
+    await a.appendEvents(CONV, [toStore(message("recorded", iso(T0 + 500), "its own time"))]);
+    expect((await a.search(CONV, { order: "asc", limit: 10 })).items.map((e) => e.id)).toEqual(["recorded", "from-b", "from-a"]);
+    // Stamped or not, an id already stored is named, and a missing conversation is one.
+    const again = [{ ...toStore(message("fresh", iso(T0), "x")), stampedAtRecording: true }, { ...toStore(message("from-a", iso(T0), "x")), stampedAtRecording: true }];
+    await expect(a.appendEvents(CONV, again)).rejects.toThrow(expect.objectContaining({ index: 1, eventId: "from-a" }));
+    await expect(a.appendEvents("missing", again.slice(0, 1))).rejects.toThrow(ConversationNotFoundError);
+    expect(await a.count(CONV, {})).toBe(3);
   });
 
   it("matches %, _ and \\ in a body as themselves", async () => {
