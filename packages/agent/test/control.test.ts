@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { ActionEvent } from "@acs-toolkit/schema";
 import { AgentRuntime, ConversationAlreadyRunningError, openAiLlmFactory } from "../src/index.js";
 import { MemoryHost, gate, userText } from "../src/test-kit/index.js";
-import { expectValidTrajectory, timeline, type Harness, useHarness } from "./support.js";
+import { FOREGROUND_WAIT, expectValidTrajectory, timeline, type Harness, useHarness } from "./support.js";
 
 const start = useHarness();
 let h: Harness;
@@ -137,7 +137,7 @@ describe("pause, interrupt and run", () => {
 
   it("interrupts a running terminal command with Ctrl-C and records its observation", async () => {
     h = await start();
-    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "echo started; touch started.flag; sleep 600", timeout: 900 } }] });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: `echo started; python3 -c "${FOREGROUND_WAIT}"`, timeout: 900 } }] });
     await h.conversation.sendMessage(userText("Wait"), { run: true });
     await vi.waitFor(() => expect(existsSync(path.join(h.host.workspaceDir, "started.flag"))).toBe(true));
     await h.conversation.interrupt();
