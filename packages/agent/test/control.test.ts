@@ -314,4 +314,21 @@ describe("a restart", () => {
     expect(h.host.statuses.at(-1)).toBe("STOPPED");
     expect(h.runtime.get(h.host.conversationId)).toBeUndefined();
   });
+
+  it("a conversation being closed is not handed out: get() has none, open() waits for the close and opens it anew", async () => {
+    h = await start();
+    h.llm.play({ text: "Hello again." });
+    const closing = h.conversation.close();
+    expect(h.runtime.get(h.host.conversationId)).toBeUndefined();
+    const reopened = await h.runtime.open(h.host);
+    expect(reopened).not.toBe(h.conversation);
+    expect(h.conversation.close()).toBe(closing);
+    expect(h.host.statuses.slice(-3)).toEqual(["STOPPED", "STARTING", "RUNNING"]);
+
+    await reopened.sendMessage(userText("Hi"), { run: true });
+    await reopened.idle();
+    expect(reopened.executionStatus).toBe("finished");
+    expect(h.runtime.get(h.host.conversationId)).toBe(reopened);
+    expectValidTrajectory(h.host);
+  });
 });

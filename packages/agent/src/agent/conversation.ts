@@ -138,6 +138,7 @@ export class AgentConversation {
   private queued: QueuedMessage[] = [];
   private recording: Promise<void> = Promise.resolve();
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly host: ConversationHost,
@@ -181,6 +182,11 @@ export class AgentConversation {
   /** Token usage and cost so far, in the `stats` snapshot form. */
   get stats(): ConversationStatsSnapshot {
     return this.usage.snapshot();
+  }
+
+  /** True from the call of {@link close} on: messages and controls are refused (ConversationClosedError). */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** True while a run loop is active. */
@@ -400,8 +406,13 @@ export class AgentConversation {
    * Closes the conversation: an active run is interrupted, the shell and MCP servers stop, and the
    * lifecycle status becomes STOPPED. Its events stay; `AgentRuntime.open` resumes it.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // A second call waits for the first one's work: "closed" means released and STOPPED.
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.closed = true;
     this.rerun = false;
     if (this.loop) {
