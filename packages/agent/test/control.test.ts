@@ -148,6 +148,23 @@ describe("pause, interrupt and run", () => {
     expectValidTrajectory(h.host);
   });
 
+  it("tells the host its state settled when a run ends and after pause and interrupt (where the agent server publishes full_state)", async () => {
+    h = await start();
+    h.llm.play({ text: "Hi." }, { hold: gate().promise, text: "never" });
+    await h.conversation.sendMessage(userText("Hi"), { run: true });
+    await h.conversation.idle();
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished"]));
+    await h.conversation.sendMessage(userText("Wait"), { run: false }); // idle
+    await h.conversation.pause();
+    await h.conversation.pause(); // no change, published all the same
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished", "paused", "paused"]));
+    await h.conversation.sendMessage(userText("Again"), { run: true });
+    await h.llm.waitForRequests(2);
+    await h.conversation.interrupt();
+    // The run's end, then the interrupt's answer.
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished", "paused", "paused", "paused", "paused"]));
+  });
+
   it("falls back to pause when no run is active", async () => {
     h = await start();
     await h.conversation.interrupt();

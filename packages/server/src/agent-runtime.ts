@@ -266,6 +266,9 @@ export class AgentConversationRuntime implements ConversationRuntime {
       },
       settings: () => loadAgentSettings(store, cipher),
       setStatus: (status) => context.setStatus(status),
+      stateSettled: () => {
+        context.publishState().catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "publishing the full_state failed"));
+      },
     };
   }
 

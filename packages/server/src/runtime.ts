@@ -15,6 +15,8 @@ export interface RuntimeContext {
   record(events: Event[]): Promise<void>;
   /** Moves the conversation to a new status and records the change. */
   setStatus(status: ConversationLifecycleStatus): Promise<void>;
+  /** Pushes the conversation's `full_state` to live subscribers, not stored (after run, pause, interrupt). */
+  publishState(): Promise<void>;
 }
 
 /** The agent server's controls of a conversation (`POST …/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`). */

@@ -315,6 +315,7 @@ export class AgentConversation {
     if (this.loop) throw new ConversationAlreadyRunningError(this.id);
     const loop = this.runLoop().finally(() => {
       if (this.loop === loop) this.loop = undefined;
+      this.settled();
       if (this.rerun && !this.closed) {
         this.rerun = false;
         void this.run();
@@ -330,13 +331,15 @@ export class AgentConversation {
    * Idle: paused at once. Other statuses: nothing changes.
    */
   async pause(): Promise<void> {
-    if (this.status === "paused" || this.closed) return;
-    if (this.loop) {
-      this.pauseRequested = true;
-      await new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
-      return;
+    if (this.closed) return;
+    if (this.status !== "paused") {
+      if (this.loop) {
+        this.pauseRequested = true;
+        await new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
+      } else if (this.status === "idle" || this.status === "running") await this.enterPause();
     }
-    if (this.status === "idle" || this.status === "running") await this.enterPause();
+    // The agent server publishes its state after every pause, changed or not.
+    this.settled();
   }
 
   /**
@@ -350,6 +353,18 @@ export class AgentConversation {
     this.interrupted = true;
     this.stepAbort?.abort();
     await loop;
+    this.settled();
+  }
+
+  /** Tells the host the state is settled (see ConversationHost.stateSettled), once recorded. */
+  private settled(): void {
+    void this.recording.then(() => {
+      try {
+        this.host.stateSettled?.();
+      } catch (error) {
+        this.deps.logger.warn({ conversationId: this.id, error: messageOf(error) }, "the host's stateSettled failed");
+      }
+    });
   }
 
   /**

@@ -8,7 +8,9 @@ import path from "node:path";
 import { gate } from "@acs-toolkit/agent/test-kit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { expectConforms } from "../support/harness.js";
-import { LLM_KEY, expectValidRun, startAgentServer, statusFrame, timeline, waitForStatus, type AgentServer } from "./support.js";
+import type { Frame } from "@acs-toolkit/test-kit/live";
+import { validateEvent } from "@acs-toolkit/validator";
+import { LLM_KEY, expectValidRun, startAgentServer, statusFrame, stored, timeline, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer;
 beforeEach(async () => {
@@ -235,6 +237,32 @@ describe("pause, interrupt and run", () => {
       "MessageEvent:agent",
       "status:finished",
     ]);
+  });
+
+  it("after a run ends, a pause and an interrupt, live subscribers get the full_state, not stored (as the agent server publishes it)", async () => {
+    const fullState = (frame: Frame) => frame.value.key === "full_state";
+    const held = gate();
+    s.llm.play({ text: "Done." }, { hold: held.promise, text: "never delivered" });
+    const { id, peer } = await s.create({ initial_user_msg: "Go" });
+    const [, afterRun] = await peer.waitFor(2, fullState, 30_000); // the opening frame, then the run's end
+    expect(afterRun!.value.value).toMatchObject({ conversation_id: id, conversation_status: "RUNNING", execution_status: "finished" });
+    expect(afterRun!.value.value.last_event_id).toBe((await stored(s.t, id)).at(-1)!.id);
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Wait", false) })).status).toBe(200);
+    expectConforms("pauseConversation", await s.t.call("POST", `/api/conversations/${id}/pause`), 200);
+    const afterPause = (await peer.waitFor(3, fullState, 30_000))[2]!;
+    expect(afterPause.value.value).toMatchObject({ execution_status: "paused" });
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Go on") })).status).toBe(200);
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(2), { timeout: 10_000, interval: 10 });
+    expectConforms("interruptConversation", await s.t.call("POST", `/api/conversations/${id}/interrupt`), 200);
+    held.open();
+    const frames = await peer.waitFor(5, fullState, 30_000); // the run's end, then the interrupt's answer
+    for (const frame of frames.slice(3)) expect(frame.value.value).toMatchObject({ execution_status: "paused" });
+    for (const frame of frames) expect(validateEvent(frame.value).ok).toBe(true);
+
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "full_state")).toEqual([]);
   });
 
   it("interrupt cancels the LLM call now: InterruptEvent, paused", async () => {
