@@ -84,6 +84,40 @@ describe("confirmation mode", () => {
     expect(terminalParameters.required).toContain("security_risk");
     expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
     expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
+    const analyzers = h.host.events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer");
+    expect(analyzers.map((event) => (event as { value: unknown }).value)).toEqual([{ kind: "LLMSecurityAnalyzer" }]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("a policy set on the conversation applies from the next step and stays until the settings' policy changes", async () => {
+    const states = (key: string) => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === key ? [event.value] : []));
+    h = await start({ settings: { security_analyzer: "llm" } });
+    await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM" });
+    await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }); // the same: not recorded again
+    expect(states("confirmation_policy")).toEqual([{ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }]);
+    h.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "LOW" } }] }, // below MEDIUM: runs
+      { toolCalls: [{ name: "terminal", arguments: { command: "rm -rf build", security_risk: "MEDIUM" } }] }, // held
+    );
+    await h.conversation.sendMessage(userText("Tidy up"), { run: true });
+    await h.conversation.idle();
+    expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
+    expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
+
+    // Never confirm: run takes the held action as approved, and the next ones run.
+    await h.conversation.setConfirmationPolicy({ kind: "NeverConfirm" });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "HIGH" } }] }, { text: "Tidy." });
+    await h.conversation.run();
+    expect(h.conversation.executionStatus).toBe("finished");
+    expect(h.host.ofKind("ObservationEvent")).toHaveLength(3);
+
+    // A change of the settings' policy wins from the next run.
+    h.host.currentSettings = { ...h.host.currentSettings, confirmation_mode: true };
+    h.llm.play({ text: "Ok." });
+    await h.conversation.sendMessage(userText("Again"), { run: true });
+    await h.conversation.idle();
+    expect(states("confirmation_policy").at(-1)).toEqual({ kind: "ConfirmRisky", threshold: "HIGH", confirm_unknown: true });
+    expect(states("confirmation_policy")).toHaveLength(3);
     expectValidTrajectory(h.host);
   });
 });

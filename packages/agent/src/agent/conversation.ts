@@ -17,6 +17,8 @@
 import {
   SECURITY_RISKS,
   type ActionEvent,
+  type ConfirmationPolicy,
+  type ConfirmRisky,
   type ConversationLifecycleStatus,
   type ExecutionStatus,
   type MessageEvent,
@@ -25,6 +27,7 @@ import {
   type TaskItem,
   type UserMessage,
 } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { EventFactory } from "../events/factory.js";
 import type { Clock, IdGenerator } from "../events/clock.js";
 import { SummarizingCondenser, type CondenserOptions, type CondensationPlan } from "../history/condenser.js";
@@ -103,17 +106,45 @@ interface QueuedMessage {
   done(event?: MessageEvent, error?: unknown): void;
 }
 
+/** ConfirmRisky's defaults, from the spec. */
+const CONFIRM_RISKY = (openapiDocument.components as { schemas: { ConfirmRisky: { properties: { threshold: { default: NonNullable<ConfirmRisky["threshold"]> }; confirm_unknown: { default: boolean } } } } })
+  .schemas.ConfirmRisky.properties;
+
+/** A policy with only its own fields, defaults filled in: the state field as OpenHands records it. */
+function normalizedPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
+  if (policy.kind !== "ConfirmRisky") return { kind: policy.kind };
+  return { kind: "ConfirmRisky", threshold: policy.threshold ?? CONFIRM_RISKY.threshold.default, confirm_unknown: policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default };
+}
+
 /** OpenHands' confirmation policy for the settings: the state field `confirmation_policy`. */
-function confirmationPolicyOf(settings: AgentSettings): Record<string, unknown> {
+function confirmationPolicyOf(settings: AgentSettings): ConfirmationPolicy {
   if (!settings.confirmation_mode) return { kind: "NeverConfirm" };
-  return settings.security_analyzer === "llm" ? { kind: "ConfirmRisky", threshold: "HIGH", confirm_unknown: true } : { kind: "AlwaysConfirm" };
+  return normalizedPolicy(settings.security_analyzer === "llm" ? { kind: "ConfirmRisky" } : { kind: "AlwaysConfirm" });
+}
+
+/** The state field `security_analyzer` for the settings: the LLM rates its own actions (`llm`), or none. */
+function securityAnalyzerOf(settings: AgentSettings): Record<string, unknown> | null {
+  return settings.security_analyzer === "llm" ? { kind: "LLMSecurityAnalyzer" } : null;
+}
+
+/** ConfirmRisky's rule: UNKNOWN per `confirm_unknown`, else at or above `threshold`. */
+function riskConfirmed(risk: SecurityRisk, policy: ConfirmRisky): boolean {
+  if (risk === "UNKNOWN") return policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default;
+  return SECURITY_RISKS.indexOf(risk) >= SECURITY_RISKS.indexOf(policy.threshold ?? CONFIRM_RISKY.threshold.default);
 }
 
 export class AgentConversation {
   readonly id: string;
   private status: ExecutionStatus = "idle";
   /** The last `confirmation_policy` recorded (OpenHands' default: NeverConfirm). */
-  private confirmationPolicy: Record<string, unknown> = { kind: "NeverConfirm" };
+  private confirmationPolicy: ConfirmationPolicy = { kind: "NeverConfirm" };
+  /**
+   * The policy the settings gave when last applied (JSON), undefined until then: a run applies the
+   * settings' policy only when it differs, so one set on the conversation stays until the settings change.
+   */
+  private settingsPolicy: string | undefined;
+  /** The last `security_analyzer` recorded (default none). */
+  private securityAnalyzer: Record<string, unknown> | null = null;
   private lifecycle: ConversationLifecycleStatus | undefined;
   private usage = new ConversationStats();
   private readonly tools = new Map<string, AgentTool>();
@@ -209,7 +240,12 @@ export class AgentConversation {
       if (event.kind !== "ConversationStateUpdateEvent") continue;
       if (event.key === "execution_status" && (EXECUTION_STATUSES as readonly unknown[]).includes(event.value)) this.status = event.value as ExecutionStatus;
       if (event.key === "stats") this.usage = ConversationStats.fromSnapshot(event.value);
-      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) this.confirmationPolicy = event.value as Record<string, unknown>;
+      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) {
+        this.confirmationPolicy = event.value as ConfirmationPolicy;
+        // Recorded before: what the settings say now counts as applied (a policy set on the conversation stays).
+        this.settingsPolicy = JSON.stringify(confirmationPolicyOf(this.settings));
+      }
+      if (event.key === "security_analyzer") this.securityAnalyzer = typeof event.value === "object" ? (event.value as Record<string, unknown> | null) : null;
     }
     const secrets = secretEnvironment(this.settings);
     this.masker = new SecretMasker(secrets.values);
@@ -365,6 +401,22 @@ export class AgentConversation {
         this.deps.logger.warn({ conversationId: this.id, error: messageOf(error) }, "the host's stateSettled failed");
       }
     });
+  }
+
+  /**
+   * Sets the confirmation policy (`POST …/confirmation_policy`), recorded when it changes and applied
+   * from the next step. It stays until set again or until the settings' policy changes.
+   */
+  async setConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
+    if (this.closed) throw new ConversationClosedError(this.id);
+    this.settingsPolicy = JSON.stringify(confirmationPolicyOf(await this.host.settings()));
+    await this.applyConfirmationPolicy(normalizedPolicy(policy));
+  }
+
+  private async applyConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
+    if (JSON.stringify(policy) === JSON.stringify(this.confirmationPolicy)) return;
+    this.confirmationPolicy = policy;
+    await this.record(this.factory.stateUpdate("confirmation_policy", policy));
   }
 
   /**
@@ -525,11 +577,16 @@ export class AgentConversation {
   /** Reads the settings for this run: the model, limits, condenser and secrets may have changed. */
   private async prepareRun(): Promise<void> {
     this.settings = await this.host.settings();
-    // The state field changes with the settings, recorded as OpenHands records a state change.
+    // The state fields change with the settings, recorded as OpenHands records a state change.
     const policy = confirmationPolicyOf(this.settings);
-    if (JSON.stringify(policy) !== JSON.stringify(this.confirmationPolicy)) {
-      this.confirmationPolicy = policy;
-      await this.record(this.factory.stateUpdate("confirmation_policy", policy));
+    if (JSON.stringify(policy) !== this.settingsPolicy) {
+      this.settingsPolicy = JSON.stringify(policy);
+      await this.applyConfirmationPolicy(policy);
+    }
+    const analyzer = securityAnalyzerOf(this.settings);
+    if (JSON.stringify(analyzer) !== JSON.stringify(this.securityAnalyzer)) {
+      this.securityAnalyzer = analyzer;
+      await this.record(this.factory.stateUpdate("security_analyzer", analyzer));
     }
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
     const config = { model: this.settings.llm_model ?? "", apiKey: this.settings.llm_api_key ?? null, baseUrl: this.settings.llm_base_url ?? null };
@@ -538,7 +595,7 @@ export class AgentConversation {
     const condense = this.settings.enable_default_condenser ?? true;
     this.condenser = condense ? new SummarizingCondenser(this.deps.condenser) : undefined;
     this.condenserLlm = condense ? this.deps.llm({ ...config, usageId: "condenser", stream: false }) : undefined;
-    const securityRisk = this.settings.security_analyzer === "llm";
+    const securityRisk = this.llmRatesRisk;
     this.chatTools = [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.definition.description,
@@ -700,20 +757,27 @@ export class AgentConversation {
   private securityRisk(tool: AgentTool, raw: unknown): SecurityRisk {
     if (tool.readOnly) return "UNKNOWN";
     if (raw == null) {
-      if (this.settings.security_analyzer === "llm") throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
+      if (this.llmRatesRisk) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
       return "UNKNOWN";
     }
     if (!(SECURITY_RISKS as readonly unknown[]).includes(raw)) throw new ToolArgumentError(`'${String(raw)}' is not a valid SecurityRisk`);
     return raw as SecurityRisk;
   }
 
-  /** Confirmation policy: NeverConfirm, AlwaysConfirm, or ConfirmRisky (HIGH and UNKNOWN) with the LLM analyzer. */
+  /** The LLM security analyzer: the model rates each action's `security_risk` itself. */
+  private get llmRatesRisk(): boolean {
+    return this.securityAnalyzer?.kind === "LLMSecurityAnalyzer";
+  }
+
+  /** The confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky); a lone finish or think is never held. */
   private needsConfirmation(actions: readonly ActionEvent[]): boolean {
-    if (!this.settings.confirmation_mode || actions.length === 0) return false;
+    if (actions.length === 0) return false;
     const only = actions.length === 1 ? actions[0]!.action?.kind : undefined;
     if (only === "FinishAction" || only === "ThinkAction") return false;
-    if (this.settings.security_analyzer === "llm") return actions.some((action) => action.security_risk === "HIGH" || action.security_risk === "UNKNOWN");
-    return true;
+    const policy = this.confirmationPolicy;
+    if (policy.kind === "AlwaysConfirm") return true;
+    if (policy.kind === "ConfirmRisky") return actions.some((action) => riskConfirmed(action.security_risk ?? "UNKNOWN", policy));
+    return false;
   }
 
   private async execute(actions: readonly ActionEvent[], signal: AbortSignal): Promise<void> {

@@ -194,6 +194,24 @@ describe("confirmation mode", () => {
     ]);
   });
 
+  it("confirmation_policy changes the policy of a conversation: recorded, in its state, applied from the next step", async () => {
+    await s.settings({ confirmation_mode: false });
+    s.llm.play({ text: "Ready." }, { toolCalls: [{ name: "terminal", arguments: { command: "touch held.txt" } }] });
+    const { id, peer } = await s.create({ initial_user_msg: "Wait" });
+    await waitForStatus(peer, "finished");
+    const reply = await s.t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: "AlwaysConfirm" }, ignored: true } });
+    expectConforms("setConfirmationPolicy", reply, 200);
+    expect(reply.body).toEqual({ success: true });
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.confirmation_policy).toEqual({ kind: "AlwaysConfirm" });
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Touch a file") })).status).toBe(200);
+    await waitForStatus(peer, "waiting_for_confirmation");
+    const events = await expectValidRun(s.t, id, peer);
+    const policies = events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "confirmation_policy" ? [event.value] : []));
+    expect(policies).toEqual([{ kind: "AlwaysConfirm" }]);
+    expect(timeline(events).slice(-2)).toEqual(["ActionEvent:terminal", "status:waiting_for_confirmation"]);
+  });
+
   it("a rejection records a UserRejectObservation with the reason, and the conversation is idle", async () => {
     s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "rm -rf data" } }] });
     const { id, peer } = await s.create({ initial_user_msg: "Clean up" });
