@@ -89,6 +89,28 @@ describe("confirmation mode", () => {
     expectValidTrajectory(h.host);
   });
 
+  it("an analyzer set on the conversation applies from the next run (the security_risk argument) and stays until the settings' analyzer changes", async () => {
+    const analyzers = () => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer" ? [event.value] : []));
+    const takesRisk = (request: number) =>
+      (h.llm.requests[request]!.body.tools as Array<{ function: { name: string; parameters: { properties: object } } }>).find((tool) => tool.function.name === "terminal")!.function.parameters.properties;
+    h = await start();
+    await h.conversation.setSecurityAnalyzer({ kind: "LLMSecurityAnalyzer" });
+    h.llm.play({ text: "One." }, { text: "Two." }, { text: "Three." });
+    await h.conversation.sendMessage(userText("One"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(0)).toHaveProperty("security_risk");
+    await h.conversation.setSecurityAnalyzer(null);
+    await h.conversation.sendMessage(userText("Two"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(1)).not.toHaveProperty("security_risk");
+    h.host.currentSettings = { ...h.host.currentSettings, security_analyzer: "llm" };
+    await h.conversation.sendMessage(userText("Three"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(2)).toHaveProperty("security_risk");
+    expect(analyzers()).toEqual([{ kind: "LLMSecurityAnalyzer" }, null, { kind: "LLMSecurityAnalyzer" }]);
+    expectValidTrajectory(h.host);
+  });
+
   it("a policy set on the conversation applies from the next step and stays until the settings' policy changes", async () => {
     const states = (key: string) => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === key ? [event.value] : []));
     h = await start({ settings: { security_analyzer: "llm" } });

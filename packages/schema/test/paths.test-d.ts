@@ -28,6 +28,7 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/api/conversations/{conversation_id}/interrupt"
     | "/api/conversations/{conversation_id}/events/respond_to_confirmation"
     | "/api/conversations/{conversation_id}/confirmation_policy"
+    | "/api/conversations/{conversation_id}/security_analyzer"
   >();
 });
 
@@ -41,6 +42,7 @@ test("each endpoint has its one method", () => {
   expectTypeOf<paths["/api/conversations/{conversation_id}/run"]["post"]>().toEqualTypeOf<operations["runConversation"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/respond_to_confirmation"]["post"]>().toEqualTypeOf<operations["respondToConfirmation"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/confirmation_policy"]["post"]>().toEqualTypeOf<operations["setConfirmationPolicy"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}/security_analyzer"]["post"]>().toEqualTypeOf<operations["setSecurityAnalyzer"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}"]["post"]>().toEqualTypeOf<undefined>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/search"]["post"]>().toEqualTypeOf<undefined>();
 });

@@ -127,6 +127,7 @@ export class AgentConversationRuntime implements ConversationRuntime {
       respondToConfirmation: (id, response: ConfirmationResponseRequest, context) =>
         this.withConversation(id, context, (open) => open.respondToConfirmation({ accept: response.accept, reason: response.reason ?? "User rejected the action." })),
       setConfirmationPolicy: (id, policy, context) => this.withConversation(id, context, (open) => open.setConfirmationPolicy(policy)),
+      setSecurityAnalyzer: (id, analyzer, context) => this.withConversation(id, context, (open) => open.setSecurityAnalyzer(analyzer)),
     };
   }
 

@@ -19,6 +19,7 @@ import {
   type ActionEvent,
   type ConfirmationPolicy,
   type ConfirmRisky,
+  type SecurityAnalyzer,
   type ConversationLifecycleStatus,
   type ExecutionStatus,
   type MessageEvent,
@@ -123,7 +124,7 @@ function confirmationPolicyOf(settings: AgentSettings): ConfirmationPolicy {
 }
 
 /** The state field `security_analyzer` for the settings: the LLM rates its own actions (`llm`), or none. */
-function securityAnalyzerOf(settings: AgentSettings): Record<string, unknown> | null {
+function securityAnalyzerOf(settings: AgentSettings): SecurityAnalyzer | null {
   return settings.security_analyzer === "llm" ? { kind: "LLMSecurityAnalyzer" } : null;
 }
 
@@ -144,7 +145,9 @@ export class AgentConversation {
    */
   private settingsPolicy: string | undefined;
   /** The last `security_analyzer` recorded (default none). */
-  private securityAnalyzer: Record<string, unknown> | null = null;
+  private securityAnalyzer: SecurityAnalyzer | null = null;
+  /** The analyzer the settings gave when last applied (JSON), as {@link settingsPolicy}. */
+  private settingsAnalyzer: string | undefined;
   private lifecycle: ConversationLifecycleStatus | undefined;
   private usage = new ConversationStats();
   private readonly tools = new Map<string, AgentTool>();
@@ -158,6 +161,8 @@ export class AgentConversation {
   private condenserLlm: Llm | undefined;
   private condenser: SummarizingCondenser | undefined;
   private chatTools: ChatTool[] = [];
+  /** Whether this run's tools take `security_risk` (the LLM analyzer when the run started). */
+  private riskArgument = false;
 
   private loop: Promise<void> | undefined;
   private stepAbort: AbortController | undefined;
@@ -245,7 +250,10 @@ export class AgentConversation {
         // Recorded before: what the settings say now counts as applied (a policy set on the conversation stays).
         this.settingsPolicy = JSON.stringify(confirmationPolicyOf(this.settings));
       }
-      if (event.key === "security_analyzer") this.securityAnalyzer = typeof event.value === "object" ? (event.value as Record<string, unknown> | null) : null;
+      if (event.key === "security_analyzer") {
+        this.securityAnalyzer = typeof event.value === "object" ? (event.value as SecurityAnalyzer | null) : null;
+        this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(this.settings));
+      }
     }
     const secrets = secretEnvironment(this.settings);
     this.masker = new SecretMasker(secrets.values);
@@ -411,6 +419,23 @@ export class AgentConversation {
     if (this.closed) throw new ConversationClosedError(this.id);
     this.settingsPolicy = JSON.stringify(confirmationPolicyOf(await this.host.settings()));
     await this.applyConfirmationPolicy(normalizedPolicy(policy));
+  }
+
+  /**
+   * Sets the security analyzer (`POST …/security_analyzer`; null: none), recorded when it changes and
+   * applied from the next run (the tools' `security_risk` argument). It stays until set again or
+   * until the settings' analyzer changes.
+   */
+  async setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
+    if (this.closed) throw new ConversationClosedError(this.id);
+    this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(await this.host.settings()));
+    await this.applySecurityAnalyzer(analyzer === null ? null : { kind: analyzer.kind });
+  }
+
+  private async applySecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
+    if (JSON.stringify(analyzer) === JSON.stringify(this.securityAnalyzer)) return;
+    this.securityAnalyzer = analyzer;
+    await this.record(this.factory.stateUpdate("security_analyzer", analyzer));
   }
 
   private async applyConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
@@ -584,9 +609,9 @@ export class AgentConversation {
       await this.applyConfirmationPolicy(policy);
     }
     const analyzer = securityAnalyzerOf(this.settings);
-    if (JSON.stringify(analyzer) !== JSON.stringify(this.securityAnalyzer)) {
-      this.securityAnalyzer = analyzer;
-      await this.record(this.factory.stateUpdate("security_analyzer", analyzer));
+    if (JSON.stringify(analyzer) !== this.settingsAnalyzer) {
+      this.settingsAnalyzer = JSON.stringify(analyzer);
+      await this.applySecurityAnalyzer(analyzer);
     }
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
     const config = { model: this.settings.llm_model ?? "", apiKey: this.settings.llm_api_key ?? null, baseUrl: this.settings.llm_base_url ?? null };
@@ -595,7 +620,8 @@ export class AgentConversation {
     const condense = this.settings.enable_default_condenser ?? true;
     this.condenser = condense ? new SummarizingCondenser(this.deps.condenser) : undefined;
     this.condenserLlm = condense ? this.deps.llm({ ...config, usageId: "condenser", stream: false }) : undefined;
-    const securityRisk = this.llmRatesRisk;
+    this.riskArgument = this.llmRatesRisk;
+    const securityRisk = this.riskArgument;
     this.chatTools = [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.definition.description,
@@ -757,7 +783,7 @@ export class AgentConversation {
   private securityRisk(tool: AgentTool, raw: unknown): SecurityRisk {
     if (tool.readOnly) return "UNKNOWN";
     if (raw == null) {
-      if (this.llmRatesRisk) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
+      if (this.riskArgument) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
       return "UNKNOWN";
     }
     if (!(SECURITY_RISKS as readonly unknown[]).includes(raw)) throw new ToolArgumentError(`'${String(raw)}' is not a valid SecurityRisk`);

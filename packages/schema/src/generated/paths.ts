@@ -177,6 +177,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/security_analyzer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change what rates the agent's actions (extension, the agent server's security_analyzer)
+         * @description Sets the conversation's `security_analyzer` (recorded as a ConversationStateUpdateEvent when it changes), applied from the agent's next run: with `LLMSecurityAnalyzer` the model rates its own actions, and a ConfirmRisky policy holds the risky ones. It stays until set again or until the settings' `security_analyzer` changes (the last change wins). 400 when no agent runs this conversation.
+         */
+        post: operations["setSecurityAnalyzer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/files/{file_name}": {
         parameters: {
             query?: never;
@@ -4574,7 +4594,7 @@ export interface components {
         };
         /**
          * Success
-         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy).
+         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
          * @example {
          *       "success": true
          *     }
@@ -4657,6 +4677,31 @@ export interface components {
          */
         SetConfirmationPolicyRequest: {
             policy: components["schemas"]["ConfirmationPolicy"];
+            [key: string]: unknown;
+        };
+        /**
+         * SecurityAnalyzer
+         * @description What rates each action's `security_risk` (the SDK's SecurityAnalyzerBase, told apart by `kind`). The reference server has the LLM one: the model rates its own actions (a required `security_risk` argument on every tool that changes something). The conversation state's `security_analyzer`.
+         * @example {
+         *       "kind": "LLMSecurityAnalyzer"
+         *     }
+         */
+        SecurityAnalyzer: {
+            /** @enum {string} */
+            kind: "LLMSecurityAnalyzer";
+            [key: string]: unknown;
+        };
+        /**
+         * SetSecurityAnalyzerRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/security_analyzer`: the analyzer, or null for none. Unknown properties are ignored, as on the agent server.
+         * @example {
+         *       "security_analyzer": {
+         *         "kind": "LLMSecurityAnalyzer"
+         *       }
+         *     }
+         */
+        SetSecurityAnalyzerRequest: {
+            security_analyzer: components["schemas"]["SecurityAnalyzer"] | null;
             [key: string]: unknown;
         };
         /**
@@ -5425,6 +5470,61 @@ export interface operations {
                      *           ],
                      *           "msg": "must be one of \"LOW\", \"MEDIUM\" or \"HIGH\", got \"UNKNOWN\"",
                      *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    setSecurityAnalyzer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetSecurityAnalyzerRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist (the agent server answers this bare 404 here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Not Found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "security_analyzer"
+                     *           ],
+                     *           "msg": "is required",
+                     *           "type": "missing"
                      *         }
                      *       ]
                      *     } */

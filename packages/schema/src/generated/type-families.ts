@@ -190,6 +190,8 @@ export interface TypesBySchemaName {
   AlwaysConfirm: T.AlwaysConfirm;
   ConfirmRisky: T.ConfirmRisky;
   SetConfirmationPolicyRequest: T.SetConfirmationPolicyRequest;
+  SecurityAnalyzer: T.SecurityAnalyzer;
+  SetSecurityAnalyzerRequest: T.SetSecurityAnalyzerRequest;
   UploadFilesRequest: T.UploadFilesRequest;
   UploadResponse: T.UploadResponse;
   SkippedFile: T.SkippedFile;

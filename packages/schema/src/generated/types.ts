@@ -3075,7 +3075,7 @@ export interface ConversationInfo1 {
   [k: string]: unknown;
 }
 /**
- * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy).
+ * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Success".
@@ -3141,6 +3141,26 @@ export interface ConfirmRisky {
  */
 export interface SetConfirmationPolicyRequest {
   policy: ConfirmationPolicy;
+  [k: string]: unknown;
+}
+/**
+ * What rates each action's `security_risk` (the SDK's SecurityAnalyzerBase, told apart by `kind`). The reference server has the LLM one: the model rates its own actions (a required `security_risk` argument on every tool that changes something). The conversation state's `security_analyzer`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SecurityAnalyzer".
+ */
+export interface SecurityAnalyzer {
+  kind: "LLMSecurityAnalyzer";
+  [k: string]: unknown;
+}
+/**
+ * The body of `POST /api/conversations/{conversation_id}/security_analyzer`: the analyzer, or null for none. Unknown properties are ignored, as on the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SetSecurityAnalyzerRequest".
+ */
+export interface SetSecurityAnalyzerRequest {
+  security_analyzer: SecurityAnalyzer | null;
   [k: string]: unknown;
 }
 /**

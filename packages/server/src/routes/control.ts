@@ -1,13 +1,14 @@
 /**
  * The agent server's controls of a conversation, at its paths and with its answers
  * (openhands-versions §3.6): `POST …/run`, `…/pause`, `…/interrupt` (bodies ignored),
- * `…/events/respond_to_confirmation` and `…/confirmation_policy` (the agent server's
- * conversation_router: body `{policy}`, 200 Success, a bare 404 for an unknown conversation). The
- * runtime does the work; without controls (the recording runtime) run, respond_to_confirmation and
- * confirmation_policy answer 400 and pause and interrupt change nothing.
+ * `…/events/respond_to_confirmation`, `…/confirmation_policy` and `…/security_analyzer` (the agent
+ * server's conversation_router: bodies `{policy}` and `{security_analyzer}`, 200 Success, a bare
+ * 404 for an unknown conversation). The runtime does the work; without controls (the recording
+ * runtime) run, respond_to_confirmation, confirmation_policy and security_analyzer answer 400 and
+ * pause and interrupt change nothing.
  */
 import { Router, type RequestHandler } from "express";
-import type { ConfirmationResponseRequest, SetConfirmationPolicyRequest, Success } from "@acs-toolkit/schema";
+import type { ConfirmationResponseRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, Success } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import { HttpError } from "../http/errors.js";
 import type { RequestValidators } from "../http/validation.js";
@@ -68,6 +69,14 @@ export function controlRoutes({ store, conversations, controls, validators, auth
     validators.body("setConfirmationPolicy", req.body);
     if (!controls) throw new HttpError(400, NO_AGENT_DETAIL);
     await controls.setConfirmationPolicy(id, (req.body as SetConfirmationPolicyRequest).policy, conversations.contextFor(id));
+    res.json(SUCCESS);
+  });
+
+  router.post("/api/conversations/:conversation_id/security_analyzer", auth, json, async (req, res) => {
+    const id = await conversationOf("setSecurityAnalyzer", req.params as Record<string, string>, new HttpError(404, "Not Found"));
+    validators.body("setSecurityAnalyzer", req.body);
+    if (!controls) throw new HttpError(400, NO_AGENT_DETAIL);
+    await controls.setSecurityAnalyzer(id, (req.body as SetSecurityAnalyzerRequest).security_analyzer, conversations.contextFor(id));
     res.json(SUCCESS);
   });
 
