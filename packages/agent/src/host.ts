@@ -70,6 +70,12 @@ export interface ConversationHost {
   settings(): Promise<AgentSettings>;
   /** The conversation's lifecycle status changed (see {@link lifecycleStatusOf}). */
   setStatus(status: ConversationLifecycleStatus): Promise<void>;
+  /**
+   * Called when a run has ended and after a pause or an interrupt, once what they recorded is
+   * stored: where the agent server publishes its `full_state` to live subscribers (not stored;
+   * openhands-versions §3.2). Optional; never throws.
+   */
+  stateSettled?(): void;
 }
 
 /**

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { ActionEvent } from "@acs-toolkit/schema";
 import { AgentRuntime, ConversationAlreadyRunningError, openAiLlmFactory } from "../src/index.js";
 import { MemoryHost, gate, userText } from "../src/test-kit/index.js";
-import { expectValidTrajectory, timeline, type Harness, useHarness } from "./support.js";
+import { FOREGROUND_WAIT, expectValidTrajectory, timeline, type Harness, useHarness } from "./support.js";
 
 const start = useHarness();
 let h: Harness;
@@ -84,6 +84,62 @@ describe("confirmation mode", () => {
     expect(terminalParameters.required).toContain("security_risk");
     expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
     expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
+    const analyzers = h.host.events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer");
+    expect(analyzers.map((event) => (event as { value: unknown }).value)).toEqual([{ kind: "LLMSecurityAnalyzer" }]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("an analyzer set on the conversation applies from the next run (the security_risk argument) and stays until the settings' analyzer changes", async () => {
+    const analyzers = () => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer" ? [event.value] : []));
+    const takesRisk = (request: number) =>
+      (h.llm.requests[request]!.body.tools as Array<{ function: { name: string; parameters: { properties: object } } }>).find((tool) => tool.function.name === "terminal")!.function.parameters.properties;
+    h = await start();
+    await h.conversation.setSecurityAnalyzer({ kind: "LLMSecurityAnalyzer" });
+    h.llm.play({ text: "One." }, { text: "Two." }, { text: "Three." });
+    await h.conversation.sendMessage(userText("One"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(0)).toHaveProperty("security_risk");
+    await h.conversation.setSecurityAnalyzer(null);
+    await h.conversation.sendMessage(userText("Two"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(1)).not.toHaveProperty("security_risk");
+    h.host.currentSettings = { ...h.host.currentSettings, security_analyzer: "llm" };
+    await h.conversation.sendMessage(userText("Three"), { run: true });
+    await h.conversation.idle();
+    expect(takesRisk(2)).toHaveProperty("security_risk");
+    expect(analyzers()).toEqual([{ kind: "LLMSecurityAnalyzer" }, null, { kind: "LLMSecurityAnalyzer" }]);
+    expectValidTrajectory(h.host);
+  });
+
+  it("a policy set on the conversation applies from the next step and stays until the settings' policy changes", async () => {
+    const states = (key: string) => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === key ? [event.value] : []));
+    h = await start({ settings: { security_analyzer: "llm" } });
+    await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM" });
+    await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }); // the same: not recorded again
+    expect(states("confirmation_policy")).toEqual([{ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }]);
+    h.llm.play(
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "LOW" } }] }, // below MEDIUM: runs
+      { toolCalls: [{ name: "terminal", arguments: { command: "rm -rf build", security_risk: "MEDIUM" } }] }, // held
+    );
+    await h.conversation.sendMessage(userText("Tidy up"), { run: true });
+    await h.conversation.idle();
+    expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
+    expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
+
+    // Never confirm: run takes the held action as approved, and the next ones run.
+    await h.conversation.setConfirmationPolicy({ kind: "NeverConfirm" });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "HIGH" } }] }, { text: "Tidy." });
+    await h.conversation.run();
+    expect(h.conversation.executionStatus).toBe("finished");
+    expect(h.host.ofKind("ObservationEvent")).toHaveLength(3);
+
+    // A change of the settings' policy wins from the next run.
+    h.host.currentSettings = { ...h.host.currentSettings, confirmation_mode: true };
+    h.llm.play({ text: "Ok." });
+    await h.conversation.sendMessage(userText("Again"), { run: true });
+    await h.conversation.idle();
+    expect(states("confirmation_policy").at(-1)).toEqual({ kind: "ConfirmRisky", threshold: "HIGH", confirm_unknown: true });
+    expect(states("confirmation_policy")).toHaveLength(3);
     expectValidTrajectory(h.host);
   });
 });
@@ -137,7 +193,7 @@ describe("pause, interrupt and run", () => {
 
   it("interrupts a running terminal command with Ctrl-C and records its observation", async () => {
     h = await start();
-    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "echo started; touch started.flag; sleep 600", timeout: 900 } }] });
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: `echo started; python3 -c "${FOREGROUND_WAIT}"`, timeout: 900 } }] });
     await h.conversation.sendMessage(userText("Wait"), { run: true });
     await vi.waitFor(() => expect(existsSync(path.join(h.host.workspaceDir, "started.flag"))).toBe(true));
     await h.conversation.interrupt();
@@ -146,6 +202,23 @@ describe("pause, interrupt and run", () => {
     expect(observation!.observation).toMatchObject({ kind: "TerminalObservation", exit_code: 130, content: [{ text: "started" }] });
     expect(timeline(h.host).slice(-3)).toEqual(["ObservationEvent:TerminalObservation", "status:paused", "InterruptEvent"]);
     expectValidTrajectory(h.host);
+  });
+
+  it("tells the host its state settled when a run ends and after pause and interrupt (where the agent server publishes full_state)", async () => {
+    h = await start();
+    h.llm.play({ text: "Hi." }, { hold: gate().promise, text: "never" });
+    await h.conversation.sendMessage(userText("Hi"), { run: true });
+    await h.conversation.idle();
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished"]));
+    await h.conversation.sendMessage(userText("Wait"), { run: false }); // idle
+    await h.conversation.pause();
+    await h.conversation.pause(); // no change, published all the same
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished", "paused", "paused"]));
+    await h.conversation.sendMessage(userText("Again"), { run: true });
+    await h.llm.waitForRequests(2);
+    await h.conversation.interrupt();
+    // The run's end, then the interrupt's answer.
+    await vi.waitFor(() => expect(h.host.settledStatuses).toEqual(["finished", "paused", "paused", "paused", "paused"]));
   });
 
   it("falls back to pause when no run is active", async () => {
@@ -313,5 +386,22 @@ describe("a restart", () => {
     expect(h.host.executionStatuses.at(-1)).toBe("paused");
     expect(h.host.statuses.at(-1)).toBe("STOPPED");
     expect(h.runtime.get(h.host.conversationId)).toBeUndefined();
+  });
+
+  it("a conversation being closed is not handed out: get() has none, open() waits for the close and opens it anew", async () => {
+    h = await start();
+    h.llm.play({ text: "Hello again." });
+    const closing = h.conversation.close();
+    expect(h.runtime.get(h.host.conversationId)).toBeUndefined();
+    const reopened = await h.runtime.open(h.host);
+    expect(reopened).not.toBe(h.conversation);
+    expect(h.conversation.close()).toBe(closing);
+    expect(h.host.statuses.slice(-3)).toEqual(["STOPPED", "STARTING", "RUNNING"]);
+
+    await reopened.sendMessage(userText("Hi"), { run: true });
+    await reopened.idle();
+    expect(reopened.executionStatus).toBe("finished");
+    expect(h.runtime.get(h.host.conversationId)).toBe(reopened);
+    expectValidTrajectory(h.host);
   });
 });

@@ -79,3 +79,12 @@ export function timeline(host: MemoryHost): string[] {
     return [event.kind];
   });
 }
+
+/**
+ * A command that writes `started.flag` from the process an interrupt must stop, once it is the
+ * terminal's foreground job: when the flag exists, a Ctrl-C reaches it (a flag written by an
+ * earlier command of the line, `touch`, may be seen while that command is still the foreground job,
+ * and the Ctrl-C stops it instead). SIGINT's default action: no traceback, status 130.
+ */
+export const FOREGROUND_WAIT =
+  "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); open('started.flag', 'w').close(); time.sleep(600)";

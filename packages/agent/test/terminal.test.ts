@@ -9,7 +9,7 @@ import { Spawner } from "../src/sandbox/spawner.js";
 import { terminalTool } from "../src/tools/terminal.js";
 import type { AgentTool } from "../src/tools/tool.js";
 import { ScriptedLlmServer, userText } from "../src/test-kit/index.js";
-import { expectValidTrajectory, type Harness, useHarness } from "./support.js";
+import { FOREGROUND_WAIT, expectValidTrajectory, type Harness, useHarness } from "./support.js";
 
 let parent: string;
 let workspaceDir: string;
@@ -106,6 +106,21 @@ describe("the terminal", () => {
     const stopped = await terminal({ command: "C-c", is_input: true });
     expect(stopped).toMatchObject({ exit_code: 130, metadata: { prefix: "[Below is the output of the previous command.]\n" } });
     expect(await terminal({ command: "echo after" })).toMatchObject({ exit_code: 0, content: [{ text: "after" }] });
+  });
+
+  it("on an interrupt, reports output that arrives after it as output read before it (taken whole, not per read)", async () => {
+    await terminal({ command: "true" }); // the shell is up
+    const flag = path.join(workspaceDir, "started.flag");
+    const interrupt = new AbortController();
+    const running = tool.execute(
+      { kind: "TerminalAction", command: `echo started; python3 -c "${FOREGROUND_WAIT}"`, timeout: 900 },
+      { workspaceDir, signal: interrupt.signal, masker: new SecretMasker([]) },
+    ) as Promise<TerminalObservation>;
+    // Only microtasks run in this loop, so the event loop reads nothing of the shell's output
+    // before the interrupt: the case where the output arrives after it.
+    for (const deadline = Date.now() + 30_000; !existsSync(flag) && Date.now() < deadline; ) await Promise.resolve();
+    interrupt.abort();
+    expect(await running).toMatchObject({ exit_code: 130, content: [{ text: "started" }] });
   });
 
   it("returns after the soft timeout without output, and gives more output or input on request", async () => {

@@ -116,6 +116,10 @@ export interface AcsClient<Upload = UploadInput> {
   interruptConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"interruptConversation">>;
   /** Approves (`accept: true`) or rejects the actions waiting for confirmation (extension). */
   respondToConfirmation(conversationId: string, response: OperationBody<"respondToConfirmation">, options?: CallOptions): Promise<OperationResult<"respondToConfirmation">>;
+  /** Changes when the agent asks to confirm its actions, `{ policy: { kind: "AlwaysConfirm" } }` (extension). */
+  setConfirmationPolicy(conversationId: string, request: OperationBody<"setConfirmationPolicy">, options?: CallOptions): Promise<OperationResult<"setConfirmationPolicy">>;
+  /** Sets what rates the agent's actions, `{ security_analyzer: { kind: "LLMSecurityAnalyzer" } }` or `null` for none (extension). */
+  setSecurityAnalyzer(conversationId: string, request: OperationBody<"setSecurityAnalyzer">, options?: CallOptions): Promise<OperationResult<"setSecurityAnalyzer">>;
   /** Liveness and store readiness (extension); a 503 is an `ApiError` whose body is the `Health`. */
   getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
   /** The bundled OpenAPI document the server serves (extension). */
@@ -384,6 +388,18 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
     respondToConfirmation(conversationId, response, options) {
       return call("respondToConfirmation", options?.signal, () =>
         raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: { path: conversation(conversationId) }, body: response, ...init(options) }),
+      );
+    },
+
+    setConfirmationPolicy(conversationId, request, options) {
+      return call("setConfirmationPolicy", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
+      );
+    },
+
+    setSecurityAnalyzer(conversationId, request, options) {
+      return call("setSecurityAnalyzer", options?.signal, () =>
+        raw.POST("/api/conversations/{conversation_id}/security_analyzer", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
       );
     },
 

@@ -116,15 +116,19 @@ describe("the server's extensions", () => {
     expect(info).toMatchObject({ conversation_id: conversationId, status: "STOPPED", event_count: events.length, repository: "acme/widgets" });
   });
 
-  it("the agent server's controls: pause and interrupt answer success; run and respondToConfirmation are ApiErrors 400 where no agent runs", async () => {
+  it("the agent server's controls: pause and interrupt answer success; run, respondToConfirmation, setConfirmationPolicy and setSecurityAnalyzer are ApiErrors 400 where no agent runs", async () => {
     expect(await client.pauseConversation(conversationId)).toEqual({ success: true });
     expect(await client.interruptConversation(conversationId)).toEqual({ success: true });
     const run = await rejection(client.runConversation(conversationId));
     expect(isApiError(run, "runConversation") && run.status).toBe(400);
     const respond = await rejection(client.respondToConfirmation(conversationId, { accept: true }));
     expect(isApiError(respond, "respondToConfirmation") && respond.status).toBe(400);
-    const sentPaths = sent.slice(-4).map((request) => `${request.method} ${request.path}`);
-    expect(sentPaths).toEqual(["pause", "interrupt", "run", "events/respond_to_confirmation"].map((name) => `POST /api/conversations/${conversationId}/${name}`));
+    const policy = await rejection(client.setConfirmationPolicy(conversationId, { policy: { kind: "ConfirmRisky", threshold: "MEDIUM" } }));
+    expect(isApiError(policy, "setConfirmationPolicy") && policy.status).toBe(400);
+    const analyzer = await rejection(client.setSecurityAnalyzer(conversationId, { security_analyzer: null }));
+    expect(isApiError(analyzer, "setSecurityAnalyzer") && analyzer.status).toBe(400);
+    const sentPaths = sent.slice(-6).map((request) => `${request.method} ${request.path}`);
+    expect(sentPaths).toEqual(["pause", "interrupt", "run", "events/respond_to_confirmation", "confirmation_policy", "security_analyzer"].map((name) => `POST /api/conversations/${conversationId}/${name}`));
   });
 
   it("getHealth, getOpenApiDocument, getAsyncApiDocument and getApiReference", async () => {
@@ -347,6 +351,8 @@ describe("abort", () => {
       client.pauseConversation(conversationId, { signal }),
       client.interruptConversation(conversationId, { signal }),
       client.respondToConfirmation(conversationId, { accept: false }, { signal }),
+      client.setConfirmationPolicy(conversationId, { policy: { kind: "NeverConfirm" } }, { signal }),
+      client.setSecurityAnalyzer(conversationId, { security_analyzer: null }, { signal }),
       client.getHealth({ signal }),
       client.getOpenApiDocument({ signal }),
       client.getApiReference({ signal }),

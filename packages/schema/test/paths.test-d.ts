@@ -27,6 +27,8 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/api/conversations/{conversation_id}/pause"
     | "/api/conversations/{conversation_id}/interrupt"
     | "/api/conversations/{conversation_id}/events/respond_to_confirmation"
+    | "/api/conversations/{conversation_id}/confirmation_policy"
+    | "/api/conversations/{conversation_id}/security_analyzer"
   >();
 });
 
@@ -39,6 +41,8 @@ test("each endpoint has its one method", () => {
   expectTypeOf<paths["/api/settings"]["get"]>().toEqualTypeOf<operations["getSettings"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/run"]["post"]>().toEqualTypeOf<operations["runConversation"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/respond_to_confirmation"]["post"]>().toEqualTypeOf<operations["respondToConfirmation"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}/confirmation_policy"]["post"]>().toEqualTypeOf<operations["setConfirmationPolicy"]>();
+  expectTypeOf<paths["/api/conversations/{conversation_id}/security_analyzer"]["post"]>().toEqualTypeOf<operations["setSecurityAnalyzer"]>();
   expectTypeOf<paths["/api/conversations/{conversation_id}"]["post"]>().toEqualTypeOf<undefined>();
   expectTypeOf<paths["/api/conversations/{conversation_id}/events/search"]["post"]>().toEqualTypeOf<undefined>();
 });

@@ -23,6 +23,7 @@ import path from "node:path";
 import {
   AgentRuntime,
   ConversationAlreadyRunningError,
+  ConversationClosedError,
   type AgentConversation,
   type AgentRuntimeOptions,
   type AgentSettings,
@@ -105,28 +106,28 @@ export class AgentConversationRuntime implements ConversationRuntime {
     const idleMs = options.idleCloseMs ?? 30 * 60_000;
     this.sweeper = setInterval(() => void this.closeIdle(idleMs), Math.max(100, Math.min(idleMs / 2, 60_000)));
     this.sweeper.unref();
-    const conversation = (id: string, context: RuntimeContext) => this.conversation(id, context);
     this.controls = {
-      run: async (id, context) => {
-        const open = await conversation(id, context);
-        try {
-          void open.run();
-        } catch (error) {
-          if (error instanceof ConversationAlreadyRunningError) throw new HttpError(409, "Conversation already running. Wait for completion or pause first.");
-          throw error;
-        }
-      },
+      run: (id, context) =>
+        this.withConversation(id, context, (open) => {
+          try {
+            void open.run();
+          } catch (error) {
+            if (error instanceof ConversationAlreadyRunningError) throw new HttpError(409, "Conversation already running. Wait for completion or pause first.");
+            throw error;
+          }
+        }),
       pause: async (id, context) => {
         if (!(await this.owns(id))) return;
-        await (await conversation(id, context)).pause();
+        await this.withConversation(id, context, (open) => open.pause());
       },
       interrupt: async (id, context) => {
         if (!(await this.owns(id))) return;
-        await (await conversation(id, context)).interrupt();
+        await this.withConversation(id, context, (open) => open.interrupt());
       },
-      respondToConfirmation: async (id, response: ConfirmationResponseRequest, context) => {
-        await (await conversation(id, context)).respondToConfirmation({ accept: response.accept, reason: response.reason ?? "User rejected the action." });
-      },
+      respondToConfirmation: (id, response: ConfirmationResponseRequest, context) =>
+        this.withConversation(id, context, (open) => open.respondToConfirmation({ accept: response.accept, reason: response.reason ?? "User rejected the action." })),
+      setConfirmationPolicy: (id, policy, context) => this.withConversation(id, context, (open) => open.setConfirmationPolicy(policy)),
+      setSecurityAnalyzer: (id, analyzer, context) => this.withConversation(id, context, (open) => open.setSecurityAnalyzer(analyzer)),
     };
   }
 
@@ -151,7 +152,7 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   async sendMessage(conversationId: string, message: UserMessage, context: RuntimeContext, options: { run: boolean }): Promise<MessageEvent | undefined> {
     if (!(await this.owns(conversationId))) return undefined;
-    return (await this.conversation(conversationId, context)).sendMessage(message, options);
+    return this.withConversation(conversationId, context, (open) => open.sendMessage(message, options));
   }
 
   /** Reopens the conversations that were open when the server stopped (a crash leaves them listed). */
@@ -175,8 +176,12 @@ export class AgentConversationRuntime implements ConversationRuntime {
     await this.saveOpen();
   }
 
-  /** Closes the open conversations that have not run for `idleMs`. */
-  private async closeIdle(idleMs: number): Promise<void> {
+  /**
+   * Closes the open conversations that have not run for `idleMs` (the sweep every
+   * `idleCloseMs / 2` calls it). A message or control that comes meanwhile reopens the conversation
+   * once its close has finished.
+   */
+  async closeIdle(idleMs: number): Promise<void> {
     const now = Date.now();
     for (const id of [...this.openIds]) {
       const conversation = this.agent.get(id);
@@ -202,7 +207,24 @@ export class AgentConversationRuntime implements ConversationRuntime {
     return true;
   }
 
-  /** The open conversation, opened (reopened after a restart) when needed. @throws HttpError 400 when it is not the agent's */
+  /**
+   * Calls `use` with the open conversation. One closed between its lookup and `use` (the idle
+   * sweep) is reopened and `use` called again, once; a close that keeps winning is a 409.
+   */
+  private async withConversation<T>(id: string, context: RuntimeContext, use: (conversation: AgentConversation) => T | Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const conversation = await this.conversation(id, context);
+      try {
+        return await use(conversation);
+      } catch (error) {
+        if (!(error instanceof ConversationClosedError)) throw error;
+        if (this.closing) throw new HttpError(400, "The server is stopping");
+        if (attempt === 2) throw new HttpError(409, "The conversation was closed while this request was handled (idle); send it again");
+      }
+    }
+  }
+
+  /** The open conversation, opened (reopened after a restart or an idle close) when needed. @throws HttpError 400 when it is not the agent's */
   private async conversation(id: string, context: RuntimeContext): Promise<AgentConversation> {
     this.lastUsed.set(id, Date.now());
     const open = this.agent.get(id);
@@ -210,6 +232,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
     if (this.closing) throw new HttpError(400, "The server is stopping");
     if (!(await this.owns(id))) throw new HttpError(400, NO_AGENT_DETAIL);
     const conversation = await this.agent.open(await this.host(id, context));
+    // Opening can take long (MCP servers): the idle clock starts when it is open.
+    this.lastUsed.set(id, Date.now());
     if (!this.openIds.has(id)) {
       this.openIds.add(id);
       await this.saveOpen();
@@ -244,6 +268,9 @@ export class AgentConversationRuntime implements ConversationRuntime {
       },
       settings: () => loadAgentSettings(store, cipher),
       setStatus: (status) => context.setStatus(status),
+      stateSettled: () => {
+        context.publishState().catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "publishing the full_state failed"));
+      },
     };
   }
 

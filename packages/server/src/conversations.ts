@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTask } from "node:timers/promises";
-import type { ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationFullState, ConversationLifecycleStatus, ConversationStateUpdateEvent, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
@@ -442,11 +442,38 @@ export class ConversationService {
   }
   private recordedStates?: RecordedStates;
 
+  /** The `full_state` frame of a conversation (the live channel's first frame; not stored). */
+  async fullState(conversation: ConversationRecord): Promise<ConversationStateUpdateEvent> {
+    const last = conversation.eventCount > 0 ? (await this.store.readAfter(conversation.id, conversation.eventCount - 1, 1))[0] : undefined;
+    const value: ConversationFullState = {
+      conversation_id: conversation.id,
+      conversation_status: conversation.status,
+      created_at: conversation.createdAt,
+      updated_at: conversation.updatedAt,
+      event_count: conversation.eventCount,
+      last_event_id: last?.id ?? null,
+      ...(await this.states.of(conversation)),
+    };
+    return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
+  }
+
+  /**
+   * Pushes the conversation's `full_state` to its live subscribers in this process, not stored,
+   * after the writes in progress (as the agent server after run, pause and interrupt).
+   */
+  publishState(conversationId: string): Promise<void> {
+    return this.serially(conversationId, async () => {
+      const record = await this.store.getConversation(conversationId);
+      if (record && this.bus.hasSubscribers(conversationId)) this.bus.publishTransient(conversationId, await this.fullState(record));
+    });
+  }
+
   /** What a runtime records through for one conversation. */
   contextFor(conversationId: string): RuntimeContext {
     return {
       record: async (events) => void (await this.record(conversationId, events)),
       setStatus: async (status) => void (await this.setStatus(conversationId, status)),
+      publishState: () => this.publishState(conversationId),
     };
   }
 }

@@ -7,7 +7,7 @@
  * message). A runtime reports changes through `setStatus`, each recorded as a
  * ConversationStateUpdateEvent with key `conversation_status`.
  */
-import type { ConfirmationResponseRequest, ConversationCreateRequest, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import type { ConfirmationPolicy, ConfirmationResponseRequest, ConversationCreateRequest, SecurityAnalyzer, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationRecord } from "./store/types.js";
 
 export interface RuntimeContext {
@@ -15,9 +15,11 @@ export interface RuntimeContext {
   record(events: Event[]): Promise<void>;
   /** Moves the conversation to a new status and records the change. */
   setStatus(status: ConversationLifecycleStatus): Promise<void>;
+  /** Pushes the conversation's `full_state` to live subscribers, not stored (after run, pause, interrupt). */
+  publishState(): Promise<void>;
 }
 
-/** The agent server's controls of a conversation (`POST …/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`). */
+/** The agent server's controls of a conversation (`POST …/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`, `…/confirmation_policy`, `…/security_analyzer`). */
 export interface RuntimeControls {
   /** @throws HttpError 400 (no agent runs it), 409 (a run is active) */
   run(conversationId: string, context: RuntimeContext): Promise<void>;
@@ -25,6 +27,10 @@ export interface RuntimeControls {
   interrupt(conversationId: string, context: RuntimeContext): Promise<void>;
   /** @throws HttpError 400 (no agent runs it) */
   respondToConfirmation(conversationId: string, response: ConfirmationResponseRequest, context: RuntimeContext): Promise<void>;
+  /** @throws HttpError 400 (no agent runs it) */
+  setConfirmationPolicy(conversationId: string, policy: ConfirmationPolicy, context: RuntimeContext): Promise<void>;
+  /** @throws HttpError 400 (no agent runs it) */
+  setSecurityAnalyzer(conversationId: string, analyzer: SecurityAnalyzer | null, context: RuntimeContext): Promise<void>;
 }
 
 export interface ConversationRuntime {

@@ -56,6 +56,8 @@ export interface RunningServer {
   http: Server;
   /** The WebSocket channel `/sockets/events/{conversation_id}`. */
   live: LiveEvents;
+  /** What runs the conversations (the agent's under `--runtime agent`). */
+  runtime: ConversationRuntime;
   /** Stops accepting, lets in-flight requests finish, closes the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -138,5 +140,5 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       http.closeIdleConnections();
     })));
 
-  return { url: `http://${host}:${port}`, port, keys, store, bus, conversations, http, live, close };
+  return { url: `http://${host}:${port}`, port, keys, store, bus, conversations, http, live, runtime, close };
 }

@@ -17,6 +17,9 @@
 import {
   SECURITY_RISKS,
   type ActionEvent,
+  type ConfirmationPolicy,
+  type ConfirmRisky,
+  type SecurityAnalyzer,
   type ConversationLifecycleStatus,
   type ExecutionStatus,
   type MessageEvent,
@@ -25,6 +28,7 @@ import {
   type TaskItem,
   type UserMessage,
 } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { EventFactory } from "../events/factory.js";
 import type { Clock, IdGenerator } from "../events/clock.js";
 import { SummarizingCondenser, type CondenserOptions, type CondensationPlan } from "../history/condenser.js";
@@ -103,17 +107,47 @@ interface QueuedMessage {
   done(event?: MessageEvent, error?: unknown): void;
 }
 
+/** ConfirmRisky's defaults, from the spec. */
+const CONFIRM_RISKY = (openapiDocument.components as { schemas: { ConfirmRisky: { properties: { threshold: { default: NonNullable<ConfirmRisky["threshold"]> }; confirm_unknown: { default: boolean } } } } })
+  .schemas.ConfirmRisky.properties;
+
+/** A policy with only its own fields, defaults filled in: the state field as OpenHands records it. */
+function normalizedPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
+  if (policy.kind !== "ConfirmRisky") return { kind: policy.kind };
+  return { kind: "ConfirmRisky", threshold: policy.threshold ?? CONFIRM_RISKY.threshold.default, confirm_unknown: policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default };
+}
+
 /** OpenHands' confirmation policy for the settings: the state field `confirmation_policy`. */
-function confirmationPolicyOf(settings: AgentSettings): Record<string, unknown> {
+function confirmationPolicyOf(settings: AgentSettings): ConfirmationPolicy {
   if (!settings.confirmation_mode) return { kind: "NeverConfirm" };
-  return settings.security_analyzer === "llm" ? { kind: "ConfirmRisky", threshold: "HIGH", confirm_unknown: true } : { kind: "AlwaysConfirm" };
+  return normalizedPolicy(settings.security_analyzer === "llm" ? { kind: "ConfirmRisky" } : { kind: "AlwaysConfirm" });
+}
+
+/** The state field `security_analyzer` for the settings: the LLM rates its own actions (`llm`), or none. */
+function securityAnalyzerOf(settings: AgentSettings): SecurityAnalyzer | null {
+  return settings.security_analyzer === "llm" ? { kind: "LLMSecurityAnalyzer" } : null;
+}
+
+/** ConfirmRisky's rule: UNKNOWN per `confirm_unknown`, else at or above `threshold`. */
+function riskConfirmed(risk: SecurityRisk, policy: ConfirmRisky): boolean {
+  if (risk === "UNKNOWN") return policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default;
+  return SECURITY_RISKS.indexOf(risk) >= SECURITY_RISKS.indexOf(policy.threshold ?? CONFIRM_RISKY.threshold.default);
 }
 
 export class AgentConversation {
   readonly id: string;
   private status: ExecutionStatus = "idle";
   /** The last `confirmation_policy` recorded (OpenHands' default: NeverConfirm). */
-  private confirmationPolicy: Record<string, unknown> = { kind: "NeverConfirm" };
+  private confirmationPolicy: ConfirmationPolicy = { kind: "NeverConfirm" };
+  /**
+   * The policy the settings gave when last applied (JSON), undefined until then: a run applies the
+   * settings' policy only when it differs, so one set on the conversation stays until the settings change.
+   */
+  private settingsPolicy: string | undefined;
+  /** The last `security_analyzer` recorded (default none). */
+  private securityAnalyzer: SecurityAnalyzer | null = null;
+  /** The analyzer the settings gave when last applied (JSON), as {@link settingsPolicy}. */
+  private settingsAnalyzer: string | undefined;
   private lifecycle: ConversationLifecycleStatus | undefined;
   private usage = new ConversationStats();
   private readonly tools = new Map<string, AgentTool>();
@@ -127,6 +161,8 @@ export class AgentConversation {
   private condenserLlm: Llm | undefined;
   private condenser: SummarizingCondenser | undefined;
   private chatTools: ChatTool[] = [];
+  /** Whether this run's tools take `security_risk` (the LLM analyzer when the run started). */
+  private riskArgument = false;
 
   private loop: Promise<void> | undefined;
   private stepAbort: AbortController | undefined;
@@ -138,6 +174,7 @@ export class AgentConversation {
   private queued: QueuedMessage[] = [];
   private recording: Promise<void> = Promise.resolve();
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly host: ConversationHost,
@@ -183,6 +220,11 @@ export class AgentConversation {
     return this.usage.snapshot();
   }
 
+  /** True from the call of {@link close} on: messages and controls are refused (ConversationClosedError). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** True while a run loop is active. */
   get running(): boolean {
     return this.loop !== undefined;
@@ -203,7 +245,15 @@ export class AgentConversation {
       if (event.kind !== "ConversationStateUpdateEvent") continue;
       if (event.key === "execution_status" && (EXECUTION_STATUSES as readonly unknown[]).includes(event.value)) this.status = event.value as ExecutionStatus;
       if (event.key === "stats") this.usage = ConversationStats.fromSnapshot(event.value);
-      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) this.confirmationPolicy = event.value as Record<string, unknown>;
+      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) {
+        this.confirmationPolicy = event.value as ConfirmationPolicy;
+        // Recorded before: what the settings say now counts as applied (a policy set on the conversation stays).
+        this.settingsPolicy = JSON.stringify(confirmationPolicyOf(this.settings));
+      }
+      if (event.key === "security_analyzer") {
+        this.securityAnalyzer = typeof event.value === "object" ? (event.value as SecurityAnalyzer | null) : null;
+        this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(this.settings));
+      }
     }
     const secrets = secretEnvironment(this.settings);
     this.masker = new SecretMasker(secrets.values);
@@ -309,6 +359,7 @@ export class AgentConversation {
     if (this.loop) throw new ConversationAlreadyRunningError(this.id);
     const loop = this.runLoop().finally(() => {
       if (this.loop === loop) this.loop = undefined;
+      this.settled();
       if (this.rerun && !this.closed) {
         this.rerun = false;
         void this.run();
@@ -324,13 +375,15 @@ export class AgentConversation {
    * Idle: paused at once. Other statuses: nothing changes.
    */
   async pause(): Promise<void> {
-    if (this.status === "paused" || this.closed) return;
-    if (this.loop) {
-      this.pauseRequested = true;
-      await new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
-      return;
+    if (this.closed) return;
+    if (this.status !== "paused") {
+      if (this.loop) {
+        this.pauseRequested = true;
+        await new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
+      } else if (this.status === "idle" || this.status === "running") await this.enterPause();
     }
-    if (this.status === "idle" || this.status === "running") await this.enterPause();
+    // The agent server publishes its state after every pause, changed or not.
+    this.settled();
   }
 
   /**
@@ -344,6 +397,51 @@ export class AgentConversation {
     this.interrupted = true;
     this.stepAbort?.abort();
     await loop;
+    this.settled();
+  }
+
+  /** Tells the host the state is settled (see ConversationHost.stateSettled), once recorded. */
+  private settled(): void {
+    void this.recording.then(() => {
+      try {
+        this.host.stateSettled?.();
+      } catch (error) {
+        this.deps.logger.warn({ conversationId: this.id, error: messageOf(error) }, "the host's stateSettled failed");
+      }
+    });
+  }
+
+  /**
+   * Sets the confirmation policy (`POST …/confirmation_policy`), recorded when it changes and applied
+   * from the next step. It stays until set again or until the settings' policy changes.
+   */
+  async setConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
+    if (this.closed) throw new ConversationClosedError(this.id);
+    this.settingsPolicy = JSON.stringify(confirmationPolicyOf(await this.host.settings()));
+    await this.applyConfirmationPolicy(normalizedPolicy(policy));
+  }
+
+  /**
+   * Sets the security analyzer (`POST …/security_analyzer`; null: none), recorded when it changes and
+   * applied from the next run (the tools' `security_risk` argument). It stays until set again or
+   * until the settings' analyzer changes.
+   */
+  async setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
+    if (this.closed) throw new ConversationClosedError(this.id);
+    this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(await this.host.settings()));
+    await this.applySecurityAnalyzer(analyzer === null ? null : { kind: analyzer.kind });
+  }
+
+  private async applySecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
+    if (JSON.stringify(analyzer) === JSON.stringify(this.securityAnalyzer)) return;
+    this.securityAnalyzer = analyzer;
+    await this.record(this.factory.stateUpdate("security_analyzer", analyzer));
+  }
+
+  private async applyConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
+    if (JSON.stringify(policy) === JSON.stringify(this.confirmationPolicy)) return;
+    this.confirmationPolicy = policy;
+    await this.record(this.factory.stateUpdate("confirmation_policy", policy));
   }
 
   /**
@@ -400,8 +498,13 @@ export class AgentConversation {
    * Closes the conversation: an active run is interrupted, the shell and MCP servers stop, and the
    * lifecycle status becomes STOPPED. Its events stay; `AgentRuntime.open` resumes it.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // A second call waits for the first one's work: "closed" means released and STOPPED.
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.closed = true;
     this.rerun = false;
     if (this.loop) {
@@ -499,11 +602,16 @@ export class AgentConversation {
   /** Reads the settings for this run: the model, limits, condenser and secrets may have changed. */
   private async prepareRun(): Promise<void> {
     this.settings = await this.host.settings();
-    // The state field changes with the settings, recorded as OpenHands records a state change.
+    // The state fields change with the settings, recorded as OpenHands records a state change.
     const policy = confirmationPolicyOf(this.settings);
-    if (JSON.stringify(policy) !== JSON.stringify(this.confirmationPolicy)) {
-      this.confirmationPolicy = policy;
-      await this.record(this.factory.stateUpdate("confirmation_policy", policy));
+    if (JSON.stringify(policy) !== this.settingsPolicy) {
+      this.settingsPolicy = JSON.stringify(policy);
+      await this.applyConfirmationPolicy(policy);
+    }
+    const analyzer = securityAnalyzerOf(this.settings);
+    if (JSON.stringify(analyzer) !== this.settingsAnalyzer) {
+      this.settingsAnalyzer = JSON.stringify(analyzer);
+      await this.applySecurityAnalyzer(analyzer);
     }
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
     const config = { model: this.settings.llm_model ?? "", apiKey: this.settings.llm_api_key ?? null, baseUrl: this.settings.llm_base_url ?? null };
@@ -512,7 +620,8 @@ export class AgentConversation {
     const condense = this.settings.enable_default_condenser ?? true;
     this.condenser = condense ? new SummarizingCondenser(this.deps.condenser) : undefined;
     this.condenserLlm = condense ? this.deps.llm({ ...config, usageId: "condenser", stream: false }) : undefined;
-    const securityRisk = this.settings.security_analyzer === "llm";
+    this.riskArgument = this.llmRatesRisk;
+    const securityRisk = this.riskArgument;
     this.chatTools = [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.definition.description,
@@ -674,20 +783,27 @@ export class AgentConversation {
   private securityRisk(tool: AgentTool, raw: unknown): SecurityRisk {
     if (tool.readOnly) return "UNKNOWN";
     if (raw == null) {
-      if (this.settings.security_analyzer === "llm") throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
+      if (this.riskArgument) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
       return "UNKNOWN";
     }
     if (!(SECURITY_RISKS as readonly unknown[]).includes(raw)) throw new ToolArgumentError(`'${String(raw)}' is not a valid SecurityRisk`);
     return raw as SecurityRisk;
   }
 
-  /** Confirmation policy: NeverConfirm, AlwaysConfirm, or ConfirmRisky (HIGH and UNKNOWN) with the LLM analyzer. */
+  /** The LLM security analyzer: the model rates each action's `security_risk` itself. */
+  private get llmRatesRisk(): boolean {
+    return this.securityAnalyzer?.kind === "LLMSecurityAnalyzer";
+  }
+
+  /** The confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky); a lone finish or think is never held. */
   private needsConfirmation(actions: readonly ActionEvent[]): boolean {
-    if (!this.settings.confirmation_mode || actions.length === 0) return false;
+    if (actions.length === 0) return false;
     const only = actions.length === 1 ? actions[0]!.action?.kind : undefined;
     if (only === "FinishAction" || only === "ThinkAction") return false;
-    if (this.settings.security_analyzer === "llm") return actions.some((action) => action.security_risk === "HIGH" || action.security_risk === "UNKNOWN");
-    return true;
+    const policy = this.confirmationPolicy;
+    if (policy.kind === "AlwaysConfirm") return true;
+    if (policy.kind === "ConfirmRisky") return actions.some((action) => riskConfirmed(action.security_risk ?? "UNKNOWN", policy));
+    return false;
   }
 
   private async execute(actions: readonly ActionEvent[], signal: AbortSignal): Promise<void> {

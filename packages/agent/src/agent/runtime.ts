@@ -100,15 +100,16 @@ export class AgentRuntime {
    * servers), records the SystemPromptEvent when the conversation has none (open a new conversation
    * before recording its first user message, so the prompt comes first, as in OpenHands), and
    * applies the restart rule: a conversation stored as `running` becomes `error`, with an
-   * AgentErrorEvent for its first unanswered action. Opening an open conversation returns it.
+   * AgentErrorEvent for its first unanswered action. Opening an open conversation returns it; one
+   * being closed is opened anew once its close has finished (its shell stopped, STOPPED reported).
    */
   open(host: ConversationHost): Promise<AgentConversation> {
     const id = host.conversationId;
     const open = this.conversations.get(id);
-    if (open) return Promise.resolve(open);
+    if (open && !open.isClosed) return Promise.resolve(open);
     const pending = this.opening.get(id);
     if (pending) return pending;
-    const opening = this.openNew(host).finally(() => this.opening.delete(id));
+    const opening = (open ? open.close().then(() => this.openNew(host)) : this.openNew(host)).finally(() => this.opening.delete(id));
     this.opening.set(id, opening);
     return opening;
   }
@@ -130,15 +131,18 @@ export class AgentRuntime {
       classification: options.emit?.classification ?? true,
       systemPrompt: options.systemPrompt ?? OPENHANDS_SYSTEM_PROMPT,
       logger: options.logger ?? silentLogger,
-      onClosed: (closed) => this.conversations.delete(closed),
+      onClosed: (closed) => {
+        if (this.conversations.get(closed) === conversation) this.conversations.delete(closed);
+      },
     });
     this.conversations.set(host.conversationId, conversation);
     return conversation;
   }
 
-  /** The open conversation with this id. */
+  /** The open conversation with this id (not one being closed). */
   get(conversationId: string): AgentConversation | undefined {
-    return this.conversations.get(conversationId);
+    const conversation = this.conversations.get(conversationId);
+    return conversation?.isClosed ? undefined : conversation;
   }
 
   /** Closes every open conversation (runs are interrupted; the lifecycle becomes STOPPED). */

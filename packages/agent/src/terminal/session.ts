@@ -167,7 +167,7 @@ export class TerminalSession {
   }
 
   /** Resolves once the running command has started (its line was read), or after `ms`. */
-  whenStarted(ms: number): Promise<void> {
+  private whenStarted(ms: number): Promise<void> {
     if (this.started || this.exited) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
@@ -187,6 +187,19 @@ export class TerminalSession {
     return `${SEP}ACS${this.nonce}START${SEP}`;
   }
 
+  /**
+   * Interrupts the running command: Ctrl-C once bash has read its line, then waits for the prompt
+   * (up to `noChangeMs` without output). The output is everything since the last result, taken in
+   * one piece, so that it does not depend on how much had been read when the interrupt came.
+   */
+  async interrupt(noChangeMs: number): Promise<WaitResult> {
+    await this.whenStarted(2_000);
+    this.input("\x03");
+    const result = await this.wait({ noChangeMs });
+    // Bash ends the line of a job killed by Ctrl-C with a newline of its own.
+    return { ...result, output: result.output.replace(/\n+$/, "") };
+  }
+
   /** Writes raw input to the running command (text, or a control character such as `\x03`). */
   input(text: string): void {
     this.child.stdin.write(text);
@@ -194,7 +207,8 @@ export class TerminalSession {
 
   /**
    * Waits for the running command's prompt, for `noChangeMs` without new output, for `hardMs` in
-   * all, or for `signal`. Returns the output written since the last call.
+   * all, or for `signal`. Returns the output written since the last call; on `signal` ("interrupted")
+   * none: the output stays for {@link interrupt}.
    */
   wait(limits: { noChangeMs?: number; hardMs?: number; signal?: AbortSignal }): Promise<WaitResult> {
     const started = Date.now();
@@ -270,6 +284,7 @@ export class TerminalSession {
   }
 
   private collect(outcome: WaitOutcome): WaitResult {
+    if (outcome === "interrupted") return { outcome, output: "", state: this.state };
     let raw = this.buffer;
     if (outcome === "completed") {
       const marker = this.markerAt()!;

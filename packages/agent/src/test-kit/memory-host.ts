@@ -33,6 +33,8 @@ export class MemoryHost implements ConversationHost {
   readonly published: StreamingDeltaEvent[] = [];
   /** Every lifecycle status reported, in order. */
   readonly statuses: ConversationLifecycleStatus[] = [];
+  /** The `execution_status` at each `stateSettled` call (where the agent server publishes its full_state). */
+  readonly settledStatuses: string[] = [];
   /** Recorded events the validator rejected (besides the pending additions), as `kind: message`. */
   readonly rejected: string[] = [];
   /** The settings the runtime reads; change them between runs. */
@@ -77,6 +79,10 @@ export class MemoryHost implements ConversationHost {
 
   async setStatus(status: ConversationLifecycleStatus): Promise<void> {
     this.statuses.push(status);
+  }
+
+  stateSettled(): void {
+    this.settledStatuses.push(this.executionStatuses.at(-1) ?? "idle");
   }
 
   /**

@@ -137,10 +137,8 @@ class Terminal {
     let output = result.output;
     let outcome = result.outcome;
     if (outcome === "interrupted") {
-      await session.whenStarted(2_000);
-      session.input(SPECIAL_KEYS["C-c"]!);
-      const after = await session.wait({ noChangeMs: 2_000 });
-      output += after.output;
+      const after = await session.interrupt(2_000);
+      output = after.output;
       outcome = after.outcome === "completed" ? "completed" : "no_change_timeout";
     }
     const exitCode = outcome === "completed" ? session.state.exitCode : -1;

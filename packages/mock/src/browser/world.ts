@@ -172,6 +172,8 @@ export class BrowserConversations {
     return {
       record: async (events) => void (await this.record(conversationId, events)),
       setStatus: async (status) => void (await this.setStatus(conversationId, status)),
+      // The server pushes a transient full_state after a control; the scripted agent has no controls.
+      publishState: async () => {},
     };
   }
 

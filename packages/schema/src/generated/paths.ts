@@ -157,6 +157,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/confirmation_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change when the agent asks to confirm its actions (extension, the agent server's confirmation_policy)
+         * @description Sets the conversation's `confirmation_policy` (recorded as a ConversationStateUpdateEvent when it changes), applied from the agent's next step. It stays until set again or until the settings' `confirmation_mode` or `security_analyzer` change (the last change wins). 400 when no agent runs this conversation.
+         */
+        post: operations["setConfirmationPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/security_analyzer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change what rates the agent's actions (extension, the agent server's security_analyzer)
+         * @description Sets the conversation's `security_analyzer` (recorded as a ConversationStateUpdateEvent when it changes), applied from the agent's next run: with `LLMSecurityAnalyzer` the model rates its own actions, and a ConfirmRisky policy holds the risky ones. It stays until set again or until the settings' `security_analyzer` changes (the last change wins). 400 when no agent runs this conversation.
+         */
+        post: operations["setSecurityAnalyzer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/files/{file_name}": {
         parameters: {
             query?: never;
@@ -4539,6 +4579,7 @@ export interface components {
             /** @description The workspace (`kind` LocalWorkspace, …), when recorded. */
             workspace?: Record<string, unknown>;
             persistence_dir?: string | null;
+            /** @description The security analyzer that rates each action's `security_risk` (`{kind: LLMSecurityAnalyzer}` when the LLM rates its own actions: settings `security_analyzer: llm`), or null. */
             security_analyzer?: Record<string, unknown> | null;
             last_user_message_id?: string | null;
             hook_config?: Record<string, unknown> | null;
@@ -4553,7 +4594,7 @@ export interface components {
         };
         /**
          * Success
-         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation).
+         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
          * @example {
          *       "success": true
          *     }
@@ -4578,6 +4619,89 @@ export interface components {
              * @default User rejected the action.
              */
             reason?: string;
+            [key: string]: unknown;
+        };
+        /**
+         * ConfirmationPolicy
+         * @description When the agent holds the actions of a step in waiting_for_confirmation (the SDK's ConfirmationPolicyBase, told apart by `kind`): never, always (except a lone finish or think), or when an action's `security_risk` reaches `threshold` (UNKNOWN ones when `confirm_unknown`). The conversation state's `confirmation_policy`.
+         * @example {
+         *       "kind": "AlwaysConfirm"
+         *     }
+         */
+        ConfirmationPolicy: components["schemas"]["NeverConfirm"] | components["schemas"]["AlwaysConfirm"] | components["schemas"]["ConfirmRisky"];
+        /**
+         * NeverConfirm
+         * @description Actions run without confirmation (the default).
+         */
+        NeverConfirm: {
+            /** @constant */
+            kind: "NeverConfirm";
+            [key: string]: unknown;
+        };
+        /**
+         * AlwaysConfirm
+         * @description Every step's actions wait for confirmation.
+         */
+        AlwaysConfirm: {
+            /** @constant */
+            kind: "AlwaysConfirm";
+            [key: string]: unknown;
+        };
+        /**
+         * ConfirmRisky
+         * @description A step's actions wait for confirmation when one's `security_risk` is `threshold` or higher, or UNKNOWN and `confirm_unknown`.
+         */
+        ConfirmRisky: {
+            /**
+             * @description The lowest risk confirmed (UNKNOWN is not a threshold).
+             * @default HIGH
+             * @enum {string}
+             */
+            threshold?: "LOW" | "MEDIUM" | "HIGH";
+            /** @default true */
+            confirm_unknown?: boolean;
+            /** @constant */
+            kind: "ConfirmRisky";
+            [key: string]: unknown;
+        };
+        /**
+         * SetConfirmationPolicyRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/confirmation_policy`. Unknown properties are ignored, as on the agent server.
+         * @example {
+         *       "policy": {
+         *         "kind": "ConfirmRisky",
+         *         "threshold": "MEDIUM",
+         *         "confirm_unknown": true
+         *       }
+         *     }
+         */
+        SetConfirmationPolicyRequest: {
+            policy: components["schemas"]["ConfirmationPolicy"];
+            [key: string]: unknown;
+        };
+        /**
+         * SecurityAnalyzer
+         * @description What rates each action's `security_risk` (the SDK's SecurityAnalyzerBase, told apart by `kind`). The reference server has the LLM one: the model rates its own actions (a required `security_risk` argument on every tool that changes something). The conversation state's `security_analyzer`.
+         * @example {
+         *       "kind": "LLMSecurityAnalyzer"
+         *     }
+         */
+        SecurityAnalyzer: {
+            /** @enum {string} */
+            kind: "LLMSecurityAnalyzer";
+            [key: string]: unknown;
+        };
+        /**
+         * SetSecurityAnalyzerRequest
+         * @description The body of `POST /api/conversations/{conversation_id}/security_analyzer`: the analyzer, or null for none. Unknown properties are ignored, as on the agent server.
+         * @example {
+         *       "security_analyzer": {
+         *         "kind": "LLMSecurityAnalyzer"
+         *       }
+         *     }
+         */
+        SetSecurityAnalyzerRequest: {
+            security_analyzer: components["schemas"]["SecurityAnalyzer"] | null;
             [key: string]: unknown;
         };
         /**
@@ -5311,6 +5435,117 @@ export interface operations {
                 };
             };
             507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    setConfirmationPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetConfirmationPolicyRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist (the agent server answers this bare 404 here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Not Found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "policy",
+                     *             "threshold"
+                     *           ],
+                     *           "msg": "must be one of \"LOW\", \"MEDIUM\" or \"HIGH\", got \"UNKNOWN\"",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    setSecurityAnalyzer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetSecurityAnalyzerRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["NoAgent"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist (the agent server answers this bare 404 here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Not Found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "security_analyzer"
+                     *           ],
+                     *           "msg": "is required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
         };
     };
     downloadFile: {

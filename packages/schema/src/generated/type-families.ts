@@ -185,6 +185,13 @@ export interface TypesBySchemaName {
   AgentConversationState: T.AgentConversationState;
   Success: T.Success;
   ConfirmationResponseRequest: T.ConfirmationResponseRequest;
+  ConfirmationPolicy: T.ConfirmationPolicy;
+  NeverConfirm: T.NeverConfirm;
+  AlwaysConfirm: T.AlwaysConfirm;
+  ConfirmRisky: T.ConfirmRisky;
+  SetConfirmationPolicyRequest: T.SetConfirmationPolicyRequest;
+  SecurityAnalyzer: T.SecurityAnalyzer;
+  SetSecurityAnalyzerRequest: T.SetSecurityAnalyzerRequest;
   UploadFilesRequest: T.UploadFilesRequest;
   UploadResponse: T.UploadResponse;
   SkippedFile: T.SkippedFile;

@@ -291,6 +291,13 @@ export type ConversationInfo = AgentConversationState & ConversationInfo1;
 export type ExecutionStatus =
   "idle" | "running" | "paused" | "waiting_for_confirmation" | "finished" | "error" | "stuck" | "deleting";
 /**
+ * When the agent holds the actions of a step in waiting_for_confirmation (the SDK's ConfirmationPolicyBase, told apart by `kind`): never, always (except a lone finish or think), or when an action's `security_risk` reaches `threshold` (UNKNOWN ones when `confirm_unknown`). The conversation state's `confirmation_policy`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConfirmationPolicy".
+ */
+export type ConfirmationPolicy = NeverConfirm | AlwaysConfirm | ConfirmRisky;
+/**
  * A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -2974,6 +2981,9 @@ export interface AgentConversationState {
     [k: string]: unknown;
   };
   persistence_dir?: string | null;
+  /**
+   * The security analyzer that rates each action's `security_risk` (`{kind: LLMSecurityAnalyzer}` when the LLM rates its own actions: settings `security_analyzer: llm`), or null.
+   */
   security_analyzer?: {
     [k: string]: unknown;
   } | null;
@@ -3065,7 +3075,7 @@ export interface ConversationInfo1 {
   [k: string]: unknown;
 }
 /**
- * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation).
+ * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Success".
@@ -3086,6 +3096,71 @@ export interface ConfirmationResponseRequest {
    * Recorded as the `rejection_reason` of each UserRejectObservation when rejecting.
    */
   reason?: string;
+  [k: string]: unknown;
+}
+/**
+ * Actions run without confirmation (the default).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "NeverConfirm".
+ */
+export interface NeverConfirm {
+  kind: "NeverConfirm";
+  [k: string]: unknown;
+}
+/**
+ * Every step's actions wait for confirmation.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AlwaysConfirm".
+ */
+export interface AlwaysConfirm {
+  kind: "AlwaysConfirm";
+  [k: string]: unknown;
+}
+/**
+ * A step's actions wait for confirmation when one's `security_risk` is `threshold` or higher, or UNKNOWN and `confirm_unknown`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConfirmRisky".
+ */
+export interface ConfirmRisky {
+  /**
+   * The lowest risk confirmed (UNKNOWN is not a threshold).
+   */
+  threshold?: "LOW" | "MEDIUM" | "HIGH";
+  confirm_unknown?: boolean;
+  kind: "ConfirmRisky";
+  [k: string]: unknown;
+}
+/**
+ * The body of `POST /api/conversations/{conversation_id}/confirmation_policy`. Unknown properties are ignored, as on the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SetConfirmationPolicyRequest".
+ */
+export interface SetConfirmationPolicyRequest {
+  policy: ConfirmationPolicy;
+  [k: string]: unknown;
+}
+/**
+ * What rates each action's `security_risk` (the SDK's SecurityAnalyzerBase, told apart by `kind`). The reference server has the LLM one: the model rates its own actions (a required `security_risk` argument on every tool that changes something). The conversation state's `security_analyzer`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SecurityAnalyzer".
+ */
+export interface SecurityAnalyzer {
+  kind: "LLMSecurityAnalyzer";
+  [k: string]: unknown;
+}
+/**
+ * The body of `POST /api/conversations/{conversation_id}/security_analyzer`: the analyzer, or null for none. Unknown properties are ignored, as on the agent server.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SetSecurityAnalyzerRequest".
+ */
+export interface SetSecurityAnalyzerRequest {
+  security_analyzer: SecurityAnalyzer | null;
   [k: string]: unknown;
 }
 /**

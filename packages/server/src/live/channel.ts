@@ -14,7 +14,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { setImmediate as nextTask } from "node:timers/promises";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import type { ConversationFullState, ConversationStateUpdateEvent, ServerErrorEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
+import type { ServerErrorEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { LIVE_CLOSE_CODES } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { instantError, instantMicros } from "@acs-toolkit/validator";
@@ -240,6 +240,7 @@ class LiveConnection {
   private sent = 0;
   private alive = true;
   private unsubscribe?: () => void;
+  private unsubscribeTransient?: () => void;
   /** Set while the connection counts against its conversation's bound. */
   private counted = false;
   /** The `resend_mode=since` replay still to send before catching up in append order. */
@@ -276,6 +277,7 @@ class LiveConnection {
     ws.once("close", (code) => {
       this.phase = "closed";
       this.unsubscribe?.();
+      this.unsubscribeTransient?.();
       this.uncount();
       clearTimeout(this.authTimer);
       this.options.log.info({ conversationId: this.conversation?.id ?? this.rawConversationId, code, sent: this.sent }, "live connection closed");
@@ -319,6 +321,7 @@ class LiveConnection {
     if (this.phase === "closed") return;
     this.phase = "closed";
     this.unsubscribe?.();
+    this.unsubscribeTransient?.();
     this.uncount();
     clearTimeout(this.authTimer);
     this.ws.close(code, reason);
@@ -358,7 +361,11 @@ class LiveConnection {
     this.phase = "catch-up";
     // Subscribed before anything is read: while catching up the listener only notes what was published.
     this.unsubscribe = bus.subscribe(conversation.id, (events) => this.onLive(events));
-    const fullState = await this.fullState(conversation);
+    // As the agent server: transient frames go out at once, even between replayed events.
+    this.unsubscribeTransient = bus.subscribeTransient(conversation.id, (event) => {
+      if (this.phase === "catch-up" || this.phase === "live") this.send(JSON.stringify(event));
+    });
+    const fullState = await this.options.conversations.fullState(conversation);
     if (this.isClosed()) return;
     this.send(JSON.stringify(fullState));
     this.options.log.info({ conversationId: conversation.id, from: this.lastSeq, canWrite: this.canWrite }, "live connection opened");
@@ -404,20 +411,6 @@ class LiveConnection {
   private uncount(): void {
     if (this.counted) this.settings.subscribers.remove(this.conversation.id);
     this.counted = false;
-  }
-
-  private async fullState(conversation: ConversationRecord): Promise<ConversationStateUpdateEvent> {
-    const last = conversation.eventCount > 0 ? (await this.options.store.readAfter(conversation.id, conversation.eventCount - 1, 1))[0] : undefined;
-    const value: ConversationFullState = {
-      conversation_id: conversation.id,
-      conversation_status: conversation.status,
-      created_at: conversation.createdAt,
-      updated_at: conversation.updatedAt,
-      event_count: conversation.eventCount,
-      last_event_id: last?.id ?? null,
-      ...(await this.options.conversations.states.of(conversation)),
-    };
-    return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
   }
 
   /**

@@ -1,11 +1,14 @@
 /**
  * The agent server's controls of a conversation, at its paths and with its answers
- * (openhands-versions §3.6): `POST …/run`, `…/pause`, `…/interrupt` (bodies ignored) and
- * `…/events/respond_to_confirmation`. The runtime does the work; without controls (the recording
- * runtime) run and respond_to_confirmation answer 400 and pause and interrupt change nothing.
+ * (openhands-versions §3.6): `POST …/run`, `…/pause`, `…/interrupt` (bodies ignored),
+ * `…/events/respond_to_confirmation`, `…/confirmation_policy` and `…/security_analyzer` (the agent
+ * server's conversation_router: bodies `{policy}` and `{security_analyzer}`, 200 Success, a bare
+ * 404 for an unknown conversation). The runtime does the work; without controls (the recording
+ * runtime) run, respond_to_confirmation, confirmation_policy and security_analyzer answer 400 and
+ * pause and interrupt change nothing.
  */
 import { Router, type RequestHandler } from "express";
-import type { ConfirmationResponseRequest, Success } from "@acs-toolkit/schema";
+import type { ConfirmationResponseRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, Success } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import { HttpError } from "../http/errors.js";
 import type { RequestValidators } from "../http/validation.js";
@@ -58,6 +61,22 @@ export function controlRoutes({ store, conversations, controls, validators, auth
     validators.body("respondToConfirmation", req.body);
     if (!controls) throw new HttpError(400, NO_AGENT_DETAIL);
     await controls.respondToConfirmation(record.id, req.body as ConfirmationResponseRequest, conversations.contextFor(record.id));
+    res.json(SUCCESS);
+  });
+
+  router.post("/api/conversations/:conversation_id/confirmation_policy", auth, json, async (req, res) => {
+    const id = await conversationOf("setConfirmationPolicy", req.params as Record<string, string>, new HttpError(404, "Not Found"));
+    validators.body("setConfirmationPolicy", req.body);
+    if (!controls) throw new HttpError(400, NO_AGENT_DETAIL);
+    await controls.setConfirmationPolicy(id, (req.body as SetConfirmationPolicyRequest).policy, conversations.contextFor(id));
+    res.json(SUCCESS);
+  });
+
+  router.post("/api/conversations/:conversation_id/security_analyzer", auth, json, async (req, res) => {
+    const id = await conversationOf("setSecurityAnalyzer", req.params as Record<string, string>, new HttpError(404, "Not Found"));
+    validators.body("setSecurityAnalyzer", req.body);
+    if (!controls) throw new HttpError(400, NO_AGENT_DETAIL);
+    await controls.setSecurityAnalyzer(id, (req.body as SetSecurityAnalyzerRequest).security_analyzer, conversations.contextFor(id));
     res.json(SUCCESS);
   });
 

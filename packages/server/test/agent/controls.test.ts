@@ -1,5 +1,6 @@
 /**
- * The agent server's controls (`…/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`):
+ * The agent server's controls (`…/run`, `…/pause`, `…/interrupt`, `…/events/respond_to_confirmation`,
+ * `…/confirmation_policy`, `…/security_analyzer`):
  * their answers for unknown, malformed and recorded conversations, and their 422s, on a server
  * with the agent runtime and on one without.
  */
@@ -14,6 +15,8 @@ const OPERATIONS = [
   ["pauseConversation", "pause"],
   ["interruptConversation", "interrupt"],
   ["respondToConfirmation", "events/respond_to_confirmation"],
+  ["setConfirmationPolicy", "confirmation_policy"],
+  ["setSecurityAnalyzer", "security_analyzer"],
 ] as const;
 
 describe("with the agent runtime", () => {
@@ -36,6 +39,12 @@ describe("with the agent runtime", () => {
     const respond = await s.t.call("POST", `/api/conversations/${UNKNOWN}/events/respond_to_confirmation`, { json: { accept: true } });
     expectConforms("respondToConfirmation", respond, 404);
     expect(respond.body).toEqual({ detail: `Conversation not found: ${UNKNOWN}` });
+    const policy = await s.t.call("POST", `/api/conversations/${UNKNOWN}/confirmation_policy`, { json: { policy: { kind: "AlwaysConfirm" } } });
+    expectConforms("setConfirmationPolicy", policy, 404);
+    expect(policy.body).toEqual({ detail: "Not Found" });
+    const analyzer = await s.t.call("POST", `/api/conversations/${UNKNOWN}/security_analyzer`, { json: { security_analyzer: null } });
+    expectConforms("setSecurityAnalyzer", analyzer, 404);
+    expect(analyzer.body).toEqual({ detail: "Not Found" });
   });
 
   it.each(OPERATIONS)("%s: a conversation id that is not a UUID is a 422 at [path, conversation_id]", async (operation, name) => {
@@ -57,6 +66,38 @@ describe("with the agent runtime", () => {
     expect422("respondToConfirmation", await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, json === undefined ? {} : { json }), [...loc]);
   });
 
+  it.each([
+    ["no body", undefined, ["body"]],
+    ["no policy", { kind: "AlwaysConfirm" }, ["body", "policy"]],
+    ["a policy without kind", { policy: {} }, ["body", "policy", "kind"]],
+    ["an unknown kind", { policy: { kind: "SometimesConfirm" } }, ["body", "policy", "kind"]],
+    ["threshold UNKNOWN", { policy: { kind: "ConfirmRisky", threshold: "UNKNOWN" } }, ["body", "policy", "threshold"]],
+    ["confirm_unknown not a boolean", { policy: { kind: "ConfirmRisky", confirm_unknown: "yes" } }, ["body", "policy", "confirm_unknown"]],
+  ] as const)("confirmation_policy with %s is a 422 naming it", async (_what, json, loc) => {
+    const { id } = await s.create();
+    expect422("setConfirmationPolicy", await s.t.call("POST", `/api/conversations/${id}/confirmation_policy`, json === undefined ? {} : { json }), [...loc]);
+  });
+
+  it.each([
+    ["no body", undefined, ["body"]],
+    ["no security_analyzer", {}, ["body", "security_analyzer"]],
+    ["an unknown kind", { security_analyzer: { kind: "GraySwanAnalyzer" } }, ["body", "security_analyzer", "kind"]],
+    ["a string", { security_analyzer: "llm" }, ["body", "security_analyzer"]],
+  ] as const)("security_analyzer with %s is a 422 naming it", async (_what, json, loc) => {
+    const { id } = await s.create();
+    expect422("setSecurityAnalyzer", await s.t.call("POST", `/api/conversations/${id}/security_analyzer`, json === undefined ? {} : { json }), [...loc]);
+  });
+
+  it("security_analyzer sets the conversation's analyzer: recorded, in its state", async () => {
+    s.llm.play({ text: "Hello!" });
+    const { id } = await s.create();
+    const reply = await s.t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: { security_analyzer: { kind: "LLMSecurityAnalyzer" } } });
+    expectConforms("setSecurityAnalyzer", reply, 200);
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.security_analyzer).toEqual({ kind: "LLMSecurityAnalyzer" });
+    expectConforms("setSecurityAnalyzer", await s.t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: { security_analyzer: null } }), 200);
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.security_analyzer).toBeNull();
+  });
+
   it("run, pause and interrupt ignore a body, as the agent server (whose clients send {} or nothing)", async () => {
     s.llm.play({ text: "Hello!" });
     const { id } = await s.create();
@@ -65,7 +106,7 @@ describe("with the agent runtime", () => {
     expectConforms("runConversation", await s.t.call("POST", `/api/conversations/${id}/run`, { headers: { "Content-Type": "application/json" } }), 200);
   });
 
-  it("a replayed conversation is a record: created STOPPED; run and respond_to_confirmation 400, pause and interrupt change nothing", async () => {
+  it("a replayed conversation is a record: created STOPPED; run, respond_to_confirmation and confirmation_policy 400, pause and interrupt change nothing", async () => {
     const replay = exampleEvents({ seed: 3 }).filter((event) => event.kind !== "ServerErrorEvent" && event.kind !== "StreamingDeltaEvent");
     const created = await s.t.call("POST", "/api/conversations", { json: { replay_json: JSON.stringify(replay) } });
     expect(created.body.conversation_status).toBe("STOPPED");
@@ -74,6 +115,8 @@ describe("with the agent runtime", () => {
     expectConforms("runConversation", run, 400);
     expect(run.body.detail).toContain("No agent runs this conversation");
     expectConforms("respondToConfirmation", await s.t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: true } }), 400);
+    expectConforms("setConfirmationPolicy", await s.t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: "AlwaysConfirm" } } }), 400);
+    expectConforms("setSecurityAnalyzer", await s.t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: { security_analyzer: null } }), 400);
     expectConforms("pauseConversation", await s.t.call("POST", `/api/conversations/${id}/pause`), 200);
     expectConforms("interruptConversation", await s.t.call("POST", `/api/conversations/${id}/interrupt`), 200);
     const count = await s.t.call("GET", `/api/conversations/${id}/events/count`);
@@ -88,7 +131,7 @@ describe("without the agent runtime (the default)", () => {
   });
   afterAll(() => t.close());
 
-  it("run and respond_to_confirmation answer 400; pause and interrupt 200 and record nothing", async () => {
+  it("run, respond_to_confirmation and confirmation_policy answer 400; pause and interrupt 200 and record nothing", async () => {
     const created = await t.call("POST", "/api/conversations", { json: { initial_user_msg: "Hi" } });
     expect(created.body.conversation_status).toBe("STOPPED");
     const id = created.body.conversation_id as string;
@@ -96,6 +139,8 @@ describe("without the agent runtime (the default)", () => {
     expectConforms("runConversation", run, 400);
     expect(run.body.detail).toContain("--runtime agent");
     expectConforms("respondToConfirmation", await t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: false } }), 400);
+    expectConforms("setConfirmationPolicy", await t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: "NeverConfirm" } } }), 400);
+    expectConforms("setSecurityAnalyzer", await t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: { security_analyzer: null } }), 400);
     expectConforms("pauseConversation", await t.call("POST", `/api/conversations/${id}/pause`), 200);
     expectConforms("interruptConversation", await t.call("POST", `/api/conversations/${id}/interrupt`), 200);
     expect((await t.call("GET", `/api/conversations/${id}/events/count`)).body).toBe(1);

@@ -3,6 +3,7 @@
  * status becomes STOPPED) and reopened by the next message, with nothing lost.
  */
 import { afterEach, expect, it, vi } from "vitest";
+import type { AgentConversationRuntime } from "../../src/agent-runtime.js";
 import { expectValidRun, startAgentServer, timeline, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer | undefined;
@@ -28,4 +29,31 @@ it("closes an idle conversation (STOPPED) and reopens it on the next message", a
   expect(timeline(events).filter((kind) => kind === "SystemPromptEvent")).toHaveLength(1);
   const statuses = events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "conversation_status" ? [event.value] : []));
   expect(statuses).toEqual(["RUNNING", "STOPPED", "STARTING", "RUNNING"]);
+});
+
+it("a message and a run that come while the idle close runs reopen the conversation (never a 500)", async () => {
+  s = await startAgentServer(["--agent-idle-seconds", "3600"]);
+  await s.settings();
+  s.llm.play({ text: "First." }, { text: "Second." }, { text: "Third." });
+  const { id, peer } = await s.create({ initial_user_msg: "One" });
+  await waitForStatus(peer, "finished");
+  const runtime = s.t.server.runtime as AgentConversationRuntime;
+  const context = s.t.server.conversations.contextFor(id);
+
+  // The sweep starts closing the conversation at once (nothing has run for 0 ms); the message
+  // comes in the same turn, while the close is under way.
+  const sweep = runtime.closeIdle(0);
+  const sent = runtime.sendMessage!(id, { role: "user", content: [{ type: "text", text: "Two" }] }, context, { run: true });
+  await expect(sent).resolves.toMatchObject({ kind: "MessageEvent", source: "user" });
+  await sweep;
+  await waitForStatus(peer, "finished", 2);
+
+  expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: { role: "user", content: [{ type: "text", text: "Three" }] } })).status).toBe(200);
+  const swept = runtime.closeIdle(0);
+  await expect(runtime.controls.run(id, context)).resolves.toBeUndefined();
+  await swept;
+  await waitForStatus(peer, "finished", 3);
+  const events = await expectValidRun(s.t, id, peer);
+  const statuses = events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "conversation_status" ? [event.value] : []));
+  expect(statuses).toEqual(["RUNNING", "STOPPED", "STARTING", "RUNNING", "STOPPED", "STARTING", "RUNNING"]);
 });

@@ -8,7 +8,9 @@ import path from "node:path";
 import { gate } from "@acs-toolkit/agent/test-kit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { expectConforms } from "../support/harness.js";
-import { LLM_KEY, expectValidRun, startAgentServer, statusFrame, timeline, waitForStatus, type AgentServer } from "./support.js";
+import type { Frame } from "@acs-toolkit/test-kit/live";
+import { validateEvent } from "@acs-toolkit/validator";
+import { LLM_KEY, expectValidRun, startAgentServer, statusFrame, stored, timeline, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer;
 beforeEach(async () => {
@@ -192,6 +194,24 @@ describe("confirmation mode", () => {
     ]);
   });
 
+  it("confirmation_policy changes the policy of a conversation: recorded, in its state, applied from the next step", async () => {
+    await s.settings({ confirmation_mode: false });
+    s.llm.play({ text: "Ready." }, { toolCalls: [{ name: "terminal", arguments: { command: "touch held.txt" } }] });
+    const { id, peer } = await s.create({ initial_user_msg: "Wait" });
+    await waitForStatus(peer, "finished");
+    const reply = await s.t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: "AlwaysConfirm" }, ignored: true } });
+    expectConforms("setConfirmationPolicy", reply, 200);
+    expect(reply.body).toEqual({ success: true });
+    expect((await s.t.call("GET", `/api/conversations/${id}`)).body.confirmation_policy).toEqual({ kind: "AlwaysConfirm" });
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Touch a file") })).status).toBe(200);
+    await waitForStatus(peer, "waiting_for_confirmation");
+    const events = await expectValidRun(s.t, id, peer);
+    const policies = events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "confirmation_policy" ? [event.value] : []));
+    expect(policies).toEqual([{ kind: "AlwaysConfirm" }]);
+    expect(timeline(events).slice(-2)).toEqual(["ActionEvent:terminal", "status:waiting_for_confirmation"]);
+  });
+
   it("a rejection records a UserRejectObservation with the reason, and the conversation is idle", async () => {
     s.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: "rm -rf data" } }] });
     const { id, peer } = await s.create({ initial_user_msg: "Clean up" });
@@ -235,6 +255,32 @@ describe("pause, interrupt and run", () => {
       "MessageEvent:agent",
       "status:finished",
     ]);
+  });
+
+  it("after a run ends, a pause and an interrupt, live subscribers get the full_state, not stored (as the agent server publishes it)", async () => {
+    const fullState = (frame: Frame) => frame.value.key === "full_state";
+    const held = gate();
+    s.llm.play({ text: "Done." }, { hold: held.promise, text: "never delivered" });
+    const { id, peer } = await s.create({ initial_user_msg: "Go" });
+    const [, afterRun] = await peer.waitFor(2, fullState, 30_000); // the opening frame, then the run's end
+    expect(afterRun!.value.value).toMatchObject({ conversation_id: id, conversation_status: "RUNNING", execution_status: "finished" });
+    expect(afterRun!.value.value.last_event_id).toBe((await stored(s.t, id)).at(-1)!.id);
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Wait", false) })).status).toBe(200);
+    expectConforms("pauseConversation", await s.t.call("POST", `/api/conversations/${id}/pause`), 200);
+    const afterPause = (await peer.waitFor(3, fullState, 30_000))[2]!;
+    expect(afterPause.value.value).toMatchObject({ execution_status: "paused" });
+
+    expect((await s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Go on") })).status).toBe(200);
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(2), { timeout: 10_000, interval: 10 });
+    expectConforms("interruptConversation", await s.t.call("POST", `/api/conversations/${id}/interrupt`), 200);
+    held.open();
+    const frames = await peer.waitFor(5, fullState, 30_000); // the run's end, then the interrupt's answer
+    for (const frame of frames.slice(3)) expect(frame.value.value).toMatchObject({ execution_status: "paused" });
+    for (const frame of frames) expect(validateEvent(frame.value).ok).toBe(true);
+
+    const events = await expectValidRun(s.t, id, peer);
+    expect(events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "full_state")).toEqual([]);
   });
 
   it("interrupt cancels the LLM call now: InterruptEvent, paused", async () => {

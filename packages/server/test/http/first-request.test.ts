@@ -34,6 +34,8 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   pauseConversation: () => t.call("POST", "/api/conversations/not-a-uuid/pause"),
   interruptConversation: () => t.call("POST", "/api/conversations/not-a-uuid/interrupt"),
   respondToConfirmation: () => t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: "yes" } }),
+  setConfirmationPolicy: () => t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: 7 } } }),
+  setSecurityAnalyzer: () => t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: {} }),
 };
 
 it("the table names every operation with parameters or a JSON body", () => {
