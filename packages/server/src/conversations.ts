@@ -134,6 +134,12 @@ const DISCARD_ROWS = 2000;
 const WRITE_TARGET_MS = 8;
 
 /**
+ * Rows per write at most, whatever the measured time allows: handing a write to the import
+ * writer thread serializes its rows on the request thread (2,000 rows took 25 ms there).
+ */
+const MAX_WRITE_ROWS = 500;
+
+/**
  * Writes rows as they come, in transactions sized to take about WRITE_TARGET_MS each (measured,
  * so that a slow disk or a busy machine means smaller ones), yielding to other requests between
  * them.
@@ -145,7 +151,14 @@ class ChunkWriter {
   private failure: unknown;
   private stopped = false;
 
-  constructor(private readonly write: (rows: PreparedEvent[]) => Promise<void>) {}
+  /**
+   * @param write writes rows in one transaction
+   * @param written called as each array given to `add` has been written whole
+   */
+  constructor(
+    private readonly write: (rows: PreparedEvent[]) => Promise<void>,
+    private readonly written: () => void = () => {},
+  ) {}
 
   add(rows: PreparedEvent[]): void {
     if (this.failure !== undefined) throw this.failure;
@@ -173,9 +186,10 @@ class ChunkWriter {
           await this.write(part);
           const ms = performance.now() - started;
           from += part.length;
-          this.size = Math.max(20, Math.min(2_000, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
+          this.size = Math.max(20, Math.min(MAX_WRITE_ROWS, Math.round((part.length * WRITE_TARGET_MS) / Math.max(ms, 0.5))));
           await nextTask();
         }
+        if (!this.stopped) this.written();
       }
     } catch (error) {
       this.failure = error;
@@ -250,10 +264,14 @@ export class ConversationService {
     let request: ConversationCreateRequest | undefined;
     let handle: ImportHandle | undefined;
     let begun: Promise<ImportHandle> | undefined;
-    const writer = new ChunkWriter(async (rows) => this.importRows((handle ??= await begun!), rows));
     // The body goes to the import thread as it arrives, chunk by chunk: even gathering tens of MB
-    // into one buffer (a copy, page faults) would hold this thread too long.
+    // into one buffer (a copy, page faults) would hold this thread too long. The same port tells it
+    // each chunk of rows written, so that it never parses far ahead of the writes (import-worker.ts).
     const { port1: bodyPort, port2 } = new MessageChannel();
+    const writer = new ChunkWriter(
+      async (rows) => this.importRows((handle ??= await begun!), rows),
+      () => bodyPort.postMessage({ written: 1 }),
+    );
     try {
       const parsed = this.imports.run(
         { body: port2 },
@@ -276,8 +294,6 @@ export class ConversationService {
         bodyPort.postMessage({ end: true, aborted: true });
         await parsed.catch(() => {});
         throw error;
-      } finally {
-        bodyPort.close();
       }
       await parsed;
       await writer.finished();
@@ -293,6 +309,8 @@ export class ConversationService {
       if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       throw error;
+    } finally {
+      bodyPort.close(); // the import thread stops waiting for written rows, if it still was
     }
   }
 

@@ -26,6 +26,8 @@ function handle(message: Record<string, unknown>, post: (message: Record<string,
   }
 }
 
-// Not at a lower priority: the thread holds the store's write lock while it writes, and every
-// other write waits for it (on a busy machine a niced writer kept them waiting for seconds).
-serveJobs(parentPort!, handle, { priority: "same" });
+// At the other workers' lower priority (pool.ts, yieldToRequestThread), though the thread holds
+// the store's write lock while it writes: at the request thread's priority it took that thread's
+// CPU under load (1M-event bench: the request thread's longest run between ticks 30 → 100–170 ms,
+// nice 5: 77 ms). The writes waiting for it wait asynchronously, never on the request thread.
+serveJobs(parentPort!, handle);

@@ -171,16 +171,12 @@ export function yieldToRequestThread(): void {
   }
 }
 
-/**
- * The worker side: answers each job with `handle` (which posts through `post`), errors included.
- * The thread yields to the request thread (yieldToRequestThread) unless `priority` is "same".
- */
+/** The worker side: answers each job with `handle` (which posts through `post`), errors included. */
 export function serveJobs(
   port: { on(event: "message", listener: (message: Record<string, unknown> & { job: number }) => void): void; postMessage(message: unknown, transfer?: Transferable[]): void },
   handle: (message: Record<string, unknown>, post: (message: Record<string, unknown>, last: boolean, transfer?: Transferable[]) => void) => void | Promise<void>,
-  { priority = "lower" }: { priority?: "lower" | "same" } = {},
 ): void {
-  if (priority === "lower") yieldToRequestThread();
+  yieldToRequestThread();
   port.on("message", (message) => {
     const post = (body: Record<string, unknown>, last: boolean, transfer: Transferable[] = []) => port.postMessage({ ...body, job: message.job, last }, transfer);
     const fail = (error: unknown) => {

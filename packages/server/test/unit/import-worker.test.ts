@@ -1,0 +1,69 @@
+/**
+ * The import thread (workers/import-worker.ts) parses no further ahead of the writes than a few
+ * chunks of rows: each chunk it posts waits on the request thread's heap until written, and a whole
+ * 65 MB replay parked there was collected in pauses of 150–180 ms at 1M events (issue 13). Driven
+ * through the real pool and thread, by its protocol: the body on a port, `{ written }` credits back.
+ */
+import { MessageChannel } from "node:worker_threads";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { afterEach, describe, expect, it } from "vitest";
+import { WorkerPool } from "../../src/workers/pool.js";
+
+let pool: WorkerPool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  pool = undefined;
+});
+
+/** A replay of `copies` copies of the example trajectory, with unique ids. */
+function replayBody(copies: number): Buffer {
+  const template = exampleEvents();
+  const events = Array.from({ length: copies }, (_, copy) => template.map((e) => ({ ...e, id: e.id.replace(/^.{8}/, copy.toString(16).padStart(8, "0")) }))).flat();
+  return Buffer.from(JSON.stringify({ replay_json: events.map((e) => JSON.stringify(e)).join("\n") }));
+}
+
+describe("the import thread", () => {
+  it("posts at most 8 chunks of rows ahead of the writes, one more per chunk written, and all of them in the end", async () => {
+    pool = new WorkerPool("import-worker", 1, {});
+    const { port1, port2 } = new MessageChannel();
+    const chunks: number[] = [];
+    const done = pool.run({ body: port2 }, (message) => {
+      if (message.rows) chunks.push((message.rows as unknown[]).length);
+    }, [port2]);
+    const body = replayBody(120); // thousands of events: dozens of chunks of 250 rows
+    for (let at = 0; at < body.length; at += 64 * 1024) port1.postMessage(body.subarray(at, at + 64 * 1024));
+    port1.postMessage({ end: true });
+
+    await expect.poll(() => chunks.length, { timeout: 20_000 }).toBe(8);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // parsing is done by now; nothing more comes
+    expect(chunks.length).toBe(8);
+    port1.postMessage({ written: 3 });
+    await expect.poll(() => chunks.length, { timeout: 20_000 }).toBe(11);
+
+    // Written as they come: every chunk arrives, and the job ends.
+    const credit = setInterval(() => port1.postMessage({ written: 1 }), 1);
+    await done;
+    clearInterval(credit);
+    expect(chunks.reduce((a, b) => a + b, 0)).toBe(exampleEvents().length * 120);
+    port1.close();
+  });
+
+  it("gives up, and frees its thread, when the request thread closes the port while it waits", async () => {
+    pool = new WorkerPool("import-worker", 1, {});
+    const { port1, port2 } = new MessageChannel();
+    let chunks = 0;
+    const done = pool.run({ body: port2 }, (message) => void (message.rows && chunks++), [port2]);
+    port1.postMessage(replayBody(120));
+    port1.postMessage({ end: true });
+    await expect.poll(() => chunks, { timeout: 20_000 }).toBe(8);
+    port1.close();
+    await expect(done).rejects.toThrow(/gave up/);
+    // The thread serves the next job.
+    const next = new MessageChannel();
+    const answered = pool.run({ body: next.port2 }, () => {}, [next.port2]);
+    next.port1.postMessage(Buffer.from(JSON.stringify({})));
+    next.port1.postMessage({ end: true });
+    await answered;
+    next.port1.close();
+  });
+});
