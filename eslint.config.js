@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["**/dist/**", "**/node_modules/**", "**/src/generated/**", "packages/validator/generated/**", "**/.turbo/**", "**/coverage/**", "docs/**"],
+    ignores: ["**/dist/**", "**/dist-msw/**", "**/node_modules/**", "**/src/generated/**", "packages/validator/generated/**", "**/.turbo/**", "**/coverage/**", "docs/**"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -2,7 +2,7 @@
  * The built app (dist/, `pnpm build`) in headless Chromium against the acs-mock process: it pages
  * a scenario's history with iterateEvents, then follows the rest live with subscribe, and ends with
  * every event of the conversation, once each, in order, with nothing on the console and no request
- * to any other host.
+ * to any other host; and the same app with the mock in the page through MSW's Service Worker (`?msw`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
+const distMsw = path.join(root, "dist-msw");
 const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css" };
 
 let mock: ChildProcess;
@@ -53,9 +54,12 @@ function startMockProcess(args: string[]): Promise<{ child: ChildProcess; url: s
 beforeAll(async () => {
   expect(existsSync(path.join(dist, "index.html")), "run pnpm build first").toBe(true);
   ({ child: mock, url: mockUrl } = await startMockProcess(["--scenario", "happy", "--speed", "50"]));
+  // dist/ at /, and the `msw` build (dist-msw/, the mock in the page) at /msw/.
   pages = createServer((req, res) => {
-    const file = path.join(dist, new URL(req.url ?? "/", "http://x").pathname.replace(/\/$/, "/index.html"));
-    if (!file.startsWith(dist) || !existsSync(file)) return void res.writeHead(404).end();
+    const pathname = new URL(req.url ?? "/", "http://x").pathname.replace(/\/$/, "/index.html");
+    const [folder, rest] = pathname.startsWith("/msw/") ? [distMsw, pathname.slice("/msw".length)] : [dist, pathname];
+    const file = path.join(folder, rest);
+    if (!file.startsWith(folder) || !existsSync(file)) return void res.writeHead(404).end();
     res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
   });
   await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
@@ -102,6 +106,27 @@ describe("the example app", () => {
     await tab.goto(`${pagesUrl}/?api=${encodeURIComponent(mockUrl)}`);
     await tab.getByRole("button", { name: "happy" }).click();
     await tab.waitForSelector("[data-testid=events] li");
+  });
+
+  it("runs against the mock in the page through MSW (?msw), with nothing listening at its API", async () => {
+    const api = "http://127.0.0.1:9"; // the discard port: only the Service Worker can answer
+    const tab = await browser.newPage();
+    const problems: string[] = [];
+    tab.on("console", (message) => void (["error", "warning"].includes(message.type()) && problems.push(message.text())));
+    tab.on("pageerror", (error) => problems.push(error.message));
+    await tab.goto(`${pagesUrl}/msw/?msw&api=${encodeURIComponent(api)}`);
+    await tab.getByRole("button", { name: "happy" }).click();
+    await tab.waitForFunction(() => document.querySelector("[data-testid=phase]")?.textContent === "open", undefined, { timeout: 30_000 });
+    const shown = await tab.$$eval("[data-testid=events] li", (items) => items.map((item) => item.getAttribute("data-id")));
+    expect(shown.length).toBeGreaterThan(5);
+    // The same conversation as the page's own search through the worker: every event, once, in order.
+    const stored = await tab.evaluate(async (base) => {
+      const { scenarios } = (await (await fetch(`${base}/__mock`)).json()) as { scenarios: Array<{ conversation_id: string }> };
+      const page = await fetch(`${base}/api/conversations/${scenarios[0]!.conversation_id}/events/search?limit=100`, { headers: { "X-Session-API-Key": "mock-session-key" } });
+      return ((await page.json()) as { items: Array<{ id: string }> }).items.map((event) => event.id);
+    }, api);
+    expect(shown).toEqual(stored);
+    expect(problems).toEqual([]);
   });
 
   it("builds without a chunk over Vite's 500 kB warning (the validator is not in it)", () => {
