@@ -13,7 +13,7 @@ export { startServer, VERSION, type RunningServer, type StartOptions } from "./s
 export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
 export { parseConfig, ConfigError, USAGE, type ServerConfig, type PostgresStoreConfig } from "./config.js";
 export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
-export { EventBus, type EventListener } from "./bus.js";
+export { EventBus, type EventListener, type TransientListener } from "./bus.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
 export { openSqliteStore } from "./store/sqlite/index.js";
 export { openPostgresStore, PostgresEventStore, type PostgresStoreOptions } from "./store/postgres/index.js";
