@@ -24,6 +24,7 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { pathEncodingProblem, pathTemplates } from "@acs-toolkit/server";
 import type { World } from "./world.js";
 import { mapViolations } from "./violations.js";
+import { describeWorld } from "./describe-world.js";
 
 /** A Node request handler with the mock's extras. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -235,24 +236,6 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
   };
 }
 
-/** What `GET /__mock` answers: the scenarios and how the mock runs (never the keys). */
-export function describeWorld(world: World): Record<string, unknown> {
-  return {
-    seed: world.seed,
-    speed: world.speed,
-    public_read: world.publicRead,
-    live_channel: "/sockets/events/{conversation_id}",
-    scenarios: world.scenarios.map((s) => ({
-      name: s.name,
-      description: s.description,
-      conversation_id: s.conversationId,
-      events: s.events.length,
-      preload: s.preload,
-      streaming: !world.streamer.waiting.includes(s.conversationId),
-      origin: s.origin,
-    })),
-  };
-}
 
 /** Reads a body up to `limit` bytes; past it stops reading and says so (the rest stays in `req`). */
 function readBody(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; overLimit: boolean }> {

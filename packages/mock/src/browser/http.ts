@@ -9,6 +9,7 @@ import { http, HttpResponse, type HttpHandler } from "msw";
 import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type ConversationInfo, type EventKind, type EventSource } from "@acs-toolkit/schema";
 import { ConversationNotFoundError, requireConversation, type ConversationRecord, type Position, type SearchFilters } from "@acs-toolkit/server/store";
 import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
+import { describeWorld } from "../describe-world.js";
 import { BrowserHttpError, BrowserValidationError, type BrowserWorld } from "./world.js";
 
 type Detail = BrowserValidationError["detail"];
@@ -332,23 +333,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
       }),
     ),
 
-    // The scenarios and how the mock runs, as the Node mock's GET /__mock (front.ts: describeWorld).
-    http.get(at("/__mock"), () =>
-      HttpResponse.json({
-        seed: world.seed,
-        speed: world.speed,
-        public_read: world.publicRead,
-        live_channel: "/sockets/events/{conversation_id}",
-        scenarios: world.scenarios.map((s) => ({
-          name: s.name,
-          description: s.description,
-          conversation_id: s.conversationId,
-          events: s.events.length,
-          preload: s.preload,
-          streaming: !world.streamer.waiting.includes(s.conversationId),
-          origin: s.origin,
-        })),
-      }),
-    ),
+    // The scenarios and how the mock runs, as the Node mock's GET /__mock.
+    http.get(at("/__mock"), () => HttpResponse.json(describeWorld(world))),
   ];
 }
