@@ -209,17 +209,17 @@ class SubscriberCounts {
   }
 }
 
-/**
- * A stored-history replay asked with `resend_mode=since`: the events stored when the connection
- * opened (append order up to `end`) whose timestamp is at or after `from` (µs, inclusive), read in
- * search order.
- */
 /** How live events reach a subscriber's socket: framed once for all (frame.ts), written in turn batches. */
 interface LiveWrites {
   frame(event: StoredEvent): Buffer;
   write(socket: Duplex, bytes: Buffer): void;
 }
 
+/**
+ * A stored-history replay asked with `resend_mode=since`: the events stored when the connection
+ * opened (append order up to `end`) whose timestamp is at or after `from` (µs, inclusive), read in
+ * search order.
+ */
 interface SinceReplay {
   from: number;
   end: number;

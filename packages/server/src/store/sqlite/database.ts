@@ -177,7 +177,7 @@ export class SqliteDatabase {
 
   importRows(handle: ImportHandle, rows: readonly PreparedEvent[]): void {
     const staged = handle as StagedImport;
-    this.write(() => insertRows(this.ingest, staged.pk, staged.written + 1, rows, new Date().toISOString()));
+    this.insertStagedRows(staged.pk, staged.written + 1, rows);
     staged.written += rows.length;
   }
 

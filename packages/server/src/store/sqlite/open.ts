@@ -12,6 +12,17 @@ import { SqliteStore, type SqliteEventStore } from "./store.js";
 /** New databases: fewer, larger pages (fewer WAL frames, shallower trees; ingest +10% at 1M). */
 const PAGE_SIZE = 8192;
 
+/** What every connection that writes sets: the store's own and the import writer's. */
+function writerPragmas(db: Database.Database): void {
+  // Durable across a process crash (a commit is in the WAL, which the OS has); a power loss may
+  // lose the last commits, never consistency. Only checkpoints fsync.
+  db.pragma("synchronous = NORMAL");
+  db.pragma("temp_store = MEMORY");
+  db.pragma("cache_size = -65536"); // 64 MiB per connection
+  db.pragma("mmap_size = 268435456"); // reads through a memory map: no read() call per page on large stores
+  db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`); // the WAL file is cut back to this
+}
+
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
   /** Database file path; ":memory:" for a private in-memory database. */
@@ -60,19 +71,13 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     assertSchemaSupported(db); // before the first write
     db.pragma(`page_size = ${PAGE_SIZE}`); // a new database only: an existing one keeps its own
     db.pragma("journal_mode = WAL");
-    // Durable across a process crash (a commit is in the WAL, which the OS has); a power loss may
-    // lose the last commits, never consistency. Only checkpoints fsync.
-    db.pragma("synchronous = NORMAL");
-    db.pragma("temp_store = MEMORY");
-    db.pragma("cache_size = -65536"); // 64 MiB per connection
-    db.pragma("mmap_size = 268435456"); // reads through a memory map: no read() call per page on large stores
+    writerPragmas(db);
     // A large WAL between the writer's own checkpoints: event ids are random, so each commit
     // dirties pages all over event_ids, and a rarer checkpoint writes each of them once for many
     // commits. The background checkpointer copies it as it grows (see WAL_BACKSTOP_BYTES).
     const pageSize = db.pragma("page_size", { simple: true }) as number;
     const autocheckpoint = (bytes: number) => db.pragma(`wal_autocheckpoint = ${Math.floor(bytes / pageSize)}`);
     autocheckpoint(db.memory ? WAL_AUTOCHECKPOINT_BYTES : WAL_BACKSTOP_BYTES);
-    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`); // the WAL file is cut back to this
     migrate(db);
     if (!db.memory) {
       // A WAL left by the last run is copied now, before any request could wait on it.
@@ -106,13 +111,9 @@ export function openSqliteImportWriter(options: Pick<SqliteStoreOptions, "file" 
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     db.pragma("foreign_keys = ON");
     assertSchemaSupported(db);
-    db.pragma("synchronous = NORMAL");
-    db.pragma("temp_store = MEMORY");
-    db.pragma("cache_size = -65536");
-    db.pragma("mmap_size = 268435456");
+    writerPragmas(db);
     const pageSize = db.pragma("page_size", { simple: true }) as number;
     db.pragma(`wal_autocheckpoint = ${Math.floor(WAL_BACKSTOP_BYTES / pageSize)}`);
-    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     return new SqliteDatabase(db);
   } catch (err) {
     db.close();
