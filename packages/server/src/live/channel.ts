@@ -82,6 +82,12 @@ const PATH = /^\/sockets\/events\/([^/?#]+)\/?$/;
 const SINCE_PAGE = 100;
 
 /**
+ * The bytes a catch-up page aims at: after a page of large events the next asks for fewer, so one
+ * step (a read, and one write of its frames) stays short whatever the events' size.
+ */
+export const CATCH_UP_PAGE_BYTES = 512 * 1024;
+
+/**
  * The `code` of a ServerErrorEvent answering an inbound frame: the agent server's exception class
  * names where they apply (JSONDecodeError, ValidationError), this server's own cases otherwise.
  */
@@ -105,7 +111,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
   const framed = new WeakMap<StoredEvent, Buffer>();
   const frame = (event: StoredEvent) => {
     let bytes = framed.get(event);
-    if (!bytes) framed.set(event, (bytes = textFrame(Buffer.from(event.json))));
+    if (!bytes) framed.set(event, (bytes = textFrame(event.json)));
     return bytes;
   };
   const batcher = new TurnBatcher();
@@ -249,6 +255,8 @@ class LiveConnection {
   private readonly closeListeners: Array<() => void> = [];
   /** The newest seq published on the bus while catching up (see the module comment). */
   private publishedDuringCatchUp = 0;
+  /** Events the next catch-up page asks for: replayPageSize, fewer after a page of large events. */
+  private catchUpLimit = 0;
   /**
    * Inbound frames and the opening, one at a time in arrival order: messages are recorded in the
    * order they were sent, and none is handled before the connection is open.
@@ -429,13 +437,15 @@ class LiveConnection {
         setImmediate(() => void this.catchUp());
         return;
       }
-      const page = await this.options.store.readAfter(this.conversation.id, this.lastSeq, this.settings.replayPageSize);
+      const limit = (this.catchUpLimit ||= this.settings.replayPageSize);
+      const page = await this.options.store.readAfter(this.conversation.id, this.lastSeq, limit);
       if (this.isClosed()) return;
-      for (const event of page) this.deliver(event, event.json);
+      const bytes = this.deliverPage(page);
+      this.catchUpLimit = Math.min(this.settings.replayPageSize, Math.max(1, Math.floor((limit * CATCH_UP_PAGE_BYTES) / Math.max(1, bytes))));
       // A short page, and nothing published past it while it was read: the store has nothing more
       // to give, and whatever it stores next reaches the listener, which is live from now on (in
       // the tick in which the page resolved). Otherwise read again.
-      if (page.length < this.settings.replayPageSize && this.publishedDuringCatchUp <= this.lastSeq) this.phase = "live";
+      if (page.length < limit && this.publishedDuringCatchUp <= this.lastSeq) this.phase = "live";
       // One page per task: a long catch-up never holds the event loop.
       else setImmediate(() => void this.catchUp());
     } catch (error) {
@@ -451,7 +461,7 @@ class LiveConnection {
    */
   private async replaySince(since: SinceReplay): Promise<void> {
     const page = await this.options.store.search(this.conversation.id, { order: "asc", limit: SINCE_PAGE, timestampGte: since.from, after: since.after });
-    for (const event of page.items) if (event.seq <= since.end) this.deliver(event, event.json);
+    this.deliverPage(page.items.filter((event) => event.seq <= since.end));
     const last = page.items[page.items.length - 1];
     if (last) since.after = { ts: last.ts, seq: last.seq };
     if (!page.hasMore) {
@@ -489,12 +499,23 @@ class LiveConnection {
     }
   }
 
-  /** A stored event from a catch-up page, sent by `ws` (catch-up pages are this connection's own). */
-  private deliver(event: StoredEvent, payload: string | Buffer): void {
-    this.lastSeq = event.seq;
-    this.lastId = event.id;
-    this.sent++;
-    this.send(payload);
+  /**
+   * A page of stored events (catch-up pages are this connection's own): framed here and written
+   * in the turn's one write to the socket (a `ws.send` each was a system call each: 500 of them
+   * held the event loop for tens of milliseconds). Returns the bytes written.
+   */
+  private deliverPage(page: readonly StoredEvent[]): number {
+    let bytes = 0;
+    for (const event of page) {
+      this.lastSeq = event.seq;
+      this.lastId = event.id;
+      this.sent++;
+      if (this.ws.readyState !== this.ws.OPEN) continue;
+      const frame = textFrame(event.json);
+      bytes += frame.length;
+      this.live.write(this.socket, frame);
+    }
+    return bytes;
   }
 
   /** A text frame (a Buffer is sent as text too: it holds the UTF-8 of the JSON). */

@@ -7,9 +7,9 @@
  */
 import type { Duplex } from "node:stream";
 
-/** The frame of a text message whose UTF-8 bytes are `payload`. */
-export function textFrame(payload: Buffer): Buffer {
-  const length = payload.length;
+/** The frame of a text message: `payload` is its text, or the text's UTF-8 bytes. */
+export function textFrame(payload: Buffer | string): Buffer {
+  const length = typeof payload === "string" ? Buffer.byteLength(payload) : payload.length;
   const headerLength = length < 126 ? 2 : length < 65_536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(headerLength + length);
   frame[0] = 0x81; // FIN, text
@@ -22,7 +22,8 @@ export function textFrame(payload: Buffer): Buffer {
     frame[1] = 127;
     frame.writeBigUInt64BE(BigInt(length), 2);
   }
-  payload.copy(frame, headerLength);
+  if (typeof payload === "string") frame.write(payload, headerLength);
+  else payload.copy(frame, headerLength);
   return frame;
 }
 

@@ -10,7 +10,8 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { validateEvent } from "@acs-toolkit/validator";
 import { asyncapiDocument } from "@acs-toolkit/schema/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { LIVE_CLOSE } from "../../src/live/channel.js";
+import type { Socket } from "node:net";
+import { CATCH_UP_PAGE_BYTES, LIVE_CLOSE } from "../../src/live/channel.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 import { connectLive, isErrorFrame, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 
@@ -413,6 +414,50 @@ describe("slow consumers", () => {
     const rest = stored.slice(received.length ? replay.length + received.length : 0);
     const frames = await resumed.waitFor(rest.length, isEventFrame);
     expect([...received.map((e) => e.id), ...frames.map((f) => f.value.id)].slice(-400)).toEqual(stored.slice(replay.length));
+  });
+});
+
+describe("catch-up pages (issue 13: one page is one short step)", () => {
+  /** The writes made to the server's side of the next WebSocket connection: bytes of each. */
+  function recordServerWrites(): number[] {
+    const writes: number[] = [];
+    t.server.http.once("upgrade", (_request, socket: Socket) => {
+      const writev = socket._writev!.bind(socket);
+      const write = socket._write.bind(socket);
+      socket._writev = (chunks, callback) => {
+        writes.push(chunks.reduce((n, c) => n + (c.chunk as Buffer).length, 0));
+        writev(chunks, callback);
+      };
+      socket._write = (chunk: Buffer, encoding, callback) => {
+        writes.push(chunk.length);
+        write(chunk, encoding, callback);
+      };
+    });
+    return writes;
+  }
+
+  it("writes each page of a catch-up to the socket in one write", async () => {
+    const id = await createConversation();
+    for (let i = 0; i < 50; i++) await t.server.conversations.sendMessage(id, userMessage(`small ${i}`) as never, { run: false });
+    const events = replay.length + 50;
+    const writes = recordServerWrites();
+    const p = peer(livePath(id, { resend_all: "true" }));
+    await p.waitFor(1 + events);
+    // Pages of 7 (replayPageSize here) and the full_state frame: a write per event before.
+    expect(writes.length).toBeLessThanOrEqual(Math.ceil(events / 7) + 3);
+  });
+
+  it("asks for fewer events after a page of large ones, so a page stays near CATCH_UP_PAGE_BYTES", async () => {
+    const id = await createConversation();
+    const big = "x".repeat(200 * 1024);
+    for (let i = 0; i < 21; i++) await t.server.conversations.sendMessage(id, userMessage(`${i} ${big}`) as never, { run: false });
+    const writes = recordServerWrites();
+    const p = peer(livePath(id, { resend_all: "true" }));
+    const frames = await p.waitFor(1 + replay.length + 21);
+    expect(frames.at(-1)!.value.llm_message.content[0].text).toBe(`20 ${big}`);
+    // Three pages of seven 200 KiB events without the bound; with it, the first page that meets
+    // them is the only write far past the aim.
+    expect(writes.filter((bytes) => bytes > 2 * CATCH_UP_PAGE_BYTES).length).toBeLessThanOrEqual(1);
   });
 });
 
