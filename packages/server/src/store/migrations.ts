@@ -231,10 +231,48 @@ INSERT OR IGNORE INTO event_counts (conversation, kind, source, n)
   SELECT conversation, kind, source, count(*) FROM events GROUP BY conversation, kind, source;
 `;
 
+/**
+ * Version 4, body search whose page cost does not grow with the conversation (issue 18):
+ *
+ * - `conversations.ts_ordered` is 1 while the conversation's timestamps never decrease in append
+ *   order, and `last_ts` is its newest timestamp; both are kept by every insert (ingest.ts). In
+ *   such a conversation (live recordings and recorded trajectories are) search order is append
+ *   order, so a body page can read FTS matches in rowid order from its cursor and stop when it is
+ *   full, instead of walking every message (body-search.ts).
+ * - `message_fts` becomes contentless (`contentless_delete`) and indexes each text followed by two
+ *   U+0001: every character of a text then begins a trigram, so a body of one or two characters is
+ *   in a text exactly when an indexed trigram begins with it, and FTS can serve it too. The texts
+ *   in `message_texts` are unchanged (a match is still confirmed on them).
+ */
+function v4OrderedSearch(db: Database.Database): void {
+  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('conversations')").all() as { name: string }[]).map((c) => c.name));
+  if (!columns.has("ts_ordered")) {
+    db.exec(`
+      ALTER TABLE conversations ADD COLUMN ts_ordered INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE conversations ADD COLUMN last_ts INTEGER;
+      UPDATE conversations SET last_ts = (SELECT max(ts) FROM events WHERE conversation = conversations.pk);
+      UPDATE conversations SET ts_ordered = 0 WHERE pk IN (
+        SELECT DISTINCT conversation FROM (
+          SELECT conversation, ts, lag(ts) OVER (PARTITION BY conversation ORDER BY key) AS previous FROM events
+        ) WHERE ts < previous
+      );
+    `);
+  }
+  const fts = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'message_fts'").get() as { sql: string } | undefined;
+  if (fts?.sql.includes("contentless_delete")) return;
+  db.exec(`
+    DROP TABLE IF EXISTS message_fts;
+    CREATE VIRTUAL TABLE message_fts USING fts5 (text, content = '', contentless_delete = 1, tokenize = 'trigram');
+    INSERT INTO message_fts (rowid, text) SELECT key, text || char(1, 1) FROM message_texts ORDER BY key;
+    CREATE VIRTUAL TABLE IF NOT EXISTS message_fts_terms USING fts5vocab (message_fts, 'row');
+  `);
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial", up: V1_INITIAL },
   { version: 2, name: "compact events", up: v2CompactEvents },
   { version: 3, name: "event counts", up: V3_EVENT_COUNTS },
+  { version: 4, name: "ordered body search", up: v4OrderedSearch },
 ];
 
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -350,7 +350,7 @@ describe("version 2 -> 3 (event counters)", () => {
     await writer.createConversation({ id: OTHER, status: "RUNNING" }, b);
     await writer.close();
     const v2 = new Database(file);
-    v2.exec("DROP TABLE event_counts; DELETE FROM schema_migrations WHERE version = 3");
+    v2.exec("DROP TABLE event_counts; DELETE FROM schema_migrations WHERE version >= 3");
     expect(schemaVersion(v2)).toBe(2);
     v2.close();
 
@@ -377,5 +377,66 @@ describe("version 2 -> 3 (event counters)", () => {
     expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
     expect(db.pragma("foreign_key_check")).toEqual([]);
     db.close();
+  });
+});
+
+describe("version 3 -> 4 (ordered body search)", () => {
+  it("marks the conversations in time order, and indexes texts so that 1–2 characters are found, at a text's end too", async () => {
+    const unordered = conversationEvents(1, 130);
+    const inOrder = conversationEvents(2, 60).map(({ event }, i) => {
+      const e = { ...event, timestamp: new Date(Date.UTC(2026, 1, 5, 11) + i * 1000).toISOString().replace("Z", "") } as Event;
+      return { event: e, json: JSON.stringify(e) };
+    });
+    const writer = openSqliteStore({ file });
+    await writer.createConversation({ id: CONV, status: "RUNNING" }, unordered);
+    await writer.createConversation({ id: OTHER, status: "RUNNING" }, inOrder);
+    await writer.close();
+    // A version-3 file: FTS with the texts as its external content, no vocabulary, no order columns.
+    const v3 = new Database(file);
+    v3.exec(`
+      DROP TABLE message_fts_terms;
+      DROP TABLE message_fts;
+      CREATE VIRTUAL TABLE message_fts USING fts5 (text, content = 'message_texts', content_rowid = 'key', tokenize = 'trigram');
+      INSERT INTO message_fts (message_fts) VALUES ('rebuild');
+      ALTER TABLE conversations DROP COLUMN ts_ordered;
+      ALTER TABLE conversations DROP COLUMN last_ts;
+      DELETE FROM schema_migrations WHERE version = 4;
+    `);
+    expect(schemaVersion(v3)).toBe(3);
+    v3.close();
+
+    const upgraded = openSqliteStore({ file });
+    const orderOf = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return Object.fromEntries((db.prepare("SELECT id, ts_ordered AS o FROM conversations").all() as { id: string; o: number }[]).map((r) => [r.id, r.o]));
+      } finally {
+        db.close();
+      }
+    };
+    const texts = (events: readonly EventToStore[]) => events.filter((e) => e.event.kind === "MessageEvent").map((e) => ({ id: e.event.id, text: messageSearchText(e.event as MessageEvent).toLowerCase() }));
+    try {
+      expect(orderOf()).toEqual({ [CONV]: 0, [OTHER]: 1 });
+      // Texts end with their number ("… number 13"): a body of its last digits is at a text's end.
+      for (const [id, events] of [[CONV, unordered], [OTHER, inOrder]] as const) {
+        const last = texts(events).at(-1)!.text;
+        for (const body of [last.slice(-2), last.slice(-1), "r "]) {
+          const expected = texts(events).filter((t) => t.text.includes(body)).map((t) => t.id);
+          expect(expected.length, body).toBeGreaterThan(0);
+          const page = await upgraded.search(id, { order: "asc", limit: 100, body });
+          expect(new Set(page.items.map((e) => e.id)), `${id} ${body}`).toEqual(new Set(expected));
+          expect(await upgraded.count(id, { body })).toBe(expected.length);
+        }
+      }
+      // Appends keep the mark: later times keep it, an earlier one clears it for good.
+      const later = conversationEvents(3, 1).map(({ event }) => ({ ...event, timestamp: "2026-02-06T00:00:00" }) as Event);
+      await upgraded.appendEvents(OTHER, later.map((event) => ({ event, json: JSON.stringify(event) })));
+      expect(orderOf()[OTHER]).toBe(1);
+      const earlier = conversationEvents(4, 1).map(({ event }) => ({ ...event, timestamp: "2026-02-05T00:00:00" }) as Event);
+      await upgraded.appendEvents(OTHER, earlier.map((event) => ({ event, json: JSON.stringify(event) })));
+      expect(orderOf()[OTHER]).toBe(0);
+    } finally {
+      await upgraded.close();
+    }
   });
 });

@@ -93,7 +93,7 @@ describe("query plans (EXPLAIN QUERY PLAN)", () => {
     for (const source of [undefined, "user"] as const) {
       for (const order of ["asc", "desc"] as const) {
         const query: SearchQuery = { order, limit: 100, body: "world", source, after: { ts: T0, seq: 0 } };
-        const [probe, walk, fts] = store.explain(CONV, query);
+        const [probe, walk, fts, ordered, ...seqBounds] = store.explain(CONV, query);
         const index = source ? "events_by_kind_source" : "events_by_kind";
         expect(walk).toEqual([
           `SEARCH e USING COVERING INDEX ${index} (conversation=? AND kind=?${source ? " AND source=?" : ""} AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))`,
@@ -106,9 +106,17 @@ describe("query plans (EXPLAIN QUERY PLAN)", () => {
         // Sorting happens only on the FTS path, bounded by FTS_CANDIDATES (see sqlite.ts).
         for (const plan of [probe!, walk!, fts!]) expect(flat([plan])).not.toMatch(/SCAN (events|e|m|message_texts)\b/);
         expect(flat([walk!])).not.toMatch(/TEMP B-TREE/);
+        // In append order (a conversation whose timestamps never decrease): FTS hands out its
+        // matches in rowid order between two seqs, found on the time index; nothing is sorted.
+        expect(ordered![0]).toMatch(/^SCAN f VIRTUAL TABLE INDEX \d+:M\d*></);
+        expect(ordered).toContain("SEARCH m USING INTEGER PRIMARY KEY (rowid=?)");
+        expect(flat([ordered!])).not.toMatch(/TEMP B-TREE/);
+        for (const plan of seqBounds) expect(plan).toEqual(["SEARCH events USING COVERING INDEX events_by_time (conversation=? AND (ts,seq)>(?,?) AND (ts,seq)<(?,?))"]);
 
-        const short = store.explain(CONV, { ...query, body: "wo" });
-        expect(short).toEqual([walk]);
+        // A body of two characters goes to FTS too: the trigrams that begin with it (migrations.ts, version 4).
+        expect(store.explain(CONV, { ...query, body: "wo" })).toEqual([probe, walk, fts, ordered, ...seqBounds]);
+        // One no indexed trigram begins with reads nothing; one that is not ASCII is walked.
+        expect(store.explain(CONV, { ...query, body: "é" })).toEqual([walk]);
         expect(flat(store.explain(CONV, query, "count"))).toMatch(/^SCAN f VIRTUAL TABLE INDEX \d+:M\d*></);
         expect(flat(store.explain(CONV, { ...query, body: "wo" }, "count"))).toContain(`SEARCH e USING COVERING INDEX ${index}`);
       }

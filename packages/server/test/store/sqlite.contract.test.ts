@@ -1,7 +1,8 @@
 /**
  * The EventStore contract (contract/index.ts) on the SQLite store: real database files in a fresh
  * temporary directory, each variant with other body-search thresholds (so that every plan runs:
- * FTS, the ordered walk, a walk whose scan budget ends pages short) and every other one reading
+ * FTS sorted or in append order, the ordered walk, a walk whose scan budget ends pages short, the
+ * short walk of a 1–2 character body before FTS) and every other one reading
  * searchJson pages through the sorted statement (the out-of-order fallback) and every other one
  * writing staged imports on the import writer thread; plus one in memory.
  */
@@ -17,8 +18,9 @@ const TUNINGS: SqliteStoreOptions["bodySearch"][] = [
   { ftsCandidates: 0, scanBudget: 1 },
   { ftsCandidates: 2, scanBudget: 3 },
   { ftsCandidates: 10_000, scanBudget: 2 },
-  { ftsCandidates: 5, scanBudget: 40 },
+  { ftsCandidates: 5, scanBudget: 40, shortWalk: 3 },
   { ftsCandidates: 0, scanBudget: 2 },
+  { shortWalk: 1 },
 ];
 
 let dir: string;

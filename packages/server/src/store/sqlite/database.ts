@@ -354,9 +354,10 @@ export class SqliteDatabase {
       else if (what === "search") sqls = [SEARCH_SQL.page(kind, source, order)];
       else sqls = [SqliteDatabase.timeRanged(query) ? SEARCH_SQL.count(kind, source) : SEARCH_SQL.counted(kind, source)];
     } else {
-      const fts = ftsQuery(query.body.toLowerCase()) !== undefined;
-      if (what === "count") sqls = [fts ? SEARCH_SQL.ftsCount(source) : SEARCH_SQL.walkCount(source)];
-      else sqls = fts ? [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order)] : [SEARCH_SQL.walk(source, order)];
+      const fts = this.bodySearch.ftsMatch(query.body.toLowerCase()) !== undefined;
+      if (what === "count") sqls = [ftsQuery(query.body.toLowerCase()) !== undefined ? SEARCH_SQL.ftsCount(source) : SEARCH_SQL.walkCount(source)];
+      else if (!fts) sqls = [SEARCH_SQL.walk(source, order)];
+      else sqls = [SQL.probe, SEARCH_SQL.walk(source, order), SEARCH_SQL.fts(source, order), SEARCH_SQL.ftsOrdered(source, order), SQL.firstSeqIn, SQL.lastSeqIn];
     }
     const needle = (query.body ?? "").toLowerCase();
     const params = {
@@ -366,7 +367,9 @@ export class SqliteDatabase {
       source: query.source === undefined ? undefined : (this.names.lookup(query.source) ?? 0),
       messageKind: this.names.lookup("MessageEvent") ?? 0,
       needle,
-      match: ftsQuery(needle) ?? '""',
+      match: this.bodySearch.ftsMatch(needle) || '""',
+      fromSeq: 1,
+      toSeq: 2,
       ...boundsOf(query, order, query.after),
       n: query.limit + 1,
       k: this.bodySearch.ftsCandidates + 1,

@@ -90,7 +90,15 @@ export function insertRows(target: IngestTarget, conv: number, firstSeq: number,
   for (const [kind, perSource] of perKind) {
     for (const [source, n] of perSource) statements.fixed.addCounts.run({ conv, kind, source, n });
   }
-  statements.fixed.advanceConversation.run({ pk: conv, count, now });
+  // Whether timestamps still never decrease in append order (migrations.ts, version 4).
+  let ordered = 1;
+  let lastTs = stored[0]!.ts;
+  for (let index = 1; index < count; index++) {
+    const ts = stored[index]!.ts;
+    if (ts < lastTs) ordered = 0;
+    else lastTs = ts;
+  }
+  statements.fixed.advanceConversation.run({ pk: conv, count, now, ordered, firstTs: stored[0]!.ts, lastTs });
   return stored;
 }
 

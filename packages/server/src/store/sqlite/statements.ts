@@ -20,9 +20,17 @@ export const SQL = {
     VALUES (:id, :status, :now, :now, 0, :repository, :selectedBranch, :gitProvider, 1)`,
   conversationById: `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ?`,
   conversationPk: "SELECT pk FROM conversations WHERE id = ?",
+  /**
+   * A batch appended: counts, and whether timestamps still never decrease in append order (the
+   * batch's own order is :ordered, its first and newest timestamps :firstTs and :lastTs).
+   */
   advanceConversation: `UPDATE conversations
-    SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now
+    SET event_count = event_count + :count, next_seq = next_seq + :count, updated_at = :now,
+      ts_ordered = ts_ordered AND :ordered AND (last_ts IS NULL OR last_ts <= :firstTs),
+      last_ts = max(coalesce(last_ts, :lastTs), :lastTs)
     WHERE pk = :pk`,
+  /** Whether the conversation's timestamps never decrease in append order (migrations.ts, version 4). */
+  tsOrdered: "SELECT ts_ordered AS ordered FROM conversations WHERE pk = ?",
   /** A batch's events of one (kind, source) added to the counters (migrations.ts, version 3). */
   addCounts: `INSERT INTO event_counts (conversation, kind, source, n) VALUES (:conv, :kind, :source, :n)
     ON CONFLICT (conversation, kind, source) DO UPDATE SET n = n + excluded.n`,
@@ -35,7 +43,15 @@ export const SQL = {
   insertMessageText: `INSERT OR FAIL INTO message_texts (key, seq, ts, source, text)
     VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`,
   /** In the same transaction as the text (no trigger: see migrations.ts, version 2). */
-  indexMessageText: "INSERT INTO message_fts (rowid, text) VALUES ((:conv << 32) | :seq, :text)",
+  /** Two U+0001 after the text: every character begins a trigram (migrations.ts, version 4). */
+  indexMessageText: "INSERT INTO message_fts (rowid, text) VALUES ((:conv << 32) | :seq, :text || char(1, 1))",
+  /** The indexed trigrams that begin with a body of 1–2 characters, up to :k of them. */
+  trigramsFrom: "SELECT term FROM message_fts_terms WHERE term >= :from AND term < :to LIMIT :k",
+  /** The first and last seq inside bounds, in a conversation whose timestamps never decrease. */
+  firstSeqIn: `SELECT seq FROM events INDEXED BY events_by_time
+    WHERE conversation = :conv AND (ts, seq) > (:loTs, :loSeq) AND (ts, seq) < (:hiTs, :hiSeq) ORDER BY ts, seq LIMIT 1`,
+  lastSeqIn: `SELECT seq FROM events INDEXED BY events_by_time
+    WHERE conversation = :conv AND (ts, seq) > (:loTs, :loSeq) AND (ts, seq) < (:hiTs, :hiSeq) ORDER BY ts DESC, seq DESC LIMIT 1`,
   nameCode: "SELECT code FROM names WHERE name = ?",
   addName: "INSERT INTO names (name) VALUES (?)",
   /** The events at the seqs of :seqs (a JSON array), in no particular order: one statement per page. */
@@ -59,9 +75,8 @@ export const SQL = {
   ping: "SELECT 1 AS ok",
   renameConversation: "UPDATE conversations SET id = :id, created_at = :now, updated_at = :now WHERE pk = :pk",
   stagedConversations: `SELECT pk FROM conversations WHERE id LIKE '${STAGING_PREFIX}%'`,
-  /** Removing a staged conversation, a window of seqs at a time (FTS5 external content needs the old text). */
-  discardFts: `INSERT INTO message_fts (message_fts, rowid, text)
-    SELECT 'delete', key, text FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to`,
+  /** Removing a staged conversation, a window of seqs at a time. */
+  discardFts: "DELETE FROM message_fts WHERE rowid >= (:conv << 32) | :from AND rowid < (:conv << 32) | :to",
   discardTexts: "DELETE FROM message_texts WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
   discardEvents: "DELETE FROM events WHERE key >= (:conv << 32) | :from AND key < (:conv << 32) | :to",
   discardIds: `DELETE FROM event_ids WHERE conversation = :conv AND id_hash IN
@@ -176,6 +191,15 @@ export const SEARCH_SQL = {
     FROM events AS e INDEXED BY ${eventIndex(true, source)} JOIN message_texts AS m ON m.key = e.key
     WHERE e.conversation = :conv AND e.kind = :messageKind${equalities(false, source, "e.")} AND ${E_RANGE}
       AND instr(m.text, :needle) > 0`,
+  /**
+   * Body, from FTS in append order (a conversation whose timestamps never decrease, where that is
+   * search order): the candidates between two seqs, each tested, read until the page is full.
+   */
+  ftsOrdered: (source: boolean, order: Order) =>
+    `SELECT m.seq, m.ts, instr(m.text, :needle) > 0${source ? " AND m.source = :source" : ""} AS hit
+    FROM message_fts AS f JOIN message_texts AS m ON m.key = f.rowid
+    WHERE message_fts MATCH :match AND f.rowid BETWEEN (:conv << 32) | :fromSeq AND (:conv << 32) | :toSeq
+    ORDER BY f.rowid ${order === "asc" ? "ASC" : "DESC"}`,
   /** Body, from FTS: the candidates of this conversation (rowid range), confirmed, sorted. */
   fts: (source: boolean, order: Order) =>
     `SELECT m.seq, m.ts

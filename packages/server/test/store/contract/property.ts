@@ -75,15 +75,18 @@ function randomText(random: () => number): string {
   return words.join(random() < 0.8 ? " " : "");
 }
 
-function generate(random: () => number, count: number, idPrefix: string): Event[] {
+/** `inOrder`: timestamps never decrease in append order (as recorded trajectories), with ties. */
+function generate(random: () => number, count: number, idPrefix: string, inOrder = false): Event[] {
   const templates = exampleEvents();
   const byKind = new Map<EventKind, Event>(templates.map((e) => [e.kind, e]));
   // 200 µs apart at most, on few distinct instants: many ties, out of append order.
   const instants = Array.from({ length: Math.max(3, Math.floor(count / 4)) }, () => Date.UTC(2026, 1, 5, 11) * 1000 + Math.floor(random() * 200) * 1000 + (random() < 0.5 ? 0 : Math.floor(random() * 1000)));
+  const chosen = Array.from({ length: count }, () => instants[Math.floor(random() * instants.length)]!);
+  if (inOrder) chosen.sort((a, b) => a - b);
   const events: Event[] = [];
   for (let i = 0; i < count; i++) {
     const kind: EventKind = random() < 0.4 ? "MessageEvent" : EVENT_KINDS[Math.floor(random() * EVENT_KINDS.length)]!;
-    const timestamp = writeInstant(instants[Math.floor(random() * instants.length)]!, random);
+    const timestamp = writeInstant(chosen[i]!, random);
     let event = { ...byKind.get(kind)!, id: `${idPrefix}${i}`, timestamp } as Event & { source?: EventSource };
     if (DEFAULT_EVENT_SOURCE[kind] === null || random() < 0.3) event.source = SOURCES[Math.floor(random() * 3)]!;
     else delete event.source;
@@ -131,7 +134,9 @@ export function propertyContract({ open, variants, scanBudget }: StoreContext): 
         const store = await open(round % variants);
         try {
           const count = 20 + Math.floor(random() * 380);
-          const events = generate(random, count, "e");
+          // Every other turn through the variants, conversations in time order: search order is append order there, which
+          // the SQLite store's body search reads FTS in (body-search.ts).
+          const events = generate(random, count, "e", Math.floor(round / variants) % 2 === 1);
           // The decoy shares ids and words: nothing of it may appear in CONV's results.
           await store.createConversation({ id: DECOY, status: "RUNNING" }, generate(random, 60, "e").map((event) => ({ event, json: JSON.stringify(event) })));
           const rows: Row[] = [];
