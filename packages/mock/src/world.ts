@@ -12,17 +12,16 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
-import { createApp, createCipher, createLogger, EventBus, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
 import { ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
-import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
+import { ObservedBus, resolveScenarios, streamScenarios } from "./scenario-world.js";
 import type { Scenario } from "./scenarios/types.js";
-
 import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
 
-export { DEFAULT_MOCK_KEY, DEFAULT_START };
+export { DEFAULT_MOCK_KEY, DEFAULT_START, ObservedBus };
 
 export interface WorldOptions {
   /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
@@ -74,17 +73,6 @@ export interface World {
   close(): void;
 }
 
-/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
-export class ObservedBus extends EventBus {
-  onSubscribe?: (conversationId: string) => void;
-
-  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
-    const unsubscribe = super.subscribe(conversationId, listener);
-    this.onSubscribe?.(conversationId);
-    return unsubscribe;
-  }
-}
-
 /** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */
 export function createWorld(options: WorldOptions = {}): World {
   const seed = options.seed ?? 1;
@@ -101,12 +89,7 @@ export function createWorld(options: WorldOptions = {}): World {
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });
   agent.store = store;
   const start = options.start ?? DEFAULT_START;
-  const scenarios = (options.scenarios ?? Object.keys(BUILT_IN_SCENARIOS)).map((entry) => {
-    if (typeof entry !== "string") return entry;
-    const build = BUILT_IN_SCENARIOS[entry];
-    if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
-    return build({ seed, start });
-  });
+  const scenarios = resolveScenarios(options.scenarios, { seed, start });
   const { app, conversations, close: closeApp } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
@@ -121,17 +104,7 @@ export function createWorld(options: WorldOptions = {}): World {
     apiDocument: mockApiDocument(openapiDocument, { scenarios, publicRead }),
   });
 
-  const streamer = new ScenarioStreamer({ store, conversations, speed, scheduler, log });
-  const seen = new Map<string, string>();
-  for (const scenario of scenarios) {
-    const other = seen.get(scenario.conversationId);
-    if (other) throw new Error(`scenarios "${other}" and "${scenario.name}" have the same conversation_id ${scenario.conversationId}`);
-    seen.set(scenario.conversationId, scenario.name);
-  }
-  const ready = Promise.all(scenarios.map((scenario) => streamer.add(scenario))).then(() => {});
-  ready.catch(() => {}); // the caller's to await; unobserved, not an unhandled rejection
-  bus.onSubscribe = (conversationId) => streamer.start(conversationId);
-  if (options.streamAtStart) void ready.then(() => streamer.startAll());
+  const { streamer, ready } = streamScenarios({ store, conversations, bus, scenarios, speed, scheduler, log, streamAtStart: options.streamAtStart });
 
   let closed = false;
   return {

@@ -13,7 +13,7 @@
  * two instances, every append did, 500 reads per event for 500 subscribers.
  */
 import pg from "pg";
-import type { EventBus } from "../bus.js";
+import type { EventBus } from "../core/bus.js";
 import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";

@@ -4,7 +4,7 @@
  * reach this process's subscribers only.
  */
 import type { ConversationStateUpdateEvent } from "@acs-toolkit/schema";
-import type { StoredEvent } from "./store/types.js";
+import type { StoredEvent } from "../store/types.js";
 
 export type EventListener = (events: readonly StoredEvent[]) => void;
 export type TransientListener = (event: ConversationStateUpdateEvent) => void;
