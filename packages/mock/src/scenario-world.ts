@@ -6,9 +6,51 @@
  */
 import { EventBus, type ConversationCore, type EventListener } from "@acs-toolkit/server/core";
 import type { EventStore } from "@acs-toolkit/server/store";
-import { ScenarioStreamer, type RuntimeLog, type Scheduler, type Speed } from "./runtime.js";
+import { ScenarioStreamer, type RuntimeLog, type Scheduler, type ScriptedAgent, type Speed } from "./runtime.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
 import type { Scenario } from "./scenarios/types.js";
+
+/** The options of a world, Node's (`WorldOptions`) or a browser page's (`BrowserWorldOptions`). */
+export interface ScenarioWorldOptions {
+  /** Seed of scenario ids, texts, timings and the agent's ids (and, in Node, Prism's generated data). Default 1. */
+  seed?: number;
+  /** Pace of scenario streams and agent turns: a factor (1 = as recorded) or `instant`. Default 1 in Node, `instant` in a browser. */
+  speed?: Speed;
+  /**
+   * Scenarios to serve: built-in names (`happy`, `long`, `errors`, `condensation`, `confirmation`)
+   * and scenario objects. Default: every built-in.
+   */
+  scenarios?: Array<string | Scenario>;
+  /** Time of the first event of built-in scenarios, ms since the epoch. Default 2026-02-05T11:24:45Z. */
+  start?: number;
+  /** Accepted X-Session-API-Key values. Default `["mock-session-key"]` (DEFAULT_MOCK_KEY). */
+  keys?: string[];
+  /**
+   * Serve event search, count and the live channel without a key, as the interface declares no
+   * security scheme there (the reference server asks for one unless `--public-read`). Default true.
+   */
+  publicRead?: boolean;
+  /** Start streaming every scenario at once instead of when its first live client subscribes. */
+  streamAtStart?: boolean;
+}
+
+/** What every world has: a store, the scenarios in it, the conversation service, the agent, the live bus. */
+export interface ScenarioWorld {
+  store: EventStore;
+  /** Resolves once every scenario's conversation is stored (rejects if one could not be). */
+  ready: Promise<void>;
+  bus: ObservedBus;
+  conversations: ConversationCore;
+  agent: ScriptedAgent;
+  streamer: ScenarioStreamer;
+  scenarios: Scenario[];
+  keys: string[];
+  publicRead: boolean;
+  seed: number;
+  speed: Speed;
+  /** Cancels streams and agent turns (and, in Node, closes the server's app). */
+  close(): void;
+}
 
 /** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
 export class ObservedBus extends EventBus {

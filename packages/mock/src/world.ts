@@ -12,65 +12,33 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
-import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
-import { ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
-import { ObservedBus, resolveScenarios, streamScenarios } from "./scenario-world.js";
-import type { Scenario } from "./scenarios/types.js";
+import { Scheduler, ScriptedAgent } from "./runtime.js";
+import { ObservedBus, resolveScenarios, streamScenarios, type ScenarioWorld, type ScenarioWorldOptions } from "./scenario-world.js";
 import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
 
 export { DEFAULT_MOCK_KEY, DEFAULT_START, ObservedBus };
 
-export interface WorldOptions {
-  /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
-  seed?: number;
-  /** Pace of scenario streams and agent turns. Default 1. */
-  speed?: Speed;
-  /**
-   * Scenarios to serve: built-in names (`happy`, `long`, `errors`, `condensation`, `confirmation`)
-   * and loaded scenarios. Default: every built-in.
-   */
-  scenarios?: Array<string | Scenario>;
-  /** Time of the first event of built-in scenarios, ms since the epoch. Default 2026-02-05T11:24:45Z. */
-  start?: number;
-  /** Accepted X-Session-API-Key values. Default [{@link DEFAULT_MOCK_KEY}]. */
-  keys?: string[];
-  /**
-   * Serve event search, count and the live channel without a key, as the interface declares no
-   * security scheme there (the reference server asks for one unless `--public-read`). Default true.
-   */
-  publicRead?: boolean;
+/** Options of {@link createWorld}: those of every world, and the Node mock's own. */
+export interface WorldOptions extends ScenarioWorldOptions {
   /** Browser origins allowed by CORS; default `["*"]` (any). `[]` turns CORS off. */
   corsOrigins?: string[];
-  /** Start streaming every scenario at once instead of when its first live client subscribes. */
-  streamAtStart?: boolean;
   log?: Logger;
 }
 
 /** The running world: the server's Express app and its parts. */
-export interface World {
+export interface World extends ScenarioWorld {
   app: Express;
-  store: EventStore;
-  /** Resolves once every scenario's conversation is stored (rejects if one could not be). */
-  ready: Promise<void>;
-  bus: ObservedBus;
   conversations: ConversationService;
-  agent: ScriptedAgent;
-  streamer: ScenarioStreamer;
-  scenarios: Scenario[];
-  keys: string[];
-  publicRead: boolean;
-  seed: number;
-  speed: Speed;
   log: Logger;
   /**
    * The routes the world implements, as `METHOD /openapi/{path}`; a spec operation without one is
    * answered by Prism's examples.
    */
   routes: Set<string>;
-  close(): void;
 }
 
 /** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */

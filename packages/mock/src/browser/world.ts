@@ -6,28 +6,13 @@
  * module; the scenarios load as in the Node world (scenario-world.ts).
  */
 import { ConversationCore, HttpError, RequestValidationError } from "@acs-toolkit/server/core";
-import { openMemoryStore, type EventStore } from "@acs-toolkit/server/store";
+import { openMemoryStore } from "@acs-toolkit/server/store";
 import { DEFAULT_MOCK_KEY, DEFAULT_START } from "../defaults.js";
-import { Scheduler, ScriptedAgent, type RuntimeLog, type ScenarioStreamer, type Speed } from "../runtime.js";
-import { ObservedBus, resolveScenarios, streamScenarios } from "../scenario-world.js";
-import type { Scenario } from "../scenarios/types.js";
+import { Scheduler, ScriptedAgent, type RuntimeLog } from "../runtime.js";
+import { ObservedBus, resolveScenarios, streamScenarios, type ScenarioWorld, type ScenarioWorldOptions } from "../scenario-world.js";
 
-/** Options of {@link createBrowserWorld}: those of the Node world that make sense in a page. */
-export interface BrowserWorldOptions {
-  /** Seed of scenario ids, texts, timings and the agent's ids. Default 1. */
-  seed?: number;
-  /** Pace of scenario streams and agent turns: a factor (1 = as recorded) or `instant`. Default `instant`. */
-  speed?: Speed;
-  /** Built-in scenario names (`happy`, `long`, `errors`, `condensation`, `confirmation`) and scenario objects. Default: every built-in. */
-  scenarios?: Array<string | Scenario>;
-  /** Time of the first event of built-in scenarios, ms since the epoch. Default 2026-02-05T11:24:45Z. */
-  start?: number;
-  /** Accepted X-Session-API-Key values. Default `["mock-session-key"]`. */
-  keys?: string[];
-  /** Event search, count and the live channel without a key (the interface declares none there). Default true. */
-  publicRead?: boolean;
-  /** Start streaming every scenario at once instead of when its first live client subscribes. */
-  streamAtStart?: boolean;
+/** Options of {@link createBrowserWorld}: those of every world (the Node world's that make sense in a page). */
+export interface BrowserWorldOptions extends ScenarioWorldOptions {
   /** Where failures of the agent and of streams go. Default: `console.warn`. */
   log?: RuntimeLog;
 }
@@ -53,22 +38,7 @@ export const BrowserConversations = ConversationCore;
 export type BrowserConversations = ConversationCore;
 
 /** The browser world: a store, the scenarios in it, the agent, the live bus. */
-export interface BrowserWorld {
-  store: EventStore;
-  conversations: ConversationCore;
-  bus: ObservedBus;
-  agent: ScriptedAgent;
-  streamer: ScenarioStreamer;
-  scenarios: Scenario[];
-  keys: string[];
-  publicRead: boolean;
-  seed: number;
-  speed: Speed;
-  /** Resolves once every scenario's conversation is stored. */
-  ready: Promise<void>;
-  /** Cancels streams and agent turns. */
-  close(): void;
-}
+export type BrowserWorld = ScenarioWorld;
 
 /** Builds the browser world with its scenarios stored (and streaming, paced, once subscribed). */
 export function createBrowserWorld(options: BrowserWorldOptions = {}): BrowserWorld {

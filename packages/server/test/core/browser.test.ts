@@ -6,13 +6,11 @@
  * worker has: it creates a conversation, records events in order and follows them live.
  */
 import { runInNewContext } from "node:vm";
-import { builtinModules } from "node:module";
-import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
+import { bundleForBrowser } from "../support/browser-bundle.js";
 
 const packageDir = fileURLToPath(new URL("../..", import.meta.url));
-const NODE_ONLY = new Set([...builtinModules, "better-sqlite3", "pg", "express", "pino", "ws", "busboy", "ajv"]);
 const entries = {
   source: { stdin: { contents: 'export * from "./src/core/index.ts"; export { openMemoryStore } from "./src/store/index.ts";', resolveDir: packageDir, loader: "ts" as const } },
   // The package's own name: its `exports` map, dist/ (built before the tests run).
@@ -21,39 +19,13 @@ const entries = {
 
 describe("@acs-toolkit/server/core in a browser", () => {
   it.each(Object.entries(entries))("bundles (%s) for the browser platform without a Node built-in, and runs where only browser globals exist", async (_name, input) => {
-    const nodeImports: string[] = [];
-    const result = await build({
-      ...input,
-      bundle: true,
-      platform: "browser",
-      format: "iife",
-      globalName: "core",
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-      plugins: [
-        {
-          name: "no-node",
-          setup(b) {
-            // Anything Node-only is recorded (and left out) rather than failing the build at the first one.
-            b.onResolve({ filter: /.*/ }, (args) => {
-              const bare = args.path.startsWith("node:") ? args.path : args.path.split("/")[0]!;
-              if (!args.path.startsWith("node:") && !NODE_ONLY.has(bare)) return undefined;
-              nodeImports.push(`${args.path} (from ${args.importer})`);
-              return { path: args.path, external: true };
-            });
-          },
-        },
-      ],
-    });
+    const { nodeImports, inputs, code } = await bundleForBrowser(input, "core");
     expect(nodeImports).toEqual([]);
-    const inputs = Object.keys(result.metafile.inputs);
     // (Paths relative to this package.) Of the server: the core's and the store's modules, and the JSON depth bound.
     expect(inputs.filter((file) => /^src\//.test(file) && !/^src\/(core\/[a-z-]+|store\/(index|memory|types|prepare|time)|json\/depth)\.ts$/.test(file))).toEqual([]);
     expect(inputs.filter((file) => /^dist\/(index|cli|read-worker|import-worker|import-writer)\.js$/.test(file))).toEqual([]);
 
     // Only what a Web Worker has: no require, process, Buffer, setImmediate.
-    const code = new TextDecoder().decode(result.outputFiles[0]!.contents);
     const sandbox: Record<string, unknown> = { TextEncoder, TextDecoder, console, queueMicrotask, URL, URLSearchParams, crypto, setTimeout, clearTimeout };
     runInNewContext(`${code}; globalThis.core = core;`, sandbox);
     const core = sandbox.core as typeof import("../../src/core/index.js") & typeof import("../../src/store/index.js");
@@ -82,6 +54,13 @@ describe("@acs-toolkit/server/core in a browser", () => {
     expect(await conversations.info(record)).toMatchObject({ conversation_id: record.id, execution_status: "idle", event_count: 1 });
     session.close(core.LIVE_CLOSE.goingAway, "bye");
     expect(frames.at(-1)).toBe(`close ${core.LIVE_CLOSE.goingAway} bye`);
+  });
+});
+
+describe("the browser bundle check", () => {
+  it("sees the Node built-ins, ws and Express of the server's main entry (it is not for a browser)", async () => {
+    const { nodeImports } = await bundleForBrowser({ entryPoints: [fileURLToPath(new URL("../../src/index.ts", import.meta.url))] }, "server");
+    expect(nodeImports.map((line) => line.split(" ")[0])).toEqual(expect.arrayContaining(["node:crypto", "ws", "express"]));
   });
 });
 
