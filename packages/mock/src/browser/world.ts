@@ -34,7 +34,7 @@ export const BrowserBus = ObservedBus;
 export type BrowserBus = ObservedBus;
 /** The conversation service of the browser world: the server's core one. */
 export const BrowserConversations = ConversationCore;
-/** The conversation service of the browser world (see {@link ConversationCore}). */
+/** The conversation service of the browser world: `ConversationCore` of `@acs-toolkit/server/core`. */
 export type BrowserConversations = ConversationCore;
 
 /** The browser world: a store, the scenarios in it, the agent, the live bus. */
