@@ -217,8 +217,10 @@ export class LiveSession {
   /** The peer has gone (or the transport closed): stops following the conversation. Idempotent. */
   closed(): void {
     this.state = "closed";
-    this.unsubscribe?.();
-    this.unsubscribeTransient?.();
+    // Once: a later call (the transport's close event after `close`) must not unsubscribe again.
+    const unsubscribe = [this.unsubscribe, this.unsubscribeTransient];
+    this.unsubscribe = this.unsubscribeTransient = undefined;
+    for (const stop of unsubscribe) stop?.();
     this.uncount();
     clearTimeout(this.authTimer);
   }
