@@ -16,7 +16,7 @@ export { startMock, createMock, type MockOptions, type RunningMock } from "./moc
 export { createWorld, DEFAULT_MOCK_KEY, DEFAULT_START, type World, type WorldOptions } from "./world.js";
 export { createFront, parsePrefer, parseDuration, type FrontOptions, type NodeHandler, type Preferences } from "./front.js";
 export { mapViolations, type MappedViolations, type PrismViolation } from "./violations.js";
-export type { ObservedBus } from "./world.js";
+export type { ObservedBus, ScenarioWorld, ScenarioWorldOptions } from "./scenario-world.js";
 export { ScriptedAgent, ScenarioStreamer, MAX_GAP_MS, type EventRecorder, type RuntimeLog, type Scheduler, type ScenarioStreamerOptions, type ScriptedAgentOptions, type Speed } from "./runtime.js";
 export { BUILT_IN_SCENARIOS, happyScenario, errorsScenario, condensationScenario, confirmationScenario, longScenario } from "./scenarios/builtin.js";
 export { loadScenarioFile, parseScenario, ScenarioFileError, formatScenarioIssue, type ScenarioFileIssue } from "./scenarios/load.js";

@@ -26,6 +26,7 @@ import { createBrowserWorld, type BrowserWorld, type BrowserWorldOptions } from 
 
 export { createBrowserWorld, BrowserConversations, BrowserBus, BrowserHttpError, BrowserValidationError, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
 export { liveUrlPattern };
+export type { ObservedBus, ScenarioWorld, ScenarioWorldOptions } from "./scenario-world.js";
 
 /** Options of {@link createBrowserMockHandlers}. */
 export interface BrowserMockHandlersOptions extends BrowserWorldOptions {

@@ -2,7 +2,8 @@
  * What makes the world move: a scripted agent (the `ConversationRuntime` the server's conversation
  * service drives) and the scenario streamer. Both record events through a recorder: in Node the
  * server's own `ConversationService.record`, so every event is validated, stored and pushed to live
- * subscribers exactly as on the reference server; in the browser the browser world's (browser/world.ts).
+ * subscribers exactly as on the reference server; in the browser the core of that service
+ * (`ConversationCore` of `@acs-toolkit/server/core`, browser/world.ts).
  */
 import type { ConversationLifecycleStatus, Event, MessageEvent } from "@acs-toolkit/schema";
 // Values from the server's browser-safe entry only: the browser entry (msw-browser.ts) runs this module too.

@@ -12,77 +12,33 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
-import { createApp, createCipher, createLogger, EventBus, parseConfig, type App, type ConversationService, type EventStore, type Logger } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
-import { ScenarioStreamer, Scheduler, ScriptedAgent, type Speed } from "./runtime.js";
-import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";
-import type { Scenario } from "./scenarios/types.js";
-
+import { Scheduler, ScriptedAgent } from "./runtime.js";
+import { ObservedBus, resolveScenarios, streamScenarios, type ScenarioWorld, type ScenarioWorldOptions } from "./scenario-world.js";
 import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
 
-export { DEFAULT_MOCK_KEY, DEFAULT_START };
+export { DEFAULT_MOCK_KEY, DEFAULT_START, ObservedBus };
 
-export interface WorldOptions {
-  /** Seed of scenario ids, texts, timings, the agent's ids and Prism's generated data. Default 1. */
-  seed?: number;
-  /** Pace of scenario streams and agent turns. Default 1. */
-  speed?: Speed;
-  /**
-   * Scenarios to serve: built-in names (`happy`, `long`, `errors`, `condensation`, `confirmation`)
-   * and loaded scenarios. Default: every built-in.
-   */
-  scenarios?: Array<string | Scenario>;
-  /** Time of the first event of built-in scenarios, ms since the epoch. Default 2026-02-05T11:24:45Z. */
-  start?: number;
-  /** Accepted X-Session-API-Key values. Default [{@link DEFAULT_MOCK_KEY}]. */
-  keys?: string[];
-  /**
-   * Serve event search, count and the live channel without a key, as the interface declares no
-   * security scheme there (the reference server asks for one unless `--public-read`). Default true.
-   */
-  publicRead?: boolean;
+/** Options of {@link createWorld}: those of every world, and the Node mock's own. */
+export interface WorldOptions extends ScenarioWorldOptions {
   /** Browser origins allowed by CORS; default `["*"]` (any). `[]` turns CORS off. */
   corsOrigins?: string[];
-  /** Start streaming every scenario at once instead of when its first live client subscribes. */
-  streamAtStart?: boolean;
   log?: Logger;
 }
 
 /** The running world: the server's Express app and its parts. */
-export interface World {
+export interface World extends ScenarioWorld {
   app: Express;
-  store: EventStore;
-  /** Resolves once every scenario's conversation is stored (rejects if one could not be). */
-  ready: Promise<void>;
-  bus: ObservedBus;
   conversations: ConversationService;
-  agent: ScriptedAgent;
-  streamer: ScenarioStreamer;
-  scenarios: Scenario[];
-  keys: string[];
-  publicRead: boolean;
-  seed: number;
-  speed: Speed;
   log: Logger;
   /**
    * The routes the world implements, as `METHOD /openapi/{path}`; a spec operation without one is
    * answered by Prism's examples.
    */
   routes: Set<string>;
-  close(): void;
-}
-
-/** An EventBus that also says when a conversation gets a subscriber (a live client opened it). */
-export class ObservedBus extends EventBus {
-  onSubscribe?: (conversationId: string) => void;
-
-  override subscribe(conversationId: string, listener: Parameters<EventBus["subscribe"]>[1]): () => void {
-    const unsubscribe = super.subscribe(conversationId, listener);
-    this.onSubscribe?.(conversationId);
-    return unsubscribe;
-  }
 }
 
 /** Builds a world with its scenarios stored (and streaming, paced, once subscribed). */
@@ -101,12 +57,7 @@ export function createWorld(options: WorldOptions = {}): World {
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });
   agent.store = store;
   const start = options.start ?? DEFAULT_START;
-  const scenarios = (options.scenarios ?? Object.keys(BUILT_IN_SCENARIOS)).map((entry) => {
-    if (typeof entry !== "string") return entry;
-    const build = BUILT_IN_SCENARIOS[entry];
-    if (!build) throw new Error(`unknown scenario "${entry}": the built-in ones are ${Object.keys(BUILT_IN_SCENARIOS).join(", ")}`);
-    return build({ seed, start });
-  });
+  const scenarios = resolveScenarios(options.scenarios, { seed, start });
   const { app, conversations, close: closeApp } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
@@ -121,17 +72,7 @@ export function createWorld(options: WorldOptions = {}): World {
     apiDocument: mockApiDocument(openapiDocument, { scenarios, publicRead }),
   });
 
-  const streamer = new ScenarioStreamer({ store, conversations, speed, scheduler, log });
-  const seen = new Map<string, string>();
-  for (const scenario of scenarios) {
-    const other = seen.get(scenario.conversationId);
-    if (other) throw new Error(`scenarios "${other}" and "${scenario.name}" have the same conversation_id ${scenario.conversationId}`);
-    seen.set(scenario.conversationId, scenario.name);
-  }
-  const ready = Promise.all(scenarios.map((scenario) => streamer.add(scenario))).then(() => {});
-  ready.catch(() => {}); // the caller's to await; unobserved, not an unhandled rejection
-  bus.onSubscribe = (conversationId) => streamer.start(conversationId);
-  if (options.streamAtStart) void ready.then(() => streamer.startAll());
+  const { streamer, ready } = streamScenarios({ store, conversations, bus, scenarios, speed, scheduler, log, streamAtStart: options.streamAtStart });
 
   let closed = false;
   return {

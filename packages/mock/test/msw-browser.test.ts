@@ -262,6 +262,32 @@ describe("@acs-toolkit/mock/msw-browser", () => {
     await page.close();
   });
 
+  it("creates a conversation from replay_json and replays it with resend_mode=since, as the server's core does", async () => {
+    const { page, errors } = await mockPage("source");
+    const recording = node.mock.world.scenarios[0]!.events.slice(0, 4);
+    const result = await page.evaluate(async ([base, key, replay, since]) => {
+      const headers = { "X-Session-API-Key": key, "Content-Type": "application/json" };
+      const created = await (await fetch(`${base}/api/conversations`, { method: "POST", headers, body: JSON.stringify({ replay_json: JSON.stringify(replay) }) })).json();
+      const bad = await fetch(`${base}/api/conversations`, { method: "POST", headers, body: JSON.stringify({ replay_json: "[{}]" }) });
+      const items = (await (await fetch(`${base}/api/conversations/${created.conversation_id}/events/search`)).json()).items.map((e: { id: string }) => e.id);
+      const socket = new WebSocket(`${base.replace(/^http/, "ws")}/sockets/events/${created.conversation_id}?resend_mode=since&after_timestamp=${encodeURIComponent(since)}`);
+      const frames: Array<{ id: string; key?: string }> = [];
+      socket.onmessage = (message) => frames.push(JSON.parse(message.data as string));
+      const started = Date.now();
+      while (frames.length < 3 && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      socket.close();
+      return { created, bad: { status: bad.status, body: await bad.json() }, items, frames: frames.map((f) => (f.key === "full_state" ? f.key : f.id)) };
+    }, [BASE, KEY, recording, recording[2]!.timestamp] as const);
+    expect(result.created).toMatchObject({ status: "ok", conversation_status: "STARTING" });
+    // The recording, then what the scripted agent recorded since (its status change).
+    expect(result.items.slice(0, recording.length)).toEqual(recording.map((e) => e.id));
+    expect(result.bad.status).toBe(422);
+    expect(result.bad.body.detail[0].loc.slice(0, 3)).toEqual(["body", "replay_json", 0]);
+    expect(result.frames.slice(0, 3)).toEqual(["full_state", recording[2]!.id, recording[3]!.id]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("serves the live channel through MSW's WebSocket API: history, the agent's turn, resume, close codes, error frames", async () => {
     const { page, ids, errors } = await mockPage("built package", { scenarios: ["happy"] });
     const result = await page.evaluate(async ([base, id, key]) => {

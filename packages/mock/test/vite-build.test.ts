@@ -1,8 +1,9 @@
 /**
  * A Vite app that starts MSW's worker with `@acs-toolkit/mock/msw-browser` (the built package, as an
  * app installs it) builds for the browser with no Node built-in and no native module reaching the
- * bundle; the Node entry `@acs-toolkit/mock/msw` does not (what issue 19 found: Vite failed on a
- * Node built-in pulled into the chunk), which shows the check sees them.
+ * bundle; so does one on the server's core, `@acs-toolkit/server/core`, which the browser handlers
+ * are built on; the Node entry `@acs-toolkit/mock/msw` does not (what issue 19 found: Vite failed on
+ * a Node built-in pulled into the chunk), which shows the check sees them.
  */
 import { builtinModules } from "node:module";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -14,21 +15,21 @@ import { describe, expect, it } from "vitest";
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const NODE_ONLY = new Set([...builtinModules, "better-sqlite3", "pg", "express", "pino", "ws"]);
 
+/** The app's main module: MSW's worker on the mock's handlers from `specifier`. */
+const mockApp = (specifier: string) => `import { setupWorker } from "msw/browser";
+import * as mock from ${JSON.stringify(specifier)};
+const handlers = await (mock as any).createBrowserMockHandlers?.({ scenarios: ["happy"] }) ?? await (mock as any).createMockHandlers({ scenarios: ["happy"] });
+await setupWorker(...handlers.handlers).start();
+`;
+
 /** Builds a one-page app importing `specifier` (resolved to `file`); Node-only imports are recorded. */
-async function buildApp(specifier: string, file: string, name: string): Promise<{ nodeImports: string[]; code: string }> {
+async function buildApp(specifier: string, file: string, name: string, main = mockApp(specifier)): Promise<{ nodeImports: string[]; code: string }> {
   // Inside the package, so that msw resolves from its node_modules as in an app.
   const root = path.join(packageDir, "node_modules/.cache", `vite-app-${name}-${process.pid}`);
   mkdirSync(root, { recursive: true });
   try {
     writeFileSync(path.join(root, "index.html"), '<!doctype html><html><body><script type="module" src="./main.ts"></script></body></html>');
-    writeFileSync(
-      path.join(root, "main.ts"),
-      `import { setupWorker } from "msw/browser";
-import * as mock from ${JSON.stringify(specifier)};
-const handlers = await (mock as any).createBrowserMockHandlers?.({ scenarios: ["happy"] }) ?? await (mock as any).createMockHandlers({ scenarios: ["happy"] });
-await setupWorker(...handlers.handlers).start();
-`,
-    );
+    writeFileSync(path.join(root, "main.ts"), main);
     const nodeImports: string[] = [];
     const output = await build({
       root,
@@ -59,6 +60,25 @@ describe("a Vite app on the browser handlers", () => {
     const { nodeImports, code } = await buildApp("@acs-toolkit/mock/msw-browser", path.join(packageDir, "dist/msw-browser.js"), "browser");
     expect(nodeImports).toEqual([]);
     expect(code).toContain("/sockets/events/");
+    expect(code).not.toContain("__vite-browser-external");
+  });
+
+  it("builds @acs-toolkit/server/core (dist) for the browser without a Node built-in, ws or Express", async () => {
+    const serverDir = path.dirname(fileURLToPath(import.meta.resolve("@acs-toolkit/server/package.json")));
+    const main = `import { ConversationCore, EventBus, LiveSession, recordingRuntime } from "@acs-toolkit/server/core";
+import { openMemoryStore } from "@acs-toolkit/server/store";
+const store = openMemoryStore();
+const bus = new EventBus();
+const conversations = new ConversationCore(store, bus, recordingRuntime);
+const record = await conversations.create({ initial_user_msg: "Hello" });
+const frames: string[] = [];
+const transport = { send: (t: string) => frames.push(t), sendEvent: (e: { json: string }) => frames.push(e.json), close: () => {}, bufferedAmount: () => 0 };
+new LiveSession(transport, record.id, new URLSearchParams("resend_all=true"), { store, bus, conversations, checkKey: () => false, publicRead: true }).start(undefined);
+document.title = JSON.stringify(await conversations.info(record));
+`;
+    const { nodeImports, code } = await buildApp("@acs-toolkit/server/core", path.join(serverDir, "dist/core.js"), "core", main);
+    expect(nodeImports).toEqual([]);
+    expect(code).toContain("full_state");
     expect(code).not.toContain("__vite-browser-external");
   });
 

@@ -33,7 +33,7 @@ import {
 import type { ConfirmationResponseRequest, ConversationCreateRequest, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import { HttpError } from "./http/errors.js";
 import type { Logger } from "./log.js";
-import type { ConversationRuntime, RuntimeContext, RuntimeControls } from "./runtime.js";
+import type { ConversationRuntime, RuntimeContext, RuntimeControls } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import { decryptedSecrets, readStoredSettings } from "./settings.js";
 import type { ConversationRecord, EventStore } from "./store/types.js";

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type RequestHandler } from "express";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
-import type { EventBus } from "./bus.js";
+import type { EventBus } from "./core/bus.js";
 import type { ServerConfig } from "./config.js";
 import { ConversationService } from "./conversations.js";
 import { createCursorCodec } from "./cursor.js";
@@ -22,7 +22,7 @@ import { eventRoutes } from "./routes/events.js";
 import { fileRoutes } from "./routes/files.js";
 import { metaRoutes } from "./routes/meta.js";
 import { settingsRoutes } from "./routes/settings.js";
-import type { ConversationRuntime } from "./runtime.js";
+import type { ConversationRuntime } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
 import { WorkerPool } from "./workers/pool.js";

@@ -1,129 +1,23 @@
 /**
- * Creating conversations and recording their events: the one path by which events enter the store
- * (replay, the initial user message, a runtime), so each is validated, stored transactionally and
- * pushed to subscribers.
+ * The reference server's conversation service: the core's ({@link ConversationCore},
+ * core/conversations.ts: create, record, messages, status, state) with what needs Node: creating a
+ * conversation from a large body on the import threads (parsed and validated off the request
+ * thread, written in measured chunks), and the AJV check of recorded state values.
  */
-import { randomUUID } from "node:crypto";
 import { setImmediate as nextTask } from "node:timers/promises";
-import type { ConversationCreateRequest, ConversationFullState, ConversationLifecycleStatus, ConversationStateUpdateEvent, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
-import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
-import { openapiDocument } from "@acs-toolkit/schema/documents";
-import type { EventBus } from "./bus.js";
-import { HttpError } from "./http/errors.js";
-import { RequestValidationError, toValidationError } from "./http/validation.js";
-import { findTooDeep, tooDeepError } from "./json/depth.js";
-import { RecordedStates } from "./agent-state.js";
-import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
-import { recordedTimestamp } from "./store/time.js";
-import {
-  requireConversation,
-  ConversationExistsError,
-  DuplicateEventIdError,
-  type ConversationRecord,
-  type EventStore,
-  type EventToStore,
-  type ImportHandle,
-  type NewConversation,
-  type StoredEvent,
-} from "./store/types.js";
-import type { PreparedEvent } from "./store/prepare.js";
 import { MessageChannel } from "node:worker_threads";
+import type { ConversationCreateRequest, ValidationError } from "@acs-toolkit/schema";
+import { ConversationCore, initialMessage } from "./core/conversations.js";
+import type { EventBus } from "./core/bus.js";
+import type { ConversationRuntime } from "./core/runtime.js";
+import type { ConversationStates } from "./core/state.js";
+import { HttpError } from "./core/errors.js";
+import { RequestValidationError } from "./http/validation.js";
+import { RecordedStates } from "./agent-state.js";
+import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
+import type { PreparedEvent } from "./store/prepare.js";
 import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
-const HEX_UUID = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
-
-/** A UUID given hyphenated or as 32 hex digits, as the canonical lower-case hyphenated form. */
-export function canonicalConversationId(id: string): string | undefined {
-  if (!HEX_UUID.test(id)) return undefined;
-  const hex = id.replace(/-/g, "").toLowerCase();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/**
- * Reads `replay_json` (a JSON array of events, JSONL or an EventPage) and validates every event.
- * @throws RequestValidationError with loc ["body", "replay_json", <event index>, ...pointer]
- */
-export function parseReplay(text: string): EventToStore[] {
-  const events: EventToStore[] = [];
-  const errors = [];
-  let index = 0;
-  let deep: Array<string | number> | undefined;
-  for (const entry of trajectoryEntries(text)) {
-    const at = ["replay_json", index];
-    if (entry.parseError !== undefined) {
-      const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
-      errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
-    } else if ((deep = findTooDeep(entry.value))) {
-      errors.push(tooDeepError(["body", ...at], deep));
-    } else {
-      const result = validateEvent(entry.value);
-      if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });
-      else errors.push(...result.errors.map((issue) => toValidationError("body", at, issue)));
-    }
-    if (errors.length >= 50) break; // enough to act on; a broken 1M-event recording must not build 1M errors
-    index++;
-  }
-  if (errors.length) throw new RequestValidationError(errors);
-  return events;
-}
-
-/** A user MessageEvent carrying `message`, with a fresh id and the current time. */
-function userMessageEvent(message: MessageEvent["llm_message"]): MessageEvent {
-  return {
-    id: randomUUID(),
-    timestamp: recordedTimestamp(),
-    source: "user",
-    llm_message: message,
-    llm_response_id: null,
-    activated_skills: [],
-    extended_content: [],
-    sender: null,
-    critic_result: null,
-    kind: "MessageEvent",
-  };
-}
-
-/** The properties a recorded message keeps: those of the spec's Message, but its legacy ones. */
-const MESSAGE_PROPERTIES = Object.entries(
-  (openapiDocument.components as { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> }).schemas.Message!.properties,
-).flatMap(([name, property]) => (property.deprecated ? [] : [name]));
-
-function messageProperties(message: UserMessage): MessageEvent["llm_message"] {
-  const sent = message as Record<string, unknown>;
-  return Object.fromEntries(MESSAGE_PROPERTIES.filter((name) => sent[name] !== undefined).map((name) => [name, sent[name]])) as MessageEvent["llm_message"];
-}
-
-/** The initial user message of a creation request, as a message (for a runtime that records it). */
-function initialUserMessage(request: ConversationCreateRequest): UserMessage | undefined {
-  if (!request.initial_user_msg) return undefined;
-  return initialMessageEvent(request.initial_user_msg, request.image_urls).llm_message as UserMessage;
-}
-
-function initialMessage(text: string, imageUrls: string[] | null | undefined): EventToStore {
-  const event = initialMessageEvent(text, imageUrls);
-  return { event, json: JSON.stringify(event) };
-}
-
-function initialMessageEvent(text: string, imageUrls: string[] | null | undefined): MessageEvent {
-  const event = userMessageEvent({
-    role: "user",
-    content: [
-      { cache_prompt: false, type: "text", text },
-      ...(imageUrls?.length ? [{ cache_prompt: false, type: "image" as const, image_urls: imageUrls }] : []),
-    ],
-    thinking_blocks: [],
-  });
-  return event;
-}
-
-/** Events to store, each validated. @throws RequestValidationError (loc: body, index, …) */
-function validated(events: readonly Event[], stampedAtRecording = false): EventToStore[] {
-  return events.map((event, index) => {
-    const result = validateEvent(event);
-    if (!result.ok) throw new RequestValidationError(result.errors.map((issue) => toValidationError("body", [index], issue)));
-    return stampedAtRecording ? { event, json: JSON.stringify(event), stampedAtRecording } : { event, json: JSON.stringify(event) };
-  });
-}
 
 /** Rows removed per step when a staged import is discarded (each step one transaction). */
 const DISCARD_ROWS = 2000;
@@ -199,57 +93,25 @@ class ChunkWriter {
 }
 
 /**
- * Client messages (`POST …/events`, live-channel frames) one conversation may have waiting to be
- * recorded: past it a message is refused (TooManyMessagesError: 429, or a `TooManyRequests` error
- * frame) instead of joining a queue that producers faster than the store would grow without bound.
+ * The conversation service of the reference server: {@link ConversationCore} with
+ * {@link ConversationService.createFromJson} (a creation body parsed on the import threads) and
+ * recorded state values checked by AJV ({@link RecordedStates}).
  */
-export const MAX_WAITING_MESSAGES = 256;
-
-/** A client message refused for backpressure (see MAX_WAITING_MESSAGES): 429, nothing was stored. */
-export class TooManyMessagesError extends HttpError {
-  constructor(readonly limit: number) {
-    super(429, `Too Many Requests: ${limit} messages to this conversation are waiting to be recorded; send this one again later`, { "Retry-After": "1" });
-  }
-}
-
-export class ConversationService {
-  /**
-   * The write in progress per conversation (record, setStatus): the next one starts when it has
-   * settled, so that events are stored and published in the order they were recorded, and a status
-   * change reads and writes with nothing in between, whatever the store's latency.
-   */
-  private readonly writes = new Map<string, Promise<unknown>>();
-  /** Client messages per conversation not yet recorded (deliverMessage), bounded by MAX_WAITING_MESSAGES. */
-  private readonly waitingMessages = new Map<string, number>();
-
+export class ConversationService extends ConversationCore {
   /**
    * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
    */
   constructor(
-    private readonly store: EventStore,
-    private readonly bus: EventBus,
-    private readonly runtime: ConversationRuntime,
+    store: EventStore,
+    bus: EventBus,
+    runtime: ConversationRuntime,
     private readonly imports?: WorkerPool,
-  ) {}
+  ) {
+    super(store, bus, runtime);
+  }
 
-  /** @throws RequestValidationError (422), HttpError 409 */
-  async create(request: ConversationCreateRequest): Promise<ConversationRecord> {
-    const conversation = this.newConversation(request);
-    const events = request.replay_json ? parseReplay(request.replay_json) : [];
-    const initial = this.runtime.takesInitialMessage?.(request) ? initialUserMessage(request) : undefined;
-    if (request.initial_user_msg && !initial) events.push(initialMessage(request.initial_user_msg, request.image_urls));
-    let record: ConversationRecord;
-    try {
-      record = await this.store.createConversation(conversation, events);
-    } catch (error) {
-      if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
-      if (error instanceof DuplicateEventIdError) {
-        const loc = error.index < events.length - (request.initial_user_msg && !initial ? 1 : 0) ? ["body", "replay_json", error.index, "id"] : ["body", "initial_user_msg"];
-        throw new RequestValidationError([{ loc, msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
-      }
-      throw error;
-    }
-    return this.started(record, initial);
+  protected override createStates(): ConversationStates {
+    return new RecordedStates(this.store);
   }
 
   /**
@@ -298,7 +160,7 @@ export class ConversationService {
       await parsed;
       await writer.finished();
       handle ??= await begun!; // a replay without events
-      const taken = this.runtime.takesInitialMessage?.(request!) ? initialUserMessage(request!) : undefined;
+      const taken = this.takenInitialMessage(request!);
       const initial = request!.initial_user_msg && !taken ? [initialMessage(request!.initial_user_msg, request!.image_urls)] : [];
       return this.started(await this.store.finishImport(handle, initial), taken);
     } catch (error) {
@@ -335,163 +197,4 @@ export class ConversationService {
     }
   }
 
-  /** The conversation a request creates. @throws RequestValidationError for a conversation_id that is not a UUID */
-  private newConversation(request: ConversationCreateRequest): NewConversation {
-    let id: string = randomUUID();
-    if (request.conversation_id !== undefined && request.conversation_id !== null) {
-      const canonical = canonicalConversationId(request.conversation_id);
-      if (!canonical) {
-        throw new RequestValidationError([{ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
-      }
-      id = canonical;
-    }
-    return {
-      id,
-      status: this.runtime.initialStatusFor?.(request) ?? this.runtime.initialStatus,
-      repository: request.repository ?? null,
-      selectedBranch: request.selected_branch ?? null,
-      gitProvider: request.git_provider ?? null,
-    };
-  }
-
-  /** Hands a new conversation to the runtime (with its initial message when the runtime records it). */
-  private started(record: ConversationRecord, initial?: UserMessage): ConversationRecord {
-    // Nobody can be subscribed to a conversation that did not exist: nothing to publish yet.
-    this.runtime.start(record, this.contextFor(record.id), initial);
-    return record;
-  }
-
-  /**
-   * Records events of a conversation: validated, stored in one transaction, pushed to subscribers.
-   * Calls for one conversation are stored and published in the order they were made.
-   */
-  record(conversationId: string, events: readonly Event[], options: { stampedAtRecording?: boolean } = {}): Promise<StoredEvent[]> {
-    let toStore: EventToStore[];
-    try {
-      toStore = validated(events, options.stampedAtRecording);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-    return this.serially(conversationId, () => this.append(conversationId, toStore));
-  }
-
-  private async append(conversationId: string, toStore: readonly EventToStore[]): Promise<StoredEvent[]> {
-    const stored = await this.store.appendEvents(conversationId, toStore);
-    this.bus.publish(conversationId, stored);
-    return stored;
-  }
-
-  /** Runs `write` once the conversation's write in progress (if any) has settled. */
-  private serially<T>(conversationId: string, write: () => Promise<T>): Promise<T> {
-    const previous = this.writes.get(conversationId);
-    const next = previous ? previous.then(write, write) : write();
-    const settled = next.then(() => {}, () => {});
-    this.writes.set(conversationId, settled);
-    // The map holds only conversations with a write in progress.
-    void settled.then(() => this.writes.get(conversationId) === settled && this.writes.delete(conversationId));
-    return next;
-  }
-
-  /**
-   * Records a user message (already validated as a SendMessageRequest or a UserMessage) as a user
-   * MessageEvent holding the Message's own properties (`run` and unknown keys are dropped, as the
-   * agent server drops them), pushes it to subscribers and hands it to the runtime, which runs the
-   * agent on it when `options.run` is true (false by default, as the agent server's `run`).
-   * @throws ConversationNotFoundError
-   */
-  async sendMessage(conversationId: string, message: UserMessage, options: { run: boolean } = { run: false }): Promise<MessageEvent> {
-    let event = userMessageEvent(messageProperties(message));
-    const [stored] = await this.record(conversationId, [event], { stampedAtRecording: true });
-    // A store shared by several instances may have moved its timestamp (EventToStore.stampedAtRecording).
-    if (stored && stored.json !== JSON.stringify(event)) event = JSON.parse(stored.json) as MessageEvent;
-    if (this.runtime.onUserMessage) {
-      this.runtime.onUserMessage(await requireConversation(this.store, conversationId), event, this.contextFor(conversationId), options);
-    }
-    return event;
-  }
-
-  /**
-   * A user message from a client (`POST …/events`, a live-channel frame): {@link sendMessage}, unless
-   * the runtime records messages itself (the agent: a message sent during a step is recorded when
-   * the step ends, as the agent server's send_message waits for the step).
-   * @throws ConversationNotFoundError
-   */
-  async deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): Promise<MessageEvent> {
-    const waiting = this.waitingMessages.get(conversationId) ?? 0;
-    if (waiting >= MAX_WAITING_MESSAGES) throw new TooManyMessagesError(MAX_WAITING_MESSAGES);
-    this.waitingMessages.set(conversationId, waiting + 1);
-    try {
-      if (!this.runtime.sendMessage) return await this.sendMessage(conversationId, message, options);
-      const kept = { ...messageProperties(message), role: "user" } as UserMessage;
-      return (await this.runtime.sendMessage(conversationId, kept, this.contextFor(conversationId), options)) ?? (await this.sendMessage(conversationId, kept, options));
-    } finally {
-      const left = this.waitingMessages.get(conversationId)! - 1;
-      if (left === 0) this.waitingMessages.delete(conversationId);
-      else this.waitingMessages.set(conversationId, left);
-    }
-  }
-
-  /**
-   * Sets a conversation's status and records the change as a ConversationStateUpdateEvent (nothing
-   * when it has that status already). @throws ConversationNotFoundError
-   */
-  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
-    return this.serially(conversationId, async () => {
-      const before = await requireConversation(this.store, conversationId);
-      if (before.status === status) return before;
-      const record = await this.store.setStatus(conversationId, status);
-      await this.append(conversationId, validated([
-      {
-        id: randomUUID(),
-        timestamp: recordedTimestamp(),
-        source: "environment",
-        key: "conversation_status",
-        value: status,
-        kind: "ConversationStateUpdateEvent",
-      },
-      ], true));
-      return record;
-    });
-  }
-
-  /** The agent server's state of each conversation (execution status, stats, …), derived from what it recorded. */
-  get states(): RecordedStates {
-    return (this.recordedStates ??= new RecordedStates(this.store));
-  }
-  private recordedStates?: RecordedStates;
-
-  /** The `full_state` frame of a conversation (the live channel's first frame; not stored). */
-  async fullState(conversation: ConversationRecord): Promise<ConversationStateUpdateEvent> {
-    const last = conversation.eventCount > 0 ? (await this.store.readAfter(conversation.id, conversation.eventCount - 1, 1))[0] : undefined;
-    const value: ConversationFullState = {
-      conversation_id: conversation.id,
-      conversation_status: conversation.status,
-      created_at: conversation.createdAt,
-      updated_at: conversation.updatedAt,
-      event_count: conversation.eventCount,
-      last_event_id: last?.id ?? null,
-      ...(await this.states.of(conversation)),
-    };
-    return { id: randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "full_state", value, kind: "ConversationStateUpdateEvent" };
-  }
-
-  /**
-   * Pushes the conversation's `full_state` to its live subscribers in this process, not stored,
-   * after the writes in progress (as the agent server after run, pause and interrupt).
-   */
-  publishState(conversationId: string): Promise<void> {
-    return this.serially(conversationId, async () => {
-      const record = await this.store.getConversation(conversationId);
-      if (record && this.bus.hasSubscribers(conversationId)) this.bus.publishTransient(conversationId, await this.fullState(record));
-    });
-  }
-
-  /** What a runtime records through for one conversation. */
-  contextFor(conversationId: string): RuntimeContext {
-    return {
-      record: async (events) => void (await this.record(conversationId, events)),
-      setStatus: async (status) => void (await this.setStatus(conversationId, status)),
-      publishState: () => this.publishState(conversationId),
-    };
-  }
 }

@@ -12,9 +12,30 @@
 export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
 export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
 export { parseConfig, ConfigError, USAGE, type ServerConfig, type PostgresStoreConfig } from "./config.js";
-export { ConversationService, canonicalConversationId, parseReplay } from "./conversations.js";
-export { EventBus, type EventListener, type TransientListener } from "./bus.js";
-export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
+export { ConversationService } from "./conversations.js";
+// The core (`@acs-toolkit/server/core`, browser-safe), which the server's layers are built on.
+export {
+  ConversationCore,
+  ConversationStates,
+  EventBus,
+  LiveSession,
+  canonicalConversationId,
+  conversationInfo,
+  parseReplay,
+  recordingRuntime,
+  type ConversationCoreOptions,
+  type ConversationRuntime,
+  type EventListener,
+  type LiveLog,
+  type LivePhase,
+  type LiveSessionOptions,
+  type LiveTransport,
+  type RuntimeContext,
+  type RuntimeControls,
+  type ServerErrorCode,
+  type StateConformance,
+  type TransientListener,
+} from "./core/index.js";
 export { openSqliteStore } from "./store/sqlite/index.js";
 export { openPostgresStore, PostgresEventStore, type PostgresStoreOptions } from "./store/postgres/index.js";
 export { MemoryEventStore, openMemoryStore, type MemoryStoreOptions } from "./store/memory.js";

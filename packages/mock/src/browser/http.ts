@@ -1,45 +1,39 @@
 /**
  * The HTTP side of the browser mock: MSW `http` handlers answering from the browser world as the
  * reference server answers (routes/events.ts, routes/conversations.ts, routes/settings.ts): the same shapes, paging
- * order, 401 and 404 details, and a 422 naming the culprit's `loc` for bad input. Checks are written
- * out for the parameters of the operations served here (the Node mock has Prism check everything
- * against the spec; Prism does not run in a browser).
+ * order, 401 and 404 details, and a 422 naming the culprit's `loc` for bad input. Conversations are
+ * created, read and sent messages through the server's core (`ConversationCore`), as the server's
+ * routes do; the checks of the parameters of the operations served here are written out (the Node
+ * mock has Prism check everything against the spec; Prism does not run in a browser).
  */
 import { http, HttpResponse, type HttpHandler } from "msw";
-import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type ConversationInfo, type EventKind, type EventSource } from "@acs-toolkit/schema";
-import { ConversationNotFoundError, requireConversation, type ConversationRecord, type Position, type SearchFilters } from "@acs-toolkit/server/store";
+import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type EventKind, type EventSource, type ValidationError } from "@acs-toolkit/schema";
+import { canonicalConversationId, checkUserMessage, HttpError, RequestValidationError } from "@acs-toolkit/server/core";
+import { ConversationNotFoundError, requireConversation, type Position, type SearchFilters } from "@acs-toolkit/server/store";
 import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
 import { describeWorld } from "../describe-world.js";
-import { BrowserHttpError, BrowserValidationError, type BrowserWorld } from "./world.js";
+import type { BrowserWorld } from "./world.js";
 
-type Detail = BrowserValidationError["detail"];
+type Detail = ValidationError[];
 
 /** The store document of the settings (the server's name). */
 const SETTINGS_DOCUMENT = "settings";
 
-const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const KIND = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*$/;
 const SOURCES: readonly EventSource[] = ["agent", "user", "environment"];
 
-/** A canonical conversation id (lower case, hyphenated), or undefined for anything that is no UUID. */
-export function canonicalId(raw: string): string | undefined {
-  if (!UUID.test(raw)) return undefined;
-  const hex = raw.replace(/-/g, "").toLowerCase();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
 /** The 422 of the interface: `{"detail": [{loc, msg, type}]}`. */
 const invalid = (detail: Detail) => HttpResponse.json({ detail }, { status: 422 });
-const failure = (status: number, detail: string) => HttpResponse.json({ detail }, { status });
+const failure = (status: number, detail: string, headers: Record<string, string> = {}) => HttpResponse.json({ detail }, { status, headers });
 
 /** Answers the errors every route may throw as the server's error handler does (http/errors.ts). */
 async function answering(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof BrowserValidationError) return invalid(error.detail);
+    if (error instanceof RequestValidationError) return invalid(error.detail);
     if (error instanceof ConversationNotFoundError) return failure(404, error.message);
-    if (error instanceof BrowserHttpError) return failure(error.status, error.detail);
+    if (error instanceof HttpError) return failure(error.status, error.detail, error.headers);
     console.error("acs-mock: unexpected failure", error);
     return failure(500, "Internal Server Error");
   }
@@ -68,8 +62,8 @@ const cursors = {
 
 /** The conversation id of a path, or a 422 at `["path", "conversation_id"]`. */
 function pathId(raw: string | readonly string[] | undefined): string {
-  const id = typeof raw === "string" ? canonicalId(raw) : undefined;
-  if (id === undefined) throw new BrowserValidationError([{ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
+  const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
+  if (id === undefined) throw new RequestValidationError([{ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
   return id;
 }
 
@@ -101,20 +95,6 @@ function filtersOf(query: URLSearchParams, detail: Detail): SearchFilters {
   return filters;
 }
 
-function conversationInfo(record: ConversationRecord, state: object): ConversationInfo {
-  return {
-    ...state,
-    conversation_id: record.id,
-    status: record.status,
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-    event_count: record.eventCount,
-    repository: record.repository,
-    selected_branch: record.selectedBranch,
-    git_provider: record.gitProvider,
-  } as ConversationInfo;
-}
-
 /** A JSON body, or a 422 at `["body"]` naming where it is broken. */
 async function jsonBody(request: Request): Promise<unknown> {
   const text = await request.text();
@@ -122,7 +102,7 @@ async function jsonBody(request: Request): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new BrowserValidationError([{ loc: ["body"], msg: `is not valid JSON: ${(error as Error).message}`, type: "json_invalid" }]);
+    throw new RequestValidationError([{ loc: ["body"], msg: `is not valid JSON: ${(error as Error).message}`, type: "json_invalid" }]);
   }
 }
 
@@ -141,10 +121,10 @@ const SCALAR_TYPES = { string: ["a string", "string_type"], number: ["a number",
  * (settings.ts: storeSettings): a field absent or null takes its default, or keeps its stored
  * value when the spec marks it `x-keep-when-null`; `""` clears a secret; provider tokens merge by
  * provider, a token not sent is kept. `mcp_config` is not stored by the browser mock.
- * @throws BrowserValidationError
+ * @throws RequestValidationError
  */
 function nextSettings(previous: BrowserSettings | undefined, body: unknown): BrowserSettings {
-  if (!isObject(body)) throw new BrowserValidationError([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
+  if (!isObject(body)) throw new RequestValidationError([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
   const detail: Detail = [];
   const fields: BrowserSettings["fields"] = {};
   for (const [name, field] of Object.entries(SETTINGS_FIELDS)) {
@@ -185,7 +165,7 @@ function nextSettings(previous: BrowserSettings | undefined, body: unknown): Bro
       }
     }
   }
-  if (detail.length) throw new BrowserValidationError(detail);
+  if (detail.length) throw new RequestValidationError(detail);
   return { fields, providerTokens };
 }
 
@@ -219,7 +199,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         const query = new URL(request.url).searchParams;
         const detail: Detail = [];
         const raw = params.conversation_id;
-        const id = typeof raw === "string" ? canonicalId(raw) : undefined;
+        const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
         if (id === undefined) detail.push({ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" });
         const filters = filtersOf(query, detail);
         const limitText = query.get("limit");
@@ -259,7 +239,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         if (!world.publicRead && !authorized(request)) return unauthorized();
         const detail: Detail = [];
         const raw = params.conversation_id;
-        const id = typeof raw === "string" ? canonicalId(raw) : undefined;
+        const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
         if (id === undefined) detail.push({ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" });
         const filters = filtersOf(new URL(request.url).searchParams, detail);
         if (detail.length) return invalid(detail);
@@ -272,7 +252,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
       answering(async () => {
         if (!authorized(request)) return unauthorized();
         const record = await requireConversation(store, pathId(params.conversation_id));
-        return HttpResponse.json(conversationInfo(record, await conversations.stateOf(record)));
+        return HttpResponse.json(await conversations.info(record));
       }),
     ),
 
@@ -283,15 +263,14 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
         const create = body as ConversationCreateRequest & Record<string, unknown>;
         const detail: Detail = [];
-        for (const name of ["initial_user_msg", "repository", "selected_branch", "conversation_instructions"] as const) {
+        for (const name of ["initial_user_msg", "repository", "selected_branch", "conversation_instructions", "replay_json"] as const) {
           if (create[name] != null && typeof create[name] !== "string") detail.push({ loc: ["body", name], msg: "must be a string", type: "string_type" });
         }
-        if (create.conversation_id != null && (typeof create.conversation_id !== "string" || canonicalId(create.conversation_id) === undefined)) {
+        if (create.conversation_id != null && (typeof create.conversation_id !== "string" || canonicalConversationId(create.conversation_id) === undefined)) {
           detail.push({ loc: ["body", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" });
         }
-        if (create.replay_json != null) detail.push({ loc: ["body", "replay_json"], msg: "is not supported by the browser mock (use the Node mock, or a scenario)", type: "value_error" });
         if (detail.length) return invalid(detail);
-        const record = await conversations.create({ ...create, ...(create.conversation_id && { conversation_id: canonicalId(create.conversation_id) }) });
+        const record = await conversations.create(create);
         const response: ConversationCreateResponse = { status: "ok", conversation_id: record.id, message: null, conversation_status: record.status === "ERROR" ? "STOPPED" : record.status };
         return HttpResponse.json(response);
       }),
@@ -303,7 +282,8 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         const id = (await requireConversation(store, pathId(params.conversation_id))).id;
         const body = await jsonBody(request);
         const run = typeof body === "object" && body !== null && (body as { run?: unknown }).run === true;
-        return HttpResponse.json(await conversations.sendMessage(id, body, { run }));
+        checkUserMessage(body, ["body"]);
+        return HttpResponse.json(await conversations.deliverMessage(id, body, { run }));
       }),
     ),
 

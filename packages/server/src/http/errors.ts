@@ -6,19 +6,9 @@ import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { Logger } from "../log.js";
 import { storageFullCause, storageFullDetail, type WriteHealth } from "../write-health.js";
 import { ConversationNotFoundError, StoreUnavailableError } from "../store/types.js";
-import { RequestValidationError } from "./validation.js";
+import { HttpError, RequestValidationError } from "../core/errors.js";
 
-/** An error with an HTTP status and a `detail` sentence (401, 404, 409, 413, …). */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    /** Headers of the answer (a 429's `Retry-After`). */
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
-  }
-}
+export { HttpError } from "../core/errors.js";
 
 function sendValidationError(res: Response, detail: RequestValidationError["detail"]): void {
   res.status(422).json({ detail });

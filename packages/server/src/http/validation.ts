@@ -4,52 +4,15 @@
  * become FastAPI-shaped entries (`{ loc, msg, type }`) whose `loc` points at the culprit.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import { pointerTokens, toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
+import { toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
+import { RequestValidationError, toValidationError } from "../core/errors.js";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
 import { MAX_QUERY_PARAMETERS, queryOverflow } from "./query.js";
 
 export type Json = Record<string, unknown>;
 
-/** Where a value came from, the first element of `loc`. */
-export type Location = "path" | "query" | "header" | "body";
-
-/** FastAPI/pydantic-style error types, by validator rule. */
-export const ERROR_TYPES: Readonly<Record<string, string>> = {
-  required: "missing",
-  unknownProperty: "extra_forbidden",
-  type: "type_error",
-  enum: "enum",
-  const: "literal_error",
-  minimum: "greater_than_equal",
-  exclusiveMinimum: "greater_than",
-  maximum: "less_than_equal",
-  exclusiveMaximum: "less_than",
-  minLength: "string_too_short",
-  maxLength: "string_too_long",
-  pattern: "string_pattern_mismatch",
-  format: "value_error",
-  minItems: "too_short",
-  maxItems: "too_long",
-  unknownKind: "union_tag_invalid",
-  json: "json_invalid",
-};
-
-export function toValidationError(location: Location, prefix: Array<string | number>, issue: ValidationIssue): ValidationError {
-  return {
-    loc: [location, ...prefix, ...pointerTokens(issue.pointer)],
-    msg: issue.message,
-    type: ERROR_TYPES[issue.rule] ?? "value_error",
-  };
-}
-
-/** A request that failed validation; the error handler answers 422 with `detail`. */
-export class RequestValidationError extends Error {
-  override readonly name = "RequestValidationError";
-  constructor(readonly detail: ValidationError[]) {
-    super(detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
-  }
-}
+export { ERROR_TYPES, RequestValidationError, toValidationError, type Location } from "../core/errors.js";
 
 interface Parameter {
   name: string;

@@ -6,14 +6,14 @@
  * publishes them on the local bus, in append order. The notification is only a hint: a lost or late
  * one costs latency, never an event — the next one (or the resync after the LISTEN connection comes
  * back) reads everything past what was published, and a subscriber that sees a gap reads the store
- * itself (live/channel.ts). Local appends (ConversationService publishes them on the bus) pass
+ * itself (core/live.ts). Local appends (ConversationService publishes them on the bus) pass
  * through here too: delivered at once when they come right after what was delivered, otherwise read
  * in order with the others' events. Delivered ahead of an earlier event of another instance, each
  * of the conversation's subscribers would see a gap and read the store itself: with appends through
  * two instances, every append did, 500 reads per event for 500 subscribers.
  */
 import pg from "pg";
-import type { EventBus } from "../bus.js";
+import type { EventBus } from "../core/bus.js";
 import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";

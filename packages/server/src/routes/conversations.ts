@@ -1,6 +1,6 @@
 /** Creating and reading conversations. */
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import type { AgentConversationState, ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, SendMessageRequest } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationCreateResponse, SendMessageRequest } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import { JSON_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
 import type { RequestValidators } from "../http/validation.js";
@@ -23,20 +23,6 @@ export interface ConversationRoutesDeps {
  * hundred events is parsed, validated and stored in place in a few milliseconds).
  */
 export const OFF_THREAD_BODY_BYTES = 256 * 1024;
-
-function conversationInfo(record: ConversationRecord, state: AgentConversationState): ConversationInfo {
-  return {
-    ...state,
-    conversation_id: record.id,
-    status: record.status,
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-    event_count: record.eventCount,
-    repository: record.repository,
-    selected_branch: record.selectedBranch,
-    git_provider: record.gitProvider,
-  };
-}
 
 export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes, jsonLimitBytes }: ConversationRoutesDeps): Router {
   const router = Router();
@@ -69,7 +55,7 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
   router.get("/api/conversations/:conversation_id", auth, async (req, res) => {
     const { path } = validators.parameters("getConversation", req.params as Record<string, string>, {});
     const record = await requireConversation(store, path.conversation_id as string);
-    res.json(conversationInfo(record, await conversations.states.of(record)));
+    res.json(await conversations.info(record));
   });
 
   router.post("/api/conversations/:conversation_id/events", auth, json, async (req, res) => {

@@ -7,7 +7,7 @@
 import { parentPort, type MessagePort } from "node:worker_threads";
 import type { ConversationCreateRequest } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { parseReplay } from "../conversations.js";
+import { parseReplay } from "../core/conversations.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";

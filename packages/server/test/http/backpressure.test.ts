@@ -8,8 +8,8 @@
 import type { MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectLive, isErrorFrame, livePath } from "@acs-toolkit/test-kit/live";
-import { MAX_WAITING_MESSAGES } from "../../src/conversations.js";
-import type { ConversationRuntime, RuntimeContext } from "../../src/runtime.js";
+import { MAX_WAITING_MESSAGES } from "../../src/core/conversations.js";
+import type { ConversationRuntime, RuntimeContext } from "../../src/core/runtime.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 
 const CONV = "7d1c3b2a-4e5f-4a6b-8c7d-9e0f1a2b3c4d";

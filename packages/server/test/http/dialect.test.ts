@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRuntime } from "../../src/runtime.js";
+import type { ConversationRuntime } from "../../src/core/runtime.js";
 import { KEY, expectConforms, startTestServer, type TestServer } from "../support/harness.js";
 import { connectLive, isEventFrame, livePath } from "@acs-toolkit/test-kit/live";
 

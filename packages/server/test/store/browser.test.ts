@@ -6,9 +6,9 @@
  * worker has, and stores and searches events.
  */
 import { runInNewContext } from "node:vm";
-import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
+import { bundleForBrowser } from "../support/browser-bundle.js";
 
 const packageDir = fileURLToPath(new URL("../..", import.meta.url));
 const entries = {
@@ -19,37 +19,13 @@ const entries = {
 
 describe("@acs-toolkit/server/store in a browser", () => {
   it.each(Object.entries(entries))("bundles (%s) for the browser platform without a Node built-in, and runs where only browser globals exist", async (_name, input) => {
-    const nodeImports: string[] = [];
-    const result = await build({
-      ...input,
-      bundle: true,
-      platform: "browser",
-      format: "iife",
-      globalName: "store",
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-      plugins: [
-        {
-          name: "no-node",
-          setup(b) {
-            // Anything Node-only is recorded (and left out) rather than failing the build at the first one.
-            b.onResolve({ filter: /^(node:|better-sqlite3$|fs$|path$|os$|crypto$|worker_threads$|module$)/ }, (args) => {
-              nodeImports.push(`${args.path} (from ${args.importer})`);
-              return { path: args.path, external: true };
-            });
-          },
-        },
-      ],
-    });
+    const { nodeImports, inputs, code } = await bundleForBrowser(input, "store");
     expect(nodeImports).toEqual([]);
-    const inputs = Object.keys(result.metafile.inputs);
     // (Paths relative to this package.) Of the server: the store's modules only, not the Node entries.
     expect(inputs.filter((file) => /^src\//.test(file) && !/^src\/store\/(index|memory|types|prepare|time)\.ts$/.test(file))).toEqual([]);
     expect(inputs.filter((file) => /^dist\/(index|cli|read-worker|import-worker|import-writer)\.js$/.test(file))).toEqual([]);
 
     // Only what a Web Worker has: no require, process, Buffer.
-    const code = new TextDecoder().decode(result.outputFiles[0]!.contents);
     const sandbox: Record<string, unknown> = { TextEncoder, TextDecoder, console, queueMicrotask, URL };
     runInNewContext(`${code}; globalThis.store = store;`, sandbox);
     const { openMemoryStore } = sandbox.store as typeof import("../../src/store/index.js");

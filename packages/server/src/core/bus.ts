@@ -1,26 +1,37 @@
 /**
  * In-process fan-out of stored events, so that events recorded by any path reach every subscriber;
  * and of transient events (never stored: the agent server's `full_state` after a control), which
- * reach this process's subscribers only.
+ * reach this process's subscribers only. Part of the core (no Node built-in): the server's live
+ * channel and the mock's browser handlers subscribe to it the same way.
  */
 import type { ConversationStateUpdateEvent } from "@acs-toolkit/schema";
-import type { StoredEvent } from "./store/types.js";
+import type { StoredEvent } from "../store/types.js";
 
+/** Receives the events of one conversation stored by one append, in append order. */
 export type EventListener = (events: readonly StoredEvent[]) => void;
+/** Receives a transient state update (never stored) of one conversation. */
 export type TransientListener = (event: ConversationStateUpdateEvent) => void;
 
+/** Adds `listener` to the conversation's set in `map`; returns what removes it (a second call does nothing). */
+function addListener<L>(map: Map<string, Set<L>>, conversationId: string, listener: L): () => void {
+  let set = map.get(conversationId);
+  if (!set) map.set(conversationId, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    // The map holds only conversations with a listener (and never loses a newer set of one).
+    if (set.size === 0 && map.get(conversationId) === set) map.delete(conversationId);
+  };
+}
+
+/** The fan-out of a conversation's stored events (and transient state updates) to its subscribers in this process. */
 export class EventBus {
   private readonly listeners = new Map<string, Set<EventListener>>();
   private readonly transientListeners = new Map<string, Set<TransientListener>>();
 
+  /** Follows a conversation's stored events from now on; returns what stops it. */
   subscribe(conversationId: string, listener: EventListener): () => void {
-    let set = this.listeners.get(conversationId);
-    if (!set) this.listeners.set(conversationId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(conversationId);
-    };
+    return addListener(this.listeners, conversationId, listener);
   }
 
   /** Whether anyone in this process follows the conversation. */
@@ -50,16 +61,12 @@ export class EventBus {
   }
   private route: ((conversationId: string, events: readonly StoredEvent[]) => void) | undefined;
 
+  /** Follows a conversation's transient state updates (this process's only) from now on; returns what stops it. */
   subscribeTransient(conversationId: string, listener: TransientListener): () => void {
-    let set = this.transientListeners.get(conversationId);
-    if (!set) this.transientListeners.set(conversationId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.transientListeners.delete(conversationId);
-    };
+    return addListener(this.transientListeners, conversationId, listener);
   }
 
+  /** A transient state update, never stored, to the conversation's transient subscribers in this process. */
   publishTransient(conversationId: string, event: ConversationStateUpdateEvent): void {
     for (const listener of this.transientListeners.get(conversationId) ?? []) listener(event);
   }

@@ -8,7 +8,7 @@
  * ConversationStateUpdateEvent with key `conversation_status`.
  */
 import type { ConfirmationPolicy, ConfirmationResponseRequest, ConversationCreateRequest, SecurityAnalyzer, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
-import type { ConversationRecord } from "./store/types.js";
+import type { ConversationRecord } from "../store/types.js";
 
 export interface RuntimeContext {
   /** Records events into the conversation (validated, stored, pushed to subscribers). */

@@ -1,0 +1,40 @@
+/**
+ * @packageDocumentation
+ * The reference server's core, with no transport: `@acs-toolkit/server/core`. The conversation
+ * service ({@link ConversationCore}: create, record in order per conversation, user messages,
+ * status, the derived agent state, ConversationInfo and `full_state`), the {@link EventBus} that
+ * pushes stored events to live subscribers, and the live channel's protocol ({@link LiveSession}:
+ * authentication, `after_id` / `resend_all` / `resend_mode` catch-up, `full_state`, error frames,
+ * the spec's close codes) over any {@link LiveTransport}. Nothing here imports a Node built-in,
+ * `ws`, Express or a native module: the server's HTTP routes and `ws` channel are thin layers over
+ * it, and so are the mock's MSW handlers that run in a browser.
+ *
+ * ```ts
+ * import { ConversationCore, EventBus, recordingRuntime } from "@acs-toolkit/server/core";
+ * import { openMemoryStore } from "@acs-toolkit/server/store";
+ *
+ * const store = openMemoryStore();
+ * const bus = new EventBus();
+ * const conversations = new ConversationCore(store, bus, recordingRuntime);
+ * const record = await conversations.create({ initial_user_msg: "Hello" });
+ * bus.subscribe(record.id, (events) => console.log(events.map((e) => e.json)));
+ * console.log(await conversations.info(record));
+ * ```
+ */
+export { EventBus, type EventListener, type TransientListener } from "./bus.js";
+export {
+  ConversationCore,
+  canonicalConversationId,
+  checkUserMessage,
+  conversationInfo,
+  initialMessage,
+  parseReplay,
+  MAX_WAITING_MESSAGES,
+  TooManyMessagesError,
+  type ConversationCoreOptions,
+} from "./conversations.js";
+export { ConversationStates, shallowConformance, type StateConformance } from "./state.js";
+export { LiveSession, LIVE_CLOSE, truncateReason, type LiveLog, type LivePhase, type LiveSessionOptions, type LiveTransport, type ServerErrorCode } from "./live.js";
+export { HttpError, RequestValidationError, toValidationError, ERROR_TYPES, type Location } from "./errors.js";
+export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
+export { nextTask } from "./tasks.js";
