@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build, type BuildOptions } from "esbuild";
+import { bundleForBrowser } from "@acs-toolkit/test-kit/browser-bundle";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY, operationOf, specValidators, startTestMock, type TestMock } from "./support.js";
@@ -35,30 +36,6 @@ const inputs: Record<string, BuildOptions> = {
   "built package": { stdin: { contents: pageScript("@acs-toolkit/mock/msw-browser"), resolveDir: packageDir, loader: "ts" } },
 };
 
-/** Bundles the page's script for the browser; Node-only imports are recorded (and left out). */
-async function bundle(input: BuildOptions): Promise<{ code: string; nodeImports: string[] }> {
-  const nodeImports: string[] = [];
-  const result = await build({
-    ...input,
-    bundle: true,
-    platform: "browser",
-    format: "iife",
-    write: false,
-    logLevel: "silent",
-    plugins: [
-      {
-        name: "no-node",
-        setup(b) {
-          b.onResolve({ filter: /^(node:|better-sqlite3$|pg$|express$|pino$|ws$|fs$|path$|os$|crypto$|http$|stream$|zlib$|worker_threads$|module$)/ }, (args) => {
-            nodeImports.push(`${args.path} (from ${args.importer})`);
-            return { path: args.path, external: true };
-          });
-        },
-      },
-    ],
-  });
-  return { code: new TextDecoder().decode(result.outputFiles[0]!.contents), nodeImports };
-}
 
 const bundles: Record<string, { code: string; nodeImports: string[] }> = {};
 /** The README's browser example, as the page's module (top-level await: an ES module). */
@@ -69,7 +46,7 @@ let browser: Browser;
 let node: TestMock;
 
 beforeAll(async () => {
-  for (const [name, input] of Object.entries(inputs)) bundles[name] = await bundle(input);
+  for (const [name, input] of Object.entries(inputs)) bundles[name] = await bundleForBrowser(input, "mswPage");
   const example = await build({ entryPoints: [fileURLToPath(new URL("./readme-browser-example.ts", import.meta.url))], bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent", alias: { "@acs-toolkit/mock/msw-browser": fileURLToPath(new URL("../src/msw-browser.ts", import.meta.url)) } });
   readmeExample = new TextDecoder().decode(example.outputFiles[0]!.contents);
   const worker = readFileSync(createRequire(import.meta.url).resolve("msw/mockServiceWorker.js"));

@@ -8,7 +8,7 @@
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import { bundleForBrowser } from "../support/browser-bundle.js";
+import { bundleForBrowser } from "@acs-toolkit/test-kit/browser-bundle";
 
 const packageDir = fileURLToPath(new URL("../..", import.meta.url));
 const entries = {
