@@ -1,6 +1,7 @@
 /**
  * `pnpm bench` for the mock: start-up time of `acs-mock`, then event search on the mock next to bare
- * Prism (`prism mock`, @stoplight/prism-cli 5.14.2, static examples) on the same bundled spec, in the
+ * quiet Prism (`prism mock -v silent`, @stoplight/prism-cli 5.14.2, static examples: its default info
+ * log costs it about a fifth of its throughput, issue 18) on the same bundled spec, in the
  * same run, with the same request and the same client: p50 latency of sequential requests on one
  * keep-alive connection, and requests per second under autocannon (10 connections), each measured in
  * alternating rounds. Both servers run in their own process. `--smoke` runs a quick version (CI).
@@ -162,7 +163,7 @@ try {
   const prismPort = await freePort();
   const route = `/api/conversations/${conversationId}/events/search?limit=100`;
   const mock = await launch([cli, "--port", String(mockPort), "--log-level", "silent"], `http://127.0.0.1:${mockPort}/health`);
-  const prism = await launch([prismBin, "mock", specFile, "--host", "127.0.0.1", "--port", String(prismPort), "--errors", "false"], `http://127.0.0.1:${prismPort}${route}`);
+  const prism = await launch([prismBin, "mock", specFile, "--host", "127.0.0.1", "--port", String(prismPort), "--errors", "false", "-v", "silent"], `http://127.0.0.1:${prismPort}${route}`);
   const count = smoke ? 100 : 1000;
   const mockUrl = `http://127.0.0.1:${mockPort}${route}`;
   const prismUrl = `http://127.0.0.1:${prismPort}${route}`;
@@ -175,7 +176,7 @@ try {
     name: "event search p50, sequential (page of 100)",
     value: round(mockP50),
     unit: "ms",
-    peer: { name: "prism mock (static)", value: round(prismP50), unit: "ms" },
+    peer: { name: "prism mock -v silent (static)", value: round(prismP50), unit: "ms" },
     ratio: round(latencyRatio),
     target: "mock no slower than Prism (ratio mock/Prism ≤ 1)",
     met: latencyRatio <= 1,
@@ -185,7 +186,7 @@ try {
     name: "event search req/s, 10 connections",
     value: mockLoad.rps,
     unit: "req/s",
-    peer: { name: "prism mock (static)", value: prismLoad.rps, unit: "req/s" },
+    peer: { name: "prism mock -v silent (static)", value: prismLoad.rps, unit: "req/s" },
     ratio: round(throughputRatio),
     target: "mock no slower than Prism (ratio Prism/mock ≤ 1)",
     met: throughputRatio <= 1,
