@@ -11,6 +11,7 @@ import { parseReplay } from "../conversations.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
+import { EventBatchParser } from "./event-batch.js";
 import { serveJobs } from "./pool.js";
 
 /**
@@ -38,19 +39,22 @@ const MAX_CHUNKS_AHEAD = 8;
 class ImportPort {
   private readonly chunks: Uint8Array[] = [];
   private body: ((body: Buffer | undefined) => void) | undefined;
+  /** receiveChunks's consumer: each chunk as it comes, then whether the body ended whole. */
+  private stream: { chunk: (chunk: Uint8Array) => void; end: (whole: boolean) => void } | undefined;
   private credit = MAX_CHUNKS_AHEAD;
   private waiting: { resolve: () => void; reject: (error: Error) => void } | undefined;
   private closed = false;
 
   constructor(private readonly port: MessagePort) {
     port.on("message", (message: Uint8Array | { end: true; aborted?: true } | { written: number }) => {
-      if (message instanceof Uint8Array) return void this.chunks.push(message);
+      if (message instanceof Uint8Array) return void (this.stream ? this.stream.chunk(message) : this.chunks.push(message));
       if ("written" in message) {
         this.credit += message.written;
         this.waiting?.resolve();
         this.waiting = undefined;
         return;
       }
+      if (this.stream) return this.stream.end(!message.aborted);
       this.body?.(message.aborted ? undefined : Buffer.concat(this.chunks));
       this.chunks.length = 0;
     });
@@ -64,6 +68,14 @@ class ImportPort {
   /** The whole body (`undefined` when the request gave up on it). */
   receiveBody(): Promise<Buffer | undefined> {
     return new Promise((resolve) => (this.body = resolve));
+  }
+
+  /**
+   * Hands each chunk of the body to `chunk` as it arrives (none is kept here); resolves true at
+   * the end of the body, false when the request gave up on it.
+   */
+  receiveChunks(chunk: (chunk: Uint8Array) => void): Promise<boolean> {
+    return new Promise((resolve) => (this.stream = { chunk, end: resolve }));
   }
 
   /** Resolves when one more chunk of rows may be posted. */
@@ -80,8 +92,37 @@ class ImportPort {
   }
 }
 
+/**
+ * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (event-batch.ts),
+ * its rows posted at the end, encoded, in one message (a batch is bounded: MAX_BATCH_EVENTS).
+ */
+async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean) => void): Promise<void> {
+  const parser = new EventBatchParser();
+  let failure: unknown;
+  const whole = await port.receiveChunks((chunk) => {
+    if (failure !== undefined) return;
+    try {
+      parser.push(chunk);
+    } catch (error) {
+      failure = error;
+    }
+  });
+  if (failure !== undefined) throw failure;
+  if (!whole) return post({}, true);
+  const parsed = parser.end();
+  if ("problems" in parsed) throw new RequestValidationError(parsed.problems);
+  post({ ...parsed }, true);
+}
+
 serveJobs(parentPort!, async (message, post) => {
   const port = new ImportPort(message.body as MessagePort);
+  if (message.op === "batch") {
+    try {
+      return await parseBatch(port, post);
+    } finally {
+      port.close();
+    }
+  }
   try {
     const body = await port.receiveBody();
     if (body === undefined) return post({}, true);
