@@ -78,6 +78,11 @@ describe("an event batch", () => {
     expect(await searchedIds(id)).toEqual(expectedSearchIds(all, {}, false));
     expect((await t.call("GET", `/api/conversations/${id}/events/count`)).body).toBe(1000);
     expect((await t.call("GET", `/api/conversations/${id}`)).body.event_count).toBe(1000);
+    // A line's JSON text is stored as sent (spaces inside kept, CRLF and surrounding blanks not), non-ASCII included.
+    const spaced = batchEvents(3, "000000a3", 9).map((e, i) => JSON.stringify({ ...e, ...(i === 1 && { kind: "MessageEvent", source: "user", llm_message: { role: "user", content: [{ type: "text", text: "résumé ✓ 🚀" }] } }) }).replace(/,"/g, ', "'));
+    const third = await t.call("POST", route(id), { body: spaced.map((l) => ` ${l}\t\r\n`).join(""), headers: NDJSON });
+    expect(third.body).toEqual({ appended: 3, event_count: 1003 });
+    expect((await storedJson(id)).slice(1000)).toEqual(spaced);
   });
 
   it("refuses a bad line with its line number and field path, and stores nothing of the batch", async () => {
@@ -98,6 +103,11 @@ describe("an event batch", () => {
     expect(twice.body.detail[0]).toMatchObject({ loc: ["body", 2], type: "json_invalid" });
     expect(twice.body.detail.map((d: { loc: unknown[] }) => d.loc)).toContainEqual(["body", 4, "timestamp"]);
     expect(await storedJson(id)).toEqual([]);
+    // Bytes that are not UTF-8, on line 2 of 3.
+    const latin1 = Buffer.concat([Buffer.from(JSON.stringify(events[0]) + "\n"), Buffer.from([0x7b, 0xe9, 0x7d, 0x0a]), Buffer.from(JSON.stringify(events[1]) + "\n")]);
+    const bytes = await t.call("POST", route(id), { body: latin1, headers: NDJSON });
+    expect(bytes.status, bytes.text).toBe(422);
+    expect(bytes.body.detail).toEqual([{ loc: ["body", 2], msg: "line 2 is not valid UTF-8", type: "json_invalid" }]);
     expect((await t.call("GET", `/api/conversations/${id}`)).body.event_count).toBe(0);
   });
 
