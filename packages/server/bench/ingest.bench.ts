@@ -133,7 +133,6 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
     for (let from = 0; from < events; from += BATCH) {
       const to = Math.min(events, from + BATCH);
       const reply = await request(`${server.url}/api/conversations/${id}/events/batch`, "POST", { "Content-Type": "application/x-ndjson" }, async (req) => {
-        req.on("pipe", () => {});
         const write = req.write.bind(req);
         req.write = ((chunk: string, ...rest: never[]) => ((bytes += Buffer.byteLength(chunk)), write(chunk, ...rest))) as typeof req.write;
         await writeBatch(req, tag, from, to);
@@ -167,7 +166,10 @@ async function storeAlone(events: number, tag: number): Promise<number> {
       for (let i = from; i < to; i++) {
         const json = line(tag, i);
         rows.push(prepareEvent({ event: JSON.parse(json) as Event, json }, i, true));
-        if (rows.length === 1000) (chunks.push(encodeRows(rows)), (rows = []));
+        if (rows.length === 1000) {
+          chunks.push(encodeRows(rows));
+          rows = [];
+        }
       }
       if (rows.length) chunks.push(encodeRows(rows));
       const batch: RowBatch = { count: to - from, chunks };
