@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTask } from "node:timers/promises";
 import type { ConversationCreateRequest, ConversationFullState, ConversationLifecycleStatus, ConversationStateUpdateEvent, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
-import { trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
+import { trajectoryEntries, validateEvent, type TrajectoryEntry } from "@acs-toolkit/validator";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "./bus.js";
 import { HttpError } from "./http/errors.js";
@@ -40,28 +40,39 @@ export function canonicalConversationId(id: string): string | undefined {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** Problems of `replay_json` reported at most: enough to act on; a broken 1M-event recording must not build 1M errors. */
+export const MAX_REPLAY_ERRORS = 50;
+
+/**
+ * One entry of `replay_json` (trajectoryEntries), the `index`-th: the event to store, or its
+ * problems at ["body", "replay_json", index, ...pointer].
+ */
+export function checkReplayEntry(entry: TrajectoryEntry, index: number): EventToStore | ValidationError[] {
+  const at = ["replay_json", index];
+  if (entry.parseError !== undefined) {
+    const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
+    return [{ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" }];
+  }
+  const deep = findTooDeep(entry.value);
+  if (deep) return [tooDeepError(["body", ...at], deep)];
+  const result = validateEvent(entry.value);
+  if (result.ok) return { event: entry.value as Event, json: JSON.stringify(entry.value) };
+  return result.errors.map((issue) => toValidationError("body", at, issue));
+}
+
 /**
  * Reads `replay_json` (a JSON array of events, JSONL or an EventPage) and validates every event.
  * @throws RequestValidationError with loc ["body", "replay_json", <event index>, ...pointer]
  */
 export function parseReplay(text: string): EventToStore[] {
   const events: EventToStore[] = [];
-  const errors = [];
+  const errors: ValidationError[] = [];
   let index = 0;
-  let deep: Array<string | number> | undefined;
   for (const entry of trajectoryEntries(text)) {
-    const at = ["replay_json", index];
-    if (entry.parseError !== undefined) {
-      const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
-      errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
-    } else if ((deep = findTooDeep(entry.value))) {
-      errors.push(tooDeepError(["body", ...at], deep));
-    } else {
-      const result = validateEvent(entry.value);
-      if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });
-      else errors.push(...result.errors.map((issue) => toValidationError("body", at, issue)));
-    }
-    if (errors.length >= 50) break; // enough to act on; a broken 1M-event recording must not build 1M errors
+    const checked = checkReplayEntry(entry, index);
+    if (Array.isArray(checked)) errors.push(...checked);
+    else events.push(checked);
+    if (errors.length >= MAX_REPLAY_ERRORS) break;
     index++;
   }
   if (errors.length) throw new RequestValidationError(errors);

@@ -152,13 +152,16 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * @throws RequestValidationError: not UTF-8, not JSON (`["body", <position>]`), nested too deep
  */
 export function parseJsonBody(bytes: Uint8Array, loc: Array<string | number> = ["body"]): unknown {
-  let text: string;
+  return parseJsonText(decodeJsonBody(bytes, loc), loc);
+}
+
+/** The text of a JSON body given as UTF-8 bytes (a leading byte order mark is skipped). @throws RequestValidationError: not UTF-8 */
+export function decodeJsonBody(bytes: Uint8Array, loc: Array<string | number> = ["body"]): string {
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw new RequestValidationError([{ loc: [...loc, utf8Position(bytes)], msg: "JSON decode error: the text is not valid UTF-8", type: "json_invalid" }]);
   }
-  return parseJsonText(text, loc);
 }
 
 /** The value of a JSON text. @throws RequestValidationError (see parseJsonBody) */
