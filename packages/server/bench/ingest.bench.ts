@@ -138,6 +138,7 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
         await writeBatch(req, tag, from, to);
       });
       if (reply.status !== 200) throw new Error(`batch at ${from}: ${reply.status} ${reply.text.slice(0, 300)}`);
+      if (process.env.ACS_BENCH_VERBOSE) console.log(`    batch ${from / BATCH + 1}: ${(performance.now() - started).toFixed(0)} ms since the start, load ${loadavg()[0]!.toFixed(1)}`);
       const body = JSON.parse(reply.text) as { appended: number; event_count: number };
       if (body.event_count !== to) throw new Error(`batch at ${from}: event_count ${body.event_count}, expected ${to}`);
     }
@@ -246,6 +247,11 @@ export function formatIngest(rows: readonly IngestRow[]): string {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const at = process.argv.indexOf("--sizes");
   const sizes = at > 0 ? process.argv[at + 1]!.split(",").map(Number) : process.argv.includes("--smoke") ? [20_000] : [100_000, 1_000_000];
+  if (process.argv.includes("--http-only")) {
+    for (const events of sizes) console.log(JSON.stringify({ events, load: loadavg()[0], ...(await overHttp(events, 0x400)) }));
+    agent.destroy();
+    process.exit(0);
+  }
   const rows = await benchIngest({ sizes, log: (l) => console.log(l) });
   appendBenchFigures(ingestFigures(rows));
   console.log(formatIngest(rows));
