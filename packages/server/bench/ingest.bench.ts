@@ -146,6 +146,7 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
     clearInterval(sampler);
     return { httpEventsPerSecond: Math.round(events / seconds), bytes, rssBefore, rssMax, rssAfter: memoryOf(pid) };
   } finally {
+    agent.destroy(); // its keep-alive socket; the next run opens another
     server.child.kill("SIGTERM");
     await new Promise((resolve) => server.child.once("exit", resolve));
     rmSync(dataDir, { recursive: true, force: true });
