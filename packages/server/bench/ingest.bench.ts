@@ -13,6 +13,7 @@
  *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000]   (from packages/server, after pnpm build)
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
@@ -64,7 +65,8 @@ function memoryOf(pid: number): Memory {
 }
 
 async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], { env: { ...process.env, SESSION_API_KEY: KEY }, stdio: ["ignore", "pipe", "inherit"] });
+  // With an IPC channel: the server then reports its event-loop delay (event-loop-report.ts).
+  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], { env: { ...process.env, SESSION_API_KEY: KEY }, stdio: ["ignore", "pipe", "inherit", "ipc"] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -75,6 +77,19 @@ async function startServer(dataDir: string): Promise<{ child: ChildProcess; url:
     child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${out}`)));
   });
   return { child, url };
+}
+
+/** The server's event-loop delay since the last reset (and a reset when `reset`). */
+function eventLoop(child: ChildProcess, reset: boolean): Promise<EventLoopDelay> {
+  return new Promise((resolve) => {
+    const onMessage = (message: EventLoopDelay) => {
+      if (message?.type !== EVENT_LOOP_MESSAGE) return;
+      child.off("message", onMessage);
+      resolve(message);
+    };
+    child.on("message", onMessage);
+    child.send({ type: EVENT_LOOP_MESSAGE, reset });
+  });
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -108,13 +123,16 @@ export interface IngestRow {
   rssBefore: Memory;
   rssMax: Memory;
   rssAfter: Memory;
+  /** The server's event loop during the ingest: the longest delay, and the longest CPU run of the request thread between two 5 ms ticks (Linux). */
+  loopMaxMs: number;
+  loopBusyMaxMs: number | undefined;
   storeEventsPerSecond: number;
   lineWorkEventsPerSecond: number;
   parseEventsPerSecond: number;
   load: [number, number];
 }
 
-async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter">> {
+async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-"));
   const server = await startServer(dataDir);
   const pid = server.child.pid!;
@@ -129,6 +147,7 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
       rssMax.anon = Math.max(rssMax.anon, m.anon);
     }, 50);
     let bytes = 0;
+    await eventLoop(server.child, true);
     const started = performance.now();
     for (let from = 0; from < events; from += BATCH) {
       const to = Math.min(events, from + BATCH);
@@ -144,7 +163,8 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
     }
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    return { httpEventsPerSecond: Math.round(events / seconds), bytes, rssBefore, rssMax, rssAfter: memoryOf(pid) };
+    const loop = await eventLoop(server.child, false);
+    return { httpEventsPerSecond: Math.round(events / seconds), bytes, rssBefore, rssMax, rssAfter: memoryOf(pid), loopMaxMs: loop.maxMs, loopBusyMaxMs: loop.busyMaxMs };
   } finally {
     agent.destroy(); // its keep-alive socket; the next run opens another
     server.child.kill("SIGTERM");
@@ -227,19 +247,20 @@ export function ingestFigures(rows: readonly IngestRow[]): BenchFigure[] {
   return rows.flatMap((r): BenchFigure[] => [
     { suite, name: `HTTP bulk ingest (events/batch, 10k per request), ${size(r.events)} events`, value: r.httpEventsPerSecond, unit: "events/s", peer: { name: "the store alone (appendBatch, in process)", value: r.storeEventsPerSecond, unit: "events/s" }, ratio: Number((r.httpEventsPerSecond / r.storeEventsPerSecond).toFixed(2)), target: "≥ 50,000 events/s", met: r.httpEventsPerSecond >= 50_000 },
     { suite, name: `HTTP bulk ingest, ${size(r.events)} events: server RSS, max`, value: Number(mib(r.rssMax.rss)), unit: "MiB" },
+    ...(r.loopBusyMaxMs === undefined ? [] : [{ suite, name: `HTTP bulk ingest, ${size(r.events)} events: the request thread's longest run between two ticks`, value: Number(r.loopBusyMaxMs.toFixed(1)), unit: "ms", target: "≤ 50 ms", met: r.loopBusyMaxMs <= 50 } as BenchFigure]),
   ]);
 }
 
 export function formatIngest(rows: readonly IngestRow[]): string {
   const lines = [
     "Bulk ingest over HTTP (POST …/events/batch, 10,000 events a request, one at a time, loopback; server in its own process):",
-    "| events | HTTP events/s | MB/s | store alone events/s | parse+validate+prepare, 1 thread | JSON.parse alone | server RSS before → max → after (MiB) | anonymous before → max → after (MiB) | load avg (1 min) start → end |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| events | HTTP events/s | MB/s | store alone events/s | parse+validate+prepare, 1 thread | JSON.parse alone | server RSS before → max → after (MiB) | anonymous before → max → after (MiB) | server event loop: delay max / busy max (ms) | load avg (1 min) start → end |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const r of rows) {
     const mbps = ((r.bytes / 1e6) * (r.httpEventsPerSecond / r.events)).toFixed(1);
     lines.push(
-      `| ${r.events.toLocaleString("en")} | ${r.httpEventsPerSecond.toLocaleString("en")} | ${mbps} | ${r.storeEventsPerSecond.toLocaleString("en")} | ${r.lineWorkEventsPerSecond.toLocaleString("en")} | ${r.parseEventsPerSecond.toLocaleString("en")} | ${mib(r.rssBefore.rss)} → ${mib(r.rssMax.rss)} → ${mib(r.rssAfter.rss)} | ${mib(r.rssBefore.anon)} → ${mib(r.rssMax.anon)} → ${mib(r.rssAfter.anon)} | ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)} |`,
+      `| ${r.events.toLocaleString("en")} | ${r.httpEventsPerSecond.toLocaleString("en")} | ${mbps} | ${r.storeEventsPerSecond.toLocaleString("en")} | ${r.lineWorkEventsPerSecond.toLocaleString("en")} | ${r.parseEventsPerSecond.toLocaleString("en")} | ${mib(r.rssBefore.rss)} → ${mib(r.rssMax.rss)} → ${mib(r.rssAfter.rss)} | ${mib(r.rssBefore.anon)} → ${mib(r.rssMax.anon)} → ${mib(r.rssAfter.anon)} | ${r.loopMaxMs.toFixed(0)} / ${r.loopBusyMaxMs?.toFixed(0) ?? "—"} | ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)} |`,
     );
   }
   return lines.join("\n");
