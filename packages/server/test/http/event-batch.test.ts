@@ -7,6 +7,7 @@
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { gzipSync } from "node:zlib";
 import path from "node:path";
 import type { Event } from "@acs-toolkit/schema";
 import { seededRandom } from "@acs-toolkit/schema/examples";
@@ -83,6 +84,17 @@ describe("an event batch", () => {
     const third = await t.call("POST", route(id), { body: spaced.map((l) => ` ${l}\t\r\n`).join(""), headers: NDJSON });
     expect(third.body).toEqual({ appended: 3, event_count: 1003 });
     expect((await storedJson(id)).slice(1000)).toEqual(spaced);
+  });
+
+  it("reads a compressed body (Content-Encoding: gzip) as it streams, and refuses one that is not what it says", async () => {
+    const id = await newConversation();
+    const events = batchEvents(2_000, "000000a4");
+    const reply = await t.call("POST", route(id), { body: gzipSync(jsonl(events)), headers: { ...NDJSON, "Content-Encoding": "gzip" } });
+    expect(reply.body).toEqual({ appended: 2_000, event_count: 2_000 });
+    expect(await storedJson(id)).toEqual(events.map((e) => JSON.stringify(e)));
+    const broken = await t.call("POST", route(id), { body: jsonl(events.slice(0, 1)), headers: { ...NDJSON, "Content-Encoding": "gzip" } });
+    expect(broken.status, broken.text).toBe(422);
+    expect((await t.call("GET", `/api/conversations/${id}`)).body.event_count).toBe(2_000);
   });
 
   it("refuses a bad line with its line number and field path, and stores nothing of the batch", async () => {
