@@ -106,6 +106,22 @@ export interface AcsClient<Upload = UploadInput> {
    */
   sendMessage(conversationId: string, message: UserMessage | string, options?: CallOptions): Promise<void>;
   /**
+   * Appends recorded events of any kind to a conversation (`POST …/events/batch`, extension), in
+   * order, each kept as recorded (its id, timestamp, every field). `events` is read lazily and sent
+   * as JSONL, `batchSize` events a request (default and most: 10,000, the reference server's
+   * limit), each request's body streamed as it is produced where `fetch` can stream a request body
+   * (Node; otherwise one batch is gathered at a time). Each request is one batch: stored whole or
+   * not at all. A string is taken as an event's JSON text, sent as is.
+   *
+   * Resolves with the events appended and the conversation's count after. A failed batch rejects
+   * (an `ApiError`: 422 with `loc` `["body", <line of that batch>, ...]`, 413, 404); the batches
+   * before it stay stored: `onBatch` reports each one as it is.
+   *
+   * @example
+   * const { appended } = await client.appendEventBatch(id, readRecording(), { onBatch: (b) => progress(b.event_count) });
+   */
+  appendEventBatch(conversationId: string, events: Iterable<AppendableEvent> | AsyncIterable<AppendableEvent>, options?: AppendEventBatchOptions): Promise<AppendEventBatchResult>;
+  /**
    * Starts the agent on a conversation (extension, the agent server's `run`): answers at once; an
    * `ApiError` 409 while a run is active, 400 when no agent runs the conversation.
    */
@@ -134,6 +150,48 @@ export interface AcsClient<Upload = UploadInput> {
    * on HTTP errors.
    */
   readonly raw: Client<paths>;
+}
+
+/** An event for `appendEventBatch`: the event, or its JSON text (one line). */
+export type AppendableEvent = OperationBody<"appendEventBatch"> | string;
+
+export interface AppendEventBatchOptions extends CallOptions {
+  /** Events per request, 1–10,000 (the reference server's limit). Default 10,000. */
+  batchSize?: number;
+  /** Called after each batch is stored, with the server's answer to it. */
+  onBatch?: (batch: OperationResult<"appendEventBatch">) => void;
+}
+
+/** What `appendEventBatch` appended: `appended` over every batch, `event_count` after the last. */
+export interface AppendEventBatchResult {
+  appended: number;
+  event_count: number;
+  /** Requests sent. */
+  batches: number;
+}
+
+/** The reference server's largest batch. */
+const MAX_BATCH = 10_000;
+/** Lines per chunk of a streamed batch body. */
+const LINES_PER_CHUNK = 256;
+
+/** Whether `fetch` can send a ReadableStream body here (Node, Chromium over HTTP/2): the standard test. */
+function canStreamRequests(): boolean {
+  try {
+    let duplex = false;
+    const init = { method: "POST", body: new ReadableStream(), get duplex() { duplex = true; return "half"; } };
+    const typed = new Request("http://x/", init as RequestInit).headers.has("Content-Type");
+    return duplex && !typed;
+  } catch {
+    return false;
+  }
+}
+
+/** An event as one JSONL line (with its newline). */
+function jsonLine(event: AppendableEvent): string {
+  const text = typeof event === "string" ? event : JSON.stringify(event);
+  if (text.includes("\n")) throw new TypeError("appendEventBatch: an event's JSON text must be one line");
+  return text + "\n";
 }
 
 /** What a platform entry adds to the neutral core. */
@@ -365,6 +423,71 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
         return;
       }
       await live.sendMessage(conversationId, message);
+    },
+
+    async appendEventBatch(conversationId, events, options = {}) {
+      const size = options.batchSize ?? MAX_BATCH;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH) throw new RangeError(`appendEventBatch: batchSize must be an integer in 1..${MAX_BATCH}, got ${size}`);
+      const source: Iterator<AppendableEvent> | AsyncIterator<AppendableEvent> = Symbol.asyncIterator in events ? events[Symbol.asyncIterator]() : events[Symbol.iterator]();
+      const encoder = new TextEncoder();
+      const stream = canStreamRequests();
+      const total: AppendEventBatchResult = { appended: 0, event_count: 0, batches: 0 };
+      // The event read and not yet sent (undefined: none read). Read ahead of each batch, so that
+      // no request is sent empty.
+      let next: IteratorResult<AppendableEvent> | undefined = await source.next();
+      try {
+        while (!next.done) {
+          let taken = 0;
+          /** Up to LINES_PER_CHUNK more lines of this batch, or undefined at its end. */
+          const chunk = async (): Promise<Uint8Array | undefined> => {
+            let text = "";
+            for (let lines = 0; lines < LINES_PER_CHUNK && taken < size; lines++, taken++) {
+              next ??= await source.next();
+              if (next.done) break;
+              text += jsonLine(next.value);
+              next = undefined;
+            }
+            return text === "" ? undefined : encoder.encode(text);
+          };
+          let body: BodyInit;
+          if (stream) {
+            body = new ReadableStream<Uint8Array>({
+              async pull(controller) {
+                try {
+                  const bytes = await chunk();
+                  if (bytes) controller.enqueue(bytes);
+                  else controller.close();
+                } catch (error) {
+                  controller.error(error);
+                }
+              },
+            });
+          } else {
+            const parts: Uint8Array[] = [];
+            for (let bytes = await chunk(); bytes; bytes = await chunk()) parts.push(bytes);
+            body = new Blob(parts as BlobPart[]);
+          }
+          const answer = await call("appendEventBatch", options.signal, () =>
+            raw.POST("/api/conversations/{conversation_id}/events/batch", {
+              params: { path: conversation(conversationId) },
+              body: {} as never, // replaced by the JSONL body
+              bodySerializer: () => body,
+              ...init(options),
+              headers: { ...options.headers, "Content-Type": "application/x-ndjson" },
+              ...(stream ? { duplex: "half" } : {}),
+            } as never),
+          );
+          total.appended += answer.appended;
+          total.event_count = answer.event_count;
+          total.batches++;
+          options.onBatch?.(answer);
+          next ??= await source.next();
+        }
+      } catch (error) {
+        await source.return?.();
+        throw error;
+      }
+      return total;
     },
 
     runConversation(conversationId, options) {

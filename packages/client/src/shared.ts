@@ -1,5 +1,5 @@
 /** What both entries export besides `createClient`. */
-export { API_KEY_HEADER, type AcsClient, type ClientOptions } from "./client.js";
+export { API_KEY_HEADER, type AcsClient, type AppendableEvent, type AppendEventBatchOptions, type AppendEventBatchResult, type ClientOptions } from "./client.js";
 export {
   AbortError,
   ApiError,

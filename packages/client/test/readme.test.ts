@@ -16,6 +16,7 @@ const run: Record<string, () => Promise<unknown>> = {
   "errors.ts": () => import("./examples/errors.js"),
   "uploads.ts": () => import("./examples/uploads.js"),
   "live.ts": () => import("./examples/live.js"),
+  "bulk-ingest.ts": () => import("./examples/bulk-ingest.js"),
 };
 const EXAMPLES = Object.keys(run);
 const source = (name: string) => readFileSync(path.join(here, "examples", name), "utf8");

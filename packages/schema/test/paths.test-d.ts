@@ -16,6 +16,7 @@ test("paths has the five endpoints of the interface and the reference server's e
     // extensions (x-acs-extension)
     | "/api/conversations/{conversation_id}/events/count"
     | "/api/conversations/{conversation_id}/events"
+    | "/api/conversations/{conversation_id}/events/batch"
     | "/api/conversations/{conversation_id}"
     | "/api/conversations/{conversation_id}/files/{file_name}"
     | "/health"

@@ -15,9 +15,13 @@ import { HttpError } from "./core/errors.js";
 import { RequestValidationError } from "./http/validation.js";
 import { RecordedStates } from "./agent-state.js";
 import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
-import type { PreparedEvent } from "./store/prepare.js";
+import type { PreparedEvent, RowBatch } from "./store/prepare.js";
+import type { AppendedBatch } from "./store/types.js";
 import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
+
+/** Events read back per page to publish a batch to live subscribers. */
+const PUBLISH_PAGE = 500;
 
 /** Rows removed per step when a staged import is discarded (each step one transaction). */
 const DISCARD_ROWS = 2000;
@@ -173,6 +177,72 @@ export class ConversationService extends ConversationCore {
       throw error;
     } finally {
       bodyPort.close(); // the import thread stops waiting for written rows, if it still was
+    }
+  }
+
+  /**
+   * Appends an event batch (`POST …/events/batch`, JSONL bytes as they arrive) to a conversation,
+   * all or nothing: the body streams to the import thread, which parses and validates each line
+   * (workers/event-batch.ts) and hands back the rows, encoded; the store writes them in one
+   * transaction (appendBatch), in turn with the conversation's other writes; then its live
+   * subscribers in this process get them, read back from the store in order.
+   * @throws RequestValidationError (422, loc ["body", line, …]), HttpError 413, ConversationNotFoundError
+   */
+  async appendBatch(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch> {
+    if (!this.imports) throw new Error("appendBatch needs the import threads (ConversationService's `imports`)");
+    const { port1: bodyPort, port2 } = new MessageChannel();
+    let parsed: { batch: RowBatch; lines: Int32Array } | undefined;
+    try {
+      const job = this.imports.run(
+        { op: "batch", body: port2 },
+        (message) => {
+          if (message.batch) parsed = { batch: message.batch as RowBatch, lines: message.lines as Int32Array };
+        },
+        [port2],
+      );
+      job.catch(() => {}); // awaited below, after the body is sent
+      try {
+        for await (const chunk of body) bodyPort.postMessage(chunk);
+        bodyPort.postMessage({ end: true });
+      } catch (error) {
+        bodyPort.postMessage({ end: true, aborted: true });
+        await job.catch(() => {});
+        throw error;
+      }
+      await job;
+    } catch (error) {
+      if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
+      if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw new HttpError(413, error.message);
+      throw error;
+    } finally {
+      bodyPort.close();
+    }
+    if (!parsed) throw new Error("the import thread answered an event batch without its rows");
+    const { batch, lines } = parsed;
+    return this.serially(conversationId, async () => {
+      let appended: AppendedBatch;
+      try {
+        appended = await this.store.appendBatch(conversationId, batch);
+      } catch (error) {
+        if (error instanceof DuplicateEventIdError) {
+          const line = lines[error.index] ?? error.index + 1;
+          throw new RequestValidationError([{ loc: ["body", line, "id"], msg: `event id ${error.eventId} is already in this conversation (line ${line}); nothing of this batch was stored`, type: "value_error" }]);
+        }
+        throw error;
+      }
+      await this.publishStored(conversationId, appended);
+      return appended;
+    });
+  }
+
+  /** A batch's events to this process's subscribers of the conversation, read back in pages, in order. */
+  private async publishStored(conversationId: string, { firstSeq, count }: AppendedBatch): Promise<void> {
+    const last = firstSeq + count - 1;
+    for (let after = firstSeq - 1; after < last && this.bus.hasSubscribers(conversationId); ) {
+      const page = await this.store.readAfter(conversationId, after, Math.min(PUBLISH_PAGE, last - after));
+      if (page.length === 0) break;
+      this.bus.publish(conversationId, page);
+      after = page[page.length - 1]!.seq;
     }
   }
 

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append recorded events to a conversation, as one atomic batch (extension)
+         * @description Bulk ingest: appends events recorded elsewhere (any kind of Event) after the conversation's events, in the order of the lines, each keeping its `id`, `timestamp` and every other field as recorded: a line's JSON text (without surrounding whitespace) is what is stored, and what search pages and the live channel return, byte for byte. The body is JSONL (`application/x-ndjson`): one Event per line, UTF-8; blank lines are skipped but still counted. The reference server reads it as it arrives (never as one string), validates every line against the Event schema and stores the whole request in one transaction: a request is one batch, all or nothing. A 200 means every line is stored and visible; any other answer means nothing of the request was stored (no partial batch is ever visible, even to a reader during the request). A batch holds at most 10,000 events and at most the server's largest JSON body (`--json-limit-bytes`, 64 MiB by default): past either, 413 and nothing stored; send larger recordings as consecutive requests (the client's `appendEventBatch` does). Every WebSocket subscriber of the conversation receives the appended events once, in order, after they are stored. Compression (`Content-Encoding`) is accepted as for JSON bodies.
+         */
+        post: operations["appendEventBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}": {
         parameters: {
             query?: never;
@@ -4705,6 +4725,21 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * EventBatchResponse
+         * @description The answer of `POST /api/conversations/{conversation_id}/events/batch`, once the whole batch is stored.
+         * @example {
+         *       "appended": 2,
+         *       "event_count": 12
+         *     }
+         */
+        EventBatchResponse: {
+            /** @description Events stored by this request (its non-blank lines). */
+            appended: number;
+            /** @description The conversation's events after the batch. */
+            event_count: number;
+            [key: string]: unknown;
+        };
+        /**
          * UploadFilesRequest
          * @description multipart/form-data body of an upload; each part of the field `files` is one file.
          */
@@ -5265,6 +5300,103 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyMessages"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    appendEventBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description JSON Lines: each line one Event (the schema is that of a line; the example is one line). */
+        requestBody: {
+            content: {
+                /** @example {
+                 *       "id": "ebe32379-cb75-4a82-8a3c-a8f8b88f6efa",
+                 *       "timestamp": "2026-02-05T11:24:45.305360",
+                 *       "source": "user",
+                 *       "llm_message": {
+                 *         "role": "user",
+                 *         "content": [
+                 *           {
+                 *             "cache_prompt": false,
+                 *             "type": "text",
+                 *             "text": "Run `pwd`."
+                 *           }
+                 *         ],
+                 *         "thinking_blocks": []
+                 *       },
+                 *       "activated_skills": [],
+                 *       "extended_content": [],
+                 *       "kind": "MessageEvent"
+                 *     } */
+                "application/x-ndjson": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Every event of the batch is stored, in order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventBatchResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            /** @description The batch is larger than the server accepts: more than 10,000 events, or a body larger than its largest JSON body (`--json-limit-bytes`). Nothing of the request was stored. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Payload Too Large: a batch holds at most 10000 events; nothing of this request was stored"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The body is not `application/x-ndjson` (nor `application/jsonl`). Nothing was stored. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Unsupported Media Type: the body of a batch is application/x-ndjson (one event per line)"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A line is not an Event, or is not JSON, or its `id` is already in the conversation or earlier in the batch: `loc` is `["body", <line number from 1>, ...the field's path]` (for an id, `["body", <line>, "id"]`). Up to 50 problems are listed. Nothing of the request was stored. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             3,
+                     *             "llm_message",
+                     *             "role"
+                     *           ],
+                     *           "msg": "must be one of \"user\", \"system\", \"assistant\" or \"tool\", got \"robot\"",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
             507: components["responses"]["InsufficientStorage"];
         };
     };

@@ -192,6 +192,7 @@ export interface TypesBySchemaName {
   SetConfirmationPolicyRequest: T.SetConfirmationPolicyRequest;
   SecurityAnalyzer: T.SecurityAnalyzer;
   SetSecurityAnalyzerRequest: T.SetSecurityAnalyzerRequest;
+  EventBatchResponse: T.EventBatchResponse;
   UploadFilesRequest: T.UploadFilesRequest;
   UploadResponse: T.UploadResponse;
   SkippedFile: T.SkippedFile;

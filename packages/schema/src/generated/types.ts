@@ -3164,6 +3164,23 @@ export interface SetSecurityAnalyzerRequest {
   [k: string]: unknown;
 }
 /**
+ * The answer of `POST /api/conversations/{conversation_id}/events/batch`, once the whole batch is stored.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "EventBatchResponse".
+ */
+export interface EventBatchResponse {
+  /**
+   * Events stored by this request (its non-blank lines).
+   */
+  appended: number;
+  /**
+   * The conversation's events after the batch.
+   */
+  event_count: number;
+  [k: string]: unknown;
+}
+/**
  * multipart/form-data body of an upload; each part of the field `files` is one file.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema

@@ -4,9 +4,9 @@
  * so each is validated, stored in order and pushed to the bus. Transport-free: the reference
  * server's HTTP routes and live channel and the mock's browser handlers all drive this class.
  */
-import type { AgentConversationState, ConversationCreateRequest, ConversationFullState, ConversationInfo, ConversationLifecycleStatus, ConversationStateUpdateEvent, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import type { AgentConversationState, ConversationCreateRequest, ConversationFullState, ConversationInfo, ConversationLifecycleStatus, ConversationStateUpdateEvent, Event, MessageEvent, UserMessage, ValidationError } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { pointerTokens, trajectoryEntries, validateEvent } from "@acs-toolkit/validator";
+import { pointerTokens, trajectoryEntries, validateEvent, type TrajectoryEntry } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
 import { recordedTimestamp } from "../store/time.js";
 import { requireConversation, ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type EventToStore, type NewConversation, type StoredEvent } from "../store/types.js";
@@ -24,28 +24,39 @@ export function canonicalConversationId(id: string): string | undefined {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** Problems of `replay_json` reported at most: enough to act on; a broken 1M-event recording must not build 1M errors. */
+export const MAX_REPLAY_ERRORS = 50;
+
+/**
+ * One entry of `replay_json` (trajectoryEntries), the `index`-th: the event to store, or its
+ * problems at ["body", "replay_json", index, ...pointer].
+ */
+export function checkReplayEntry(entry: TrajectoryEntry, index: number): EventToStore | ValidationError[] {
+  const at = ["replay_json", index];
+  if (entry.parseError !== undefined) {
+    const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
+    return [{ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" }];
+  }
+  const deep = findTooDeep(entry.value);
+  if (deep) return [tooDeepError(["body", ...at], deep)];
+  const result = validateEvent(entry.value);
+  if (result.ok) return { event: entry.value as Event, json: JSON.stringify(entry.value) };
+  return result.errors.map((issue) => toValidationError("body", at, issue));
+}
+
 /**
  * Reads `replay_json` (a JSON array of events, JSONL or an EventPage) and validates every event.
  * @throws RequestValidationError with loc ["body", "replay_json", <event index>, ...pointer]
  */
 export function parseReplay(text: string): EventToStore[] {
   const events: EventToStore[] = [];
-  const errors = [];
+  const errors: ValidationError[] = [];
   let index = 0;
-  let deep: Array<string | number> | undefined;
   for (const entry of trajectoryEntries(text)) {
-    const at = ["replay_json", index];
-    if (entry.parseError !== undefined) {
-      const where = entry.line !== undefined ? `line ${entry.line}` : "the text";
-      errors.push({ loc: ["body", ...at], msg: `${where} is not valid JSON: ${entry.parseError}`, type: "json_invalid" });
-    } else if ((deep = findTooDeep(entry.value))) {
-      errors.push(tooDeepError(["body", ...at], deep));
-    } else {
-      const result = validateEvent(entry.value);
-      if (result.ok) events.push({ event: entry.value as Event, json: JSON.stringify(entry.value) });
-      else errors.push(...result.errors.map((issue) => toValidationError("body", at, issue)));
-    }
-    if (errors.length >= 50) break; // enough to act on; a broken 1M-event recording must not build 1M errors
+    const checked = checkReplayEntry(entry, index);
+    if (Array.isArray(checked)) errors.push(...checked);
+    else events.push(checked);
+    if (errors.length >= MAX_REPLAY_ERRORS) break;
     index++;
   }
   if (errors.length) throw new RequestValidationError(errors);
@@ -269,7 +280,7 @@ export class ConversationCore {
   }
 
   /** Runs `write` once the conversation's write in progress (if any) has settled. */
-  private serially<T>(conversationId: string, write: () => Promise<T>): Promise<T> {
+  protected serially<T>(conversationId: string, write: () => Promise<T>): Promise<T> {
     const previous = this.writes.get(conversationId);
     const next = previous ? previous.then(write, write) : write();
     const settled = next.then(() => {}, () => {});

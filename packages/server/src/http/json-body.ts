@@ -16,6 +16,8 @@ import { RequestValidationError } from "./validation.js";
 
 /** Media types read as JSON (`application/json`, and `+json` types such as `application/merge-patch+json`). */
 export const JSON_MEDIA_TYPES = ["application/json", "application/*+json"];
+/** Media types read as JSON Lines (one JSON value per line): the body of an event batch. */
+export const JSONL_MEDIA_TYPES = ["application/x-ndjson", "application/jsonl"];
 
 interface BodyReadError extends Error {
   type?: string;
@@ -83,12 +85,12 @@ export function jsonBody(limitBytes: number): RequestHandler {
 /**
  * The bytes of a JSON body as they arrive, decompressed per Content-Encoding: for a body too large
  * to gather on the request thread (a large replay goes, chunk by chunk, to the import thread).
- * Yields nothing when the request has no JSON body. Throws as jsonBodyBytes answers: 413 past
+ * Yields nothing when the request has no body of `mediaTypes` (JSON by default). Throws as jsonBodyBytes answers: 413 past
  * `limitBytes`, 422 for a body that is not what its Content-Encoding says.
  */
-export async function* jsonBodyChunks(req: Request, limitBytes: number): AsyncGenerator<Buffer> {
+export async function* jsonBodyChunks(req: Request, limitBytes: number, mediaTypes: string[] = JSON_MEDIA_TYPES): AsyncGenerator<Buffer> {
   const contentType = req.headers["content-type"] ?? "";
-  if (!req.is(JSON_MEDIA_TYPES)) {
+  if (!req.is(mediaTypes)) {
     req.resume();
     return;
   }
@@ -150,13 +152,16 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * @throws RequestValidationError: not UTF-8, not JSON (`["body", <position>]`), nested too deep
  */
 export function parseJsonBody(bytes: Uint8Array, loc: Array<string | number> = ["body"]): unknown {
-  let text: string;
+  return parseJsonText(decodeJsonBody(bytes, loc), loc);
+}
+
+/** The text of a JSON body given as UTF-8 bytes (a leading byte order mark is skipped). @throws RequestValidationError: not UTF-8 */
+export function decodeJsonBody(bytes: Uint8Array, loc: Array<string | number> = ["body"]): string {
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw new RequestValidationError([{ loc: [...loc, utf8Position(bytes)], msg: "JSON decode error: the text is not valid UTF-8", type: "json_invalid" }]);
   }
-  return parseJsonText(text, loc);
 }
 
 /** The value of a JSON text. @throws RequestValidationError (see parseJsonBody) */

@@ -1,8 +1,9 @@
 /** Creating and reading conversations. */
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import type { ConversationCreateRequest, ConversationCreateResponse, SendMessageRequest } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationCreateResponse, EventBatchResponse, SendMessageRequest } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
-import { JSON_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
+import { HttpError } from "../http/errors.js";
+import { JSON_MEDIA_TYPES, JSONL_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
 import type { RequestValidators } from "../http/validation.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
@@ -63,6 +64,19 @@ export function conversationRoutes({ store, conversations, validators, auth, jso
     const id = (await requireConversation(store, path.conversation_id as string)).id;
     validators.body("sendMessage", req.body);
     res.json(await conversations.deliverMessage(id, req.body as SendMessageRequest, { run: (req.body as SendMessageRequest).run === true }));
+  });
+
+  // An event batch: the JSONL body streams to the import thread as it arrives (ConversationService.appendBatch).
+  router.post("/api/conversations/:conversation_id/events/batch", auth, async (req, res) => {
+    const { path } = validators.parameters("appendEventBatch", req.params as Record<string, string>, {});
+    const id = (await requireConversation(store, path.conversation_id as string)).id;
+    if (!req.is(JSONL_MEDIA_TYPES)) {
+      req.resume();
+      throw new HttpError(415, "Unsupported Media Type: the body of a batch is application/x-ndjson (one event per line); nothing was stored");
+    }
+    const appended = await conversations.appendBatch(id, jsonBodyChunks(req, jsonLimitBytes, JSONL_MEDIA_TYPES));
+    const response: EventBatchResponse = { appended: appended.count, event_count: appended.eventCount };
+    res.json(response);
   });
 
   return router;

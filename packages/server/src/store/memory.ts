@@ -15,8 +15,9 @@
  * the sizes a mock holds (tens of thousands of events), not a database.
  */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import { prepareEvent, searchTextOf, type PreparedEvent } from "./prepare.js";
+import { decodeRows, prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "./prepare.js";
 import {
+  type AppendedBatch,
   ConversationExistsError,
   ConversationNotFoundError,
   DuplicateEventIdError,
@@ -171,6 +172,16 @@ export class MemoryEventStore implements EventStore {
       conversation.byTime = conversation.byTime.filter((row) => !gone.has(row));
       conversation.record.eventCount = conversation.bySeq.length;
       return conversation.bySeq.length === 0;
+    });
+  }
+
+  appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch> {
+    return this.run(() => {
+      const conversation = this.conversations.get(conversationId);
+      if (!conversation) throw new ConversationNotFoundError(conversationId);
+      const firstSeq = conversation.bySeq.length + 1;
+      const stored = this.append(conversation, decodeRows(batch));
+      return { firstSeq, count: stored.length, eventCount: conversation.bySeq.length };
     });
   }
 

@@ -3,6 +3,7 @@
  * (its time as an instant, its source with the kind's default, the text the body filter searches),
  * so that a worker thread can compute them for a large replay and the request thread only writes.
  */
+import { deserialize, serialize } from "node:v8";
 import type { MessageEvent } from "@acs-toolkit/schema";
 import { eventSource, searchableText } from "@acs-toolkit/validator";
 import { eventTimeMicros } from "./time.js";
@@ -47,4 +48,28 @@ export function prepareEvent({ event, json }: EventToStore, index: number, withT
 export function searchTextOf(row: PreparedEvent): string | null {
   if (row.text !== undefined) return row.text;
   return row.message ? messageSearchText(row.message).toLowerCase() : null;
+}
+
+/**
+ * Rows on their way to a store across threads (an event batch, appendBatch): each chunk is one
+ * `v8.serialize` of PreparedEvent[] whose `text` is computed, so that the request thread hands the
+ * bytes on to the import writer without decoding them (a thousand rows decoded and encoded again
+ * there cost it 10–30 ms).
+ */
+export interface RowBatch {
+  /** Rows in all chunks. */
+  count: number;
+  chunks: readonly Uint8Array[];
+}
+
+/** Rows (prepared with `withText`) as one chunk of a RowBatch. */
+export function encodeRows(rows: readonly PreparedEvent[]): Uint8Array {
+  return serialize(rows);
+}
+
+/** The rows of a RowBatch, in order. */
+export function decodeRows(batch: RowBatch): PreparedEvent[] {
+  const rows: PreparedEvent[] = [];
+  for (const chunk of batch.chunks) for (const row of deserialize(chunk) as PreparedEvent[]) rows.push(row);
+  return rows;
 }

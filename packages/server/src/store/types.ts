@@ -3,7 +3,7 @@
  * PostgreSQL store (a later issue) implements the same contract, so semantics live here.
  */
 import type { ConversationLifecycleStatus, Event, EventKind, EventSource, ProviderType } from "@acs-toolkit/schema";
-import type { PreparedEvent } from "./prepare.js";
+import type { PreparedEvent, RowBatch } from "./prepare.js";
 
 /** An event ready to store: its parsed value and the exact JSON text that search returns. */
 export interface EventToStore {
@@ -165,6 +165,15 @@ export interface ImportHandle {
   readonly written: number;
 }
 
+/** Where a batch went (EventStore.appendBatch). */
+export interface AppendedBatch {
+  /** The seq of the batch's first event (the next seq when it was empty). */
+  firstSeq: number;
+  count: number;
+  /** The conversation's events after the batch. */
+  eventCount: number;
+}
+
 /**
  * The storage contract. Every method returns a Promise, so that a store across a network
  * (PostgreSQL) can implement it; a method's errors are rejections. Writes are atomic: a rejected
@@ -194,6 +203,14 @@ export interface EventStore {
   finishImport(handle: ImportHandle, events: readonly EventToStore[]): Promise<ConversationRecord>;
   /** Removes up to about `maxRows` rows of a staged creation (one transaction); true once all are gone. */
   discardImport(handle: ImportHandle, maxRows: number): Promise<boolean>;
+  /**
+   * Appends a batch of rows (an event batch, `POST …/events/batch`) after the conversation's events,
+   * in order, in ONE transaction: afterwards every row is visible, or (a rejection) none ever was.
+   * Returns the seq of the first row and how many there were (none: the seq the next would get).
+   * Its events are not returned: readAfter gives them to whoever needs them (live subscribers).
+   * @throws DuplicateEventIdError (index within the batch), ConversationNotFoundError
+   */
+  appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch>;
   /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError, ConversationNotFoundError */
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]>;
   /** @throws ConversationNotFoundError */

@@ -5,12 +5,14 @@
  * thread writes one transaction each (conversations.ts, createFromJson).
  */
 import { parentPort, type MessagePort } from "node:worker_threads";
-import type { ConversationCreateRequest } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ValidationError } from "@acs-toolkit/schema";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { parseReplay } from "../core/conversations.js";
-import { parseJsonBody } from "../http/json-body.js";
+import { trajectoryEntries } from "@acs-toolkit/validator";
+import { checkReplayEntry, MAX_REPLAY_ERRORS } from "../core/conversations.js";
+import { decodeJsonBody, parseJsonText } from "../http/json-body.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
+import { EventBatchParser } from "./event-batch.js";
 import { serveJobs } from "./pool.js";
 
 /**
@@ -38,19 +40,22 @@ const MAX_CHUNKS_AHEAD = 8;
 class ImportPort {
   private readonly chunks: Uint8Array[] = [];
   private body: ((body: Buffer | undefined) => void) | undefined;
+  /** receiveChunks's consumer: each chunk as it comes, then whether the body ended whole. */
+  private stream: { chunk: (chunk: Uint8Array) => void; end: (whole: boolean) => void } | undefined;
   private credit = MAX_CHUNKS_AHEAD;
   private waiting: { resolve: () => void; reject: (error: Error) => void } | undefined;
   private closed = false;
 
   constructor(private readonly port: MessagePort) {
     port.on("message", (message: Uint8Array | { end: true; aborted?: true } | { written: number }) => {
-      if (message instanceof Uint8Array) return void this.chunks.push(message);
+      if (message instanceof Uint8Array) return void (this.stream ? this.stream.chunk(message) : this.chunks.push(message));
       if ("written" in message) {
         this.credit += message.written;
         this.waiting?.resolve();
         this.waiting = undefined;
         return;
       }
+      if (this.stream) return this.stream.end(!message.aborted);
       this.body?.(message.aborted ? undefined : Buffer.concat(this.chunks));
       this.chunks.length = 0;
     });
@@ -64,6 +69,14 @@ class ImportPort {
   /** The whole body (`undefined` when the request gave up on it). */
   receiveBody(): Promise<Buffer | undefined> {
     return new Promise((resolve) => (this.body = resolve));
+  }
+
+  /**
+   * Hands each chunk of the body to `chunk` as it arrives (none is kept here); resolves true at
+   * the end of the body, false when the request gave up on it.
+   */
+  receiveChunks(chunk: (chunk: Uint8Array) => void): Promise<boolean> {
+    return new Promise((resolve) => (this.stream = { chunk, end: resolve }));
   }
 
   /** Resolves when one more chunk of rows may be posted. */
@@ -80,37 +93,89 @@ class ImportPort {
   }
 }
 
+/**
+ * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (event-batch.ts),
+ * its rows posted at the end, encoded, in one message (a batch is bounded: MAX_BATCH_EVENTS).
+ */
+async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean) => void): Promise<void> {
+  const parser = new EventBatchParser();
+  let failure: unknown;
+  const whole = await port.receiveChunks((chunk) => {
+    if (failure !== undefined) return;
+    try {
+      parser.push(chunk);
+    } catch (error) {
+      failure = error;
+    }
+  });
+  if (failure !== undefined) throw failure;
+  if (!whole) return post({}, true);
+  const parsed = parser.end();
+  if ("problems" in parsed) throw new RequestValidationError(parsed.problems);
+  post({ ...parsed }, true);
+}
+
 serveJobs(parentPort!, async (message, post) => {
   const port = new ImportPort(message.body as MessagePort);
+  if (message.op === "batch") {
+    try {
+      return await parseBatch(port, post);
+    } finally {
+      port.close();
+    }
+  }
   try {
-    const body = await port.receiveBody();
+    // The body's bytes, then its text, each dropped once the next form exists: at most two forms
+    // of the whole body at a time (the text and the parsed request, while JSON.parse runs), then
+    // one (the replay_json string); its events are read, checked and turned into rows one at a
+    // time, never all at once (parseReplay's array of every event and its JSON text was two more).
+    let body = await port.receiveBody();
     if (body === undefined) return post({}, true);
-    const value = parseJsonBody(body);
+    let text: string | undefined = decodeJsonBody(body);
+    body = undefined;
+    const value = parseJsonText(text);
+    text = undefined;
     validators.body("createConversation", value);
     const request = value as ConversationCreateRequest;
-    const events = request.replay_json ? parseReplay(request.replay_json) : [];
+    const replay = request.replay_json ?? "";
+    request.replay_json = null;
+    // Posted with the first rows (the request thread then begins the staged import) or at the end:
+    // a replay refused within its first chunk leaves nothing to discard.
+    let begun = false;
+    const errors: ValidationError[] = [];
     const seen = new Map<string, number>();
-    events.forEach(({ event }, index) => {
-      if (seen.has(event.id)) {
-        throw new RequestValidationError([{ loc: ["body", "replay_json", index, "id"], msg: `event id ${event.id} appears twice in the trajectory`, type: "value_error" }]);
-      }
-      seen.set(event.id, index);
-    });
-    post({ request: { ...request, replay_json: null }, events: events.length }, events.length === 0);
     let rows: PreparedEvent[] = [];
     let bytes = 0;
-    for (let index = 0; index < events.length; index++) {
-      const entry = events[index]!;
-      rows.push(prepareEvent(entry, index, true));
-      bytes += entry.json.length;
-      const last = index === events.length - 1;
-      if (last || rows.length >= CHUNK_ROWS || bytes >= CHUNK_BYTES) {
-        await port.takeCredit();
-        post({ rows }, last);
-        rows = [];
-        bytes = 0;
+    const send = async (last: boolean) => {
+      if (!begun) post({ request }, last && rows.length === 0);
+      else if (rows.length === 0 && last) post({}, true);
+      begun = true;
+      if (rows.length === 0) return;
+      await port.takeCredit();
+      post({ rows }, last);
+      rows = [];
+      bytes = 0;
+    };
+    let index = 0;
+    for (const entry of trajectoryEntries(replay)) {
+      const checked = checkReplayEntry(entry, index);
+      if (Array.isArray(checked)) errors.push(...checked);
+      else if (seen.has(checked.event.id)) {
+        errors.push({ loc: ["body", "replay_json", index, "id"], msg: `event id ${checked.event.id} appears twice in the trajectory`, type: "value_error" });
+      } else {
+        seen.set(checked.event.id, index);
+        // After a problem nothing will be stored: the rest is only checked.
+        if (errors.length === 0) {
+          rows.push(prepareEvent(checked, index, true));
+          bytes += checked.json.length;
+          if (rows.length >= CHUNK_ROWS || bytes >= CHUNK_BYTES) await send(false);
+        }
       }
+      if (errors.length >= MAX_REPLAY_ERRORS) break;
+      index++;
     }
+    if (errors.length > 0) throw new RequestValidationError(errors.slice(0, MAX_REPLAY_ERRORS));
+    await send(true);
   } finally {
     port.close();
   }

@@ -8,14 +8,24 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openSqliteImportWriter } from "../store/sqlite/open.js";
-import type { PreparedEvent } from "../store/prepare.js";
-import { DuplicateEventIdError } from "../store/types.js";
+import { decodeRows, type PreparedEvent, type RowBatch } from "../store/prepare.js";
+import { ConversationNotFoundError, DuplicateEventIdError } from "../store/types.js";
 import { serveJobs } from "./pool.js";
 
 const { file } = workerData as { file: string };
 const database = openSqliteImportWriter({ file });
 
 function handle(message: Record<string, unknown>, post: (message: Record<string, unknown>, last: boolean) => void): void {
+  if (message.op === "append") {
+    // An event batch: every row in one transaction (SqliteDatabase.appendRows).
+    try {
+      return post(database.appendRows(message.conversationId as string, decodeRows(message.batch as RowBatch)), true);
+    } catch (error) {
+      if (error instanceof ConversationNotFoundError) return post({ notFound: true }, true);
+      if (!(error instanceof DuplicateEventIdError)) throw error;
+      return post({ duplicate: { eventId: error.eventId, index: error.index } }, true);
+    }
+  }
   const pk = message.pk as number;
   if (message.op === "discard") return post({ gone: database.discardStagedRows(pk, message.maxRows as number) }, true);
   try {

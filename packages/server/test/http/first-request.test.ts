@@ -35,6 +35,7 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   interruptConversation: () => t.call("POST", "/api/conversations/not-a-uuid/interrupt"),
   respondToConfirmation: () => t.call("POST", `/api/conversations/${id}/events/respond_to_confirmation`, { json: { accept: "yes" } }),
   setConfirmationPolicy: () => t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: 7 } } }),
+  appendEventBatch: () => t.call("POST", "/api/conversations/not-a-uuid/events/batch", { body: "{}\n", headers: { "Content-Type": "application/x-ndjson" } }),
   setSecurityAnalyzer: () => t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: {} }),
 };
 

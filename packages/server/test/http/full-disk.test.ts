@@ -64,6 +64,15 @@ describe.skipIf(!canMountTmpfs)("a full disk (a tmpfs in a private mount namespa
     expect((await fetch(`${server.url}/api/conversations/${id}`, { headers })).status).toBe(404);
   });
 
+  it("an event batch is a 507 naming the cause, and no part of it is stored", async () => {
+    const count = async () => ((await (await fetch(`${server.url}/api/conversations/${before}`, { headers })).json()) as { event_count: number }).event_count;
+    const stored = await count();
+    // 3,200 events not in the conversation (seeds of their own).
+    const batch = Array.from({ length: 40 }, (_, i) => exampleEvents({ seed: 5000 + i, start: new Date(Date.UTC(2027, 0, 1 + i)) })).flat().map((e) => JSON.stringify(e)).join("\n");
+    await expect507(await fetch(`${server.url}/api/conversations/${before}/events/batch`, { method: "POST", headers: { ...headers, "Content-Type": "application/x-ndjson" }, body: batch }));
+    expect(await count()).toBe(stored);
+  });
+
   it("settings and a user message are 507s too", async () => {
     await expect507(await fetch(`${server.url}/api/settings`, { method: "POST", headers, body: JSON.stringify({ language: "x".repeat(200_000) }) }));
     const message = { role: "user", content: [{ type: "text", text: "y".repeat(300_000) }] };

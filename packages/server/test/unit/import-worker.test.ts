@@ -66,4 +66,32 @@ describe("the import thread", () => {
     await answered;
     next.port1.close();
   });
+
+  it("reads a replay's events as it writes them, not all before: a bad last event is found once the rows before it are written", async () => {
+    pool = new WorkerPool("import-worker", 1, {});
+    const { port1, port2 } = new MessageChannel();
+    let chunks = 0;
+    let request = false;
+    const done = pool.run({ body: port2 }, (message) => {
+      if (message.request) request = true;
+      if (message.rows) chunks++;
+    }, [port2]);
+    done.catch(() => {});
+    const events = JSON.parse(replayBody(120).toString()).replay_json.split("\n") as string[];
+    events[events.length - 1] = JSON.stringify({ ...JSON.parse(events.at(-1)!), kind: "NoSuchEvent" });
+    port1.postMessage(Buffer.from(JSON.stringify({ replay_json: events.join("\n") })));
+    port1.postMessage({ end: true });
+    // No credit back: it waits after 8 chunks, the bad event not read yet (it used to parse and
+    // check every event first, holding them all, and fail here without a row).
+    await expect.poll(() => chunks, { timeout: 20_000 }).toBe(8);
+    expect(request).toBe(true);
+    let settled = false;
+    void done.then(() => (settled = true), () => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    const credit = setInterval(() => port1.postMessage({ written: 1 }), 1);
+    await expect(done).rejects.toMatchObject({ name: "RequestValidationError", detail: [expect.objectContaining({ loc: ["body", "replay_json", events.length - 1, "kind"] })] });
+    clearInterval(credit);
+    port1.close();
+  });
 });

@@ -19,8 +19,9 @@
  */
 import pg from "pg";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import { prepareEvent, searchTextOf, type PreparedEvent } from "../prepare.js";
+import { decodeRows, prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
 import {
+  type AppendedBatch,
   ConversationExistsError,
   ConversationNotFoundError,
   DuplicateEventIdError,
@@ -315,6 +316,22 @@ export class PostgresEventStore implements EventStore {
         return stored;
       });
     });
+  }
+
+  appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch> {
+    return this.serial(conversationId, () =>
+      this.transaction(async (tx) => {
+        const rows = decodeRows(batch);
+        // The row lock orders the batch after any other instance's append to the conversation.
+        const conv = (await tx.query<{ pk: number; next_seq: number; event_count: number }>("select pk, next_seq, event_count from conversations where id = $1 for update", [conversationId])).rows[0];
+        if (!conv) throw new ConversationNotFoundError(conversationId);
+        const firstSeq = Number(conv.next_seq);
+        const stored = await this.insertRows(tx, conv.pk, firstSeq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
+        // The live fan-out of every instance reads the batch from the store once it is committed.
+        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${firstSeq}:${firstSeq + stored.length - 1}`]);
+        return { firstSeq, count: rows.length, eventCount: Number(conv.event_count) + rows.length };
+      }),
+    );
   }
 
   /**

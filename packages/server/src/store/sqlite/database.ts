@@ -143,6 +143,26 @@ export class SqliteDatabase {
     });
   }
 
+  /**
+   * An event batch (appendBatch): `rows` after the conversation's events, in one transaction; on
+   * the import writer's connection when the store has one. The seq of the first row, the
+   * conversation's count after, and the bytes of event JSON written (for the checkpointer).
+   */
+  appendRows(conversationId: string, rows: readonly PreparedEvent[]): { firstSeq: number; eventCount: number; bytes: number } {
+    const [firstSeq, eventCount] = this.write(() => {
+      const row = this.stmts.conversationById.get(conversationId) as ConversationRow | undefined;
+      if (!row) throw new ConversationNotFoundError(conversationId);
+      insertRows(this.ingest, row.pk, row.next_seq, rows, new Date().toISOString());
+      return [row.next_seq, row.event_count + rows.length];
+    });
+    return { firstSeq, eventCount, bytes: this.ingest.bytes };
+  }
+
+  /** After a batch (`bytes` of event JSON) was committed on another connection (the import writer). */
+  committedElsewhere(bytes: number): void {
+    this.checkpointer?.committed(bytes);
+  }
+
   /** Inside a write transaction. */
   private insertEvents(conv: number, firstSeq: number, events: readonly EventToStore[], now: string): StoredEvent[] {
     // Every event is checked before the first row goes in (a failure also rolls back the names

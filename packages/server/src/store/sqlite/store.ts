@@ -1,8 +1,10 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import type { PreparedEvent } from "../prepare.js";
+import { decodeRows, type PreparedEvent, type RowBatch } from "../prepare.js";
 import {
+  ConversationNotFoundError,
   DuplicateEventIdError,
+  type AppendedBatch,
   type ConversationRecord,
   type EventStore,
   type EventToStore,
@@ -128,6 +130,26 @@ export class SqliteStore implements SqliteEventStore {
       let gone = false;
       await writer.run({ op: "discard", pk: this.db.stagedTarget(handle).pk, maxRows }, (message) => void (gone = message.gone as boolean));
       return gone;
+    });
+  }
+  appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch> {
+    const writer = this.importWriter;
+    if (!writer) {
+      return this.inTurn(() => {
+        const { firstSeq, eventCount } = this.db.appendRows(conversationId, decodeRows(batch));
+        return { firstSeq, count: batch.count, eventCount };
+      });
+    }
+    // The batch's one transaction runs on the import writer: its rows go there as the bytes they
+    // came in (RowBatch), never decoded on this thread; other writes wait their turn meanwhile.
+    return this.inTurn(async () => {
+      type Answer = { firstSeq?: number; eventCount?: number; bytes?: number; notFound?: true; duplicate?: { eventId: string; index: number } };
+      let answer: Answer = {};
+      await writer.run({ op: "append", conversationId, batch }, (message) => void (answer = message as Answer));
+      if (answer.notFound) throw new ConversationNotFoundError(conversationId);
+      if (answer.duplicate) throw new DuplicateEventIdError(answer.duplicate.eventId, answer.duplicate.index);
+      this.db.committedElsewhere(answer.bytes ?? 0);
+      return { firstSeq: answer.firstSeq!, count: batch.count, eventCount: answer.eventCount! };
     });
   }
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {

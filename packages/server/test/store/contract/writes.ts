@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { prepareEvent } from "../../../src/store/prepare.js";
+import { encodeRows, prepareEvent, type RowBatch } from "../../../src/store/prepare.js";
 import { ConversationExistsError, ConversationNotFoundError, DuplicateEventIdError, type EventStore, type EventToStore } from "../../../src/store/types.js";
 import type { StoreContext } from "./index.js";
 import { CONV, OTHER, allIds, events } from "./fixtures.js";
@@ -21,7 +21,8 @@ async function observable(store: EventStore, id = CONV) {
   };
 }
 
-export function writesContract({ open }: StoreContext): void {
+export function writesContract(ctx: StoreContext): void {
+  const { open } = ctx;
   describe("conversations and events", () => {
     it("creates a conversation with its events and reads it back", async () => {
       const store = await open();
@@ -319,6 +320,67 @@ export function writesContract({ open }: StoreContext): void {
       await store.createConversation({ id: CONV, status: "STOPPED" }, []);
       await expect(store.finishImport(handle, [])).rejects.toThrow(ConversationExistsError);
       expect((await store.getConversation(CONV))?.eventCount).toBe(0);
+    });
+  });
+
+  describe("event batches (appendBatch: one transaction, rows encoded)", () => {
+    /** A RowBatch of `batch`, in chunks of `per` rows. */
+    const encoded = (batch: EventToStore[], per = 400): RowBatch => {
+      const rows = batch.map((entry, index) => prepareEvent(entry, index, true));
+      const chunks = [];
+      for (let from = 0; from < rows.length; from += per) chunks.push(encodeRows(rows.slice(from, from + per)));
+      return { count: rows.length, chunks };
+    };
+    // Both SQLite configurations: on the import writer's connection, and in place.
+    const variantsOf = ({ variants }: StoreContext) => [0, 1].filter((v) => v < variants);
+
+    it("appends the rows in order after the conversation's events, as appendEvents would", async () => {
+      for (const variant of variantsOf(ctx)) {
+        const store = await ctx.open(variant);
+        const head = events(5);
+        const batch = events(1_000, { seed: 3 });
+        await store.createConversation({ id: CONV, status: "STOPPED" }, head);
+        expect(await store.appendBatch(CONV, encoded(batch))).toEqual({ firstSeq: 6, count: 1_000, eventCount: 1_005 });
+        expect(await store.appendBatch(CONV, { count: 0, chunks: [] })).toEqual({ firstSeq: 1_006, count: 0, eventCount: 1_005 });
+        const oneByOne = await ctx.open(variant);
+        await oneByOne.createConversation({ id: CONV, status: "STOPPED" }, head);
+        await oneByOne.appendEvents(CONV, batch);
+        expect(await store.readAfter(CONV, 0, 5_000)).toEqual(await oneByOne.readAfter(CONV, 0, 5_000));
+        expect(await observable(store)).toEqual({ ...(await observable(oneByOne)), record: expect.objectContaining({ eventCount: 1_005 }) });
+      }
+    });
+
+    it("stores nothing of a batch with an id already stored or repeated, and names its index", async () => {
+      for (const variant of variantsOf(ctx)) {
+        const store = await ctx.open(variant);
+        const stored = events(10);
+        await store.createConversation({ id: CONV, status: "STOPPED" }, stored);
+        const before = await observable(store);
+        const fresh = events(900, { seed: 4 });
+        const taken = [...fresh.slice(0, 700), stored[3]!, ...fresh.slice(700)];
+        await expect(store.appendBatch(CONV, encoded(taken))).rejects.toMatchObject({ constructor: DuplicateEventIdError, index: 700, eventId: stored[3]!.event.id });
+        expect(await observable(store)).toEqual(before);
+        const repeated = [...fresh.slice(0, 850), fresh[2]!];
+        await expect(store.appendBatch(CONV, encoded(repeated))).rejects.toMatchObject({ constructor: DuplicateEventIdError, index: 850 });
+        expect(await observable(store)).toEqual(before);
+        await expect(store.appendBatch(OTHER, encoded(fresh.slice(0, 3)))).rejects.toThrow(ConversationNotFoundError);
+        // The store goes on: the same batch without the offender is taken whole.
+        expect((await store.appendBatch(CONV, encoded(fresh))).eventCount).toBe(910);
+      }
+    });
+
+    it("takes its turn among the conversation's other writes, in the order called", async () => {
+      for (const variant of variantsOf(ctx)) {
+        const store = await ctx.open(variant);
+        await store.createConversation({ id: CONV, status: "STOPPED" }, []);
+        const a = events(2, { seed: 5 });
+        const batch = events(600, { seed: 6 });
+        const b = events(2, { seed: 7 });
+        const calls = [store.appendEvents(CONV, a), store.appendBatch(CONV, encoded(batch)), store.appendEvents(CONV, b), store.setStatus(CONV, "RUNNING")];
+        await Promise.all(calls);
+        expect((await store.readAfter(CONV, 0, 1_000)).map((e) => e.id)).toEqual([...a, ...batch, ...b].map((e) => e.event.id));
+        expect(await store.getConversation(CONV)).toMatchObject({ status: "RUNNING", eventCount: 604 });
+      }
     });
   });
 
