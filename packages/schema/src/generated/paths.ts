@@ -4955,6 +4955,20 @@ export interface components {
         };
     };
     responses: {
+        /** @description The event store does not answer now: the reference server with PostgreSQL (`--store postgres`) answers this when the database is unreachable or restarting, or when a statement ran past the store's statement timeout. Nothing of a failed write was kept; `detail` names the cause. Send the request again after `Retry-After` seconds; `GET /health` reports the store's state. */
+        StoreUnavailable: {
+            headers: {
+                /** @description Seconds to wait before sending again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "the database did not answer within the statement timeout"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
         /** @description The JSON body is larger than the server accepts (the reference server's `--json-limit-bytes`, 64 MiB by default). Upload limits do not answer 413: over-limit files are skipped instead. */
         PayloadTooLarge: {
             headers: {
@@ -5155,6 +5169,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     countEvents: {
@@ -5213,6 +5228,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     sendMessage: {
@@ -5265,6 +5281,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyMessages"];
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5312,6 +5329,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     runConversation: {
@@ -5354,6 +5372,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     pauseConversation: {
@@ -5372,6 +5391,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     interruptConversation: {
@@ -5390,6 +5410,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     respondToConfirmation: {
@@ -5434,6 +5455,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5491,6 +5513,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     setSecurityAnalyzer: {
@@ -5546,6 +5569,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     downloadFile: {
@@ -5605,6 +5629,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     getSettings: {
@@ -5638,6 +5663,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     storeSettings: {
@@ -5688,6 +5714,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5748,6 +5775,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5801,6 +5829,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5852,6 +5881,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
