@@ -243,6 +243,19 @@ describe("PostgresEventStore", () => {
     expect(await again.count(CONV, {})).toBe(40);
   });
 
+  it("runs its own ANALYZE after 20k, 40k, 80k … rows written (doubling), not after every 20k", async () => {
+    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: 100 });
+    opened.push(store);
+    await store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const all = events(4_000);
+    for (let i = 0; i < 40; i++) {
+      await store.appendEvents(CONV, all.slice(i * 100, (i + 1) * 100));
+      await (store as unknown as { analyzing?: Promise<void> }).analyzing; // one at a time: let each finish
+    }
+    // At 100, 200, 400, 800, 1,600 and 3,200 rows; after every 100 rows it would be 40.
+    expect(store.analyzes).toBe(6);
+  });
+
   it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(25_000));
