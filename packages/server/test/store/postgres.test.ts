@@ -7,7 +7,7 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { ConversationNotFoundError, StoreUnavailableError } from "../../src/store/types.js";
+import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 
@@ -241,6 +241,29 @@ describe("PostgresEventStore", () => {
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
     const again = await open(schema);
     expect(await again.count(CONV, {})).toBe(40);
+  });
+
+  it("appends a replay-sized batch (6,000 events) in one statement, its ids not looked up first", async () => {
+    const store = await open(schemaName());
+    await store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const statements: string[] = [];
+    store.pool.on("acquire", (client) => {
+      if ((client as { spied?: boolean }).spied) return;
+      (client as { spied?: boolean }).spied = true;
+      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (typeof args[0] === "string") statements.push(args[0]);
+        return q(...args);
+      };
+    });
+    const all = events(6_001);
+    const stored = await store.appendEvents(CONV, all.slice(0, 6_000));
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
+    expect(statements.filter((s) => s.includes("insert into events"))).toHaveLength(1);
+    expect(statements.filter((s) => /id = any/.test(s))).toHaveLength(0);
+    // A taken id still fails the whole batch, named.
+    await expect(store.appendEvents(CONV, [all[6_000]!, all[5]!])).rejects.toBeInstanceOf(DuplicateEventIdError);
+    expect(await store.count(CONV, {})).toBe(6_000);
   });
 
   it("runs its own ANALYZE after 20k, 40k, 80k … rows written (doubling), not after every 20k", async () => {
