@@ -108,8 +108,12 @@ describe("Prism's answers on request", () => {
     const reply = await t.call("GET", route(), { headers: { Prefer: "code=500" } });
     expect(reply.status).toBe(500);
     expect(reply.body).toEqual({ detail: "Internal Server Error" });
+    const gateway = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=502" } });
+    expect(gateway.body).toEqual({ detail: "Bad Gateway" });
+    // A documented error status is Prism's: the spec's example (503: components/responses/StoreUnavailable).
     const unavailable = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=503" } });
-    expect(unavailable.body).toEqual({ detail: "Service Unavailable" });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body).toEqual({ detail: "the database did not answer within the statement timeout" });
     const bad = await t.call("GET", route(), { headers: { Prefer: "code=abc" } });
     expect(bad.status).toBe(422);
   });
