@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
+import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
@@ -49,6 +49,28 @@ describe("PostgresEventStore", () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
     expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest", async () => {
+    const schema = schemaName();
+    const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
+    try {
+      await migratePostgres(pool, schema, PG_MIGRATIONS.slice(0, 2));
+      await pool.query(`insert into conversations (id, status, created_at, updated_at, next_seq) values ('ordered', 'IDLE', '', '', 4), ('back', 'IDLE', '', '', 4), ('empty', 'IDLE', '', '', 1)`);
+      const rows = [["ordered", 1, 10], ["ordered", 2, 10], ["ordered", 3, 30], ["back", 1, 10], ["back", 2, 30], ["back", 3, 20]] as const;
+      for (const [id, seq, ts] of rows) {
+        await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
+      }
+      expect(await migratePostgres(pool, schema)).toEqual([3]);
+      const { rows: after } = await pool.query("select id, ts_ordered, last_ts::int from conversations order by id");
+      expect(after).toEqual([
+        { id: "back", ts_ordered: false, last_ts: 30 },
+        { id: "empty", ts_ordered: true, last_ts: null },
+        { id: "ordered", ts_ordered: true, last_ts: 30 },
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("gives one total order when two instances append to one conversation at once", async () => {
