@@ -59,9 +59,9 @@ describe("results are typed per operation", () => {
 
 describe("errors are typed per operation", () => {
   test("the documented statuses", () => {
-    expectTypeOf<ErrorStatus<"searchEvents">>().toEqualTypeOf<401 | 404 | 422>();
-    expectTypeOf<ErrorStatus<"createConversation">>().toEqualTypeOf<401 | 409 | 413 | 422 | 507>();
-    expectTypeOf<ErrorStatus<"getSettings">>().toEqualTypeOf<401 | 404>();
+    expectTypeOf<ErrorStatus<"searchEvents">>().toEqualTypeOf<401 | 404 | 422 | 503>();
+    expectTypeOf<ErrorStatus<"createConversation">>().toEqualTypeOf<401 | 409 | 413 | 422 | 503 | 507>();
+    expectTypeOf<ErrorStatus<"getSettings">>().toEqualTypeOf<401 | 404 | 503>();
     expectTypeOf<ErrorStatus<"getHealth">>().toEqualTypeOf<503>();
   });
 

@@ -12,7 +12,7 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
-import { createApp, createCipher, createLogger, parseConfig, type App, type ConversationService, type Logger } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, decodeRows, parseConfig, type App, type ConversationService, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
@@ -51,7 +51,8 @@ export function createWorld(options: WorldOptions = {}): World {
   // Uploads are streamed to disk by the server's code: a private folder that dies with the mock.
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-mock-"));
   const serverConfig = parseConfig(["--data-dir", dataDir], {});
-  const store = openMemoryStore();
+  // Event batches come from the server's import thread as encoded rows (Node only).
+  const store = openMemoryStore({ decodeRows });
   const bus = new ObservedBus();
   const scheduler = new Scheduler();
   const agent = new ScriptedAgent({ seed, speed, scheduler, log });

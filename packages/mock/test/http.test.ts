@@ -34,6 +34,26 @@ describe("a stateful world", () => {
     expect(page.body.items).toEqual(events);
   });
 
+  it("an event batch (JSONL) is appended whole, and a bad line is a 422 at its line with nothing stored", async () => {
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: "[]" } });
+    const id = created.body.conversation_id as string;
+    const before = (await t.call("GET", `/api/conversations/${id}/events/count`)).body as number;
+    const events = exampleEvents({ seed: 6 });
+    const jsonl = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join("\n");
+    const headers = { "Content-Type": "application/x-ndjson" };
+    const appended = await t.call("POST", `/api/conversations/${id}/events/batch`, { body: jsonl(events), headers });
+    expect(appended.status, appended.text).toBe(200);
+    expect(appended.body).toEqual({ appended: events.length, event_count: before + events.length });
+    const bad = await t.call("POST", `/api/conversations/${id}/events/batch`, { body: jsonl([{ ...events[0], id: "0f9a7a9e-2c4e-4c5e-9a55-5b1f3f6b7c11" }, { kind: "Nope" }]), headers });
+    expect(bad.status, bad.text).toBe(422);
+    expect(bad.body.detail[0].loc.slice(0, 2), bad.text).toEqual(["body", 2]);
+    const page = await t.call("GET", `/api/conversations/${id}/events/search`, { query: { limit: 100 } });
+    // Stored as sent, and nothing of the refused batch (search orders by time: compare by id).
+    const byId = new Map((page.body.items as Array<{ id: string }>).map((e) => [e.id, e]));
+    expect(byId.size).toBe(before + events.length);
+    for (const event of events) expect(byId.get(event.id)).toEqual(event);
+  });
+
   it("a stored setting reads back masked", async () => {
     await t.call("POST", "/api/settings", { json: { llm_model: "gpt-4o", llm_api_key: "sk-mock-secret", language: "en" } });
     const read = await t.call("GET", "/api/settings");
@@ -108,8 +128,12 @@ describe("Prism's answers on request", () => {
     const reply = await t.call("GET", route(), { headers: { Prefer: "code=500" } });
     expect(reply.status).toBe(500);
     expect(reply.body).toEqual({ detail: "Internal Server Error" });
+    const gateway = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=502" } });
+    expect(gateway.body).toEqual({ detail: "Bad Gateway" });
+    // A documented error status is Prism's: the spec's example (503: components/responses/StoreUnavailable).
     const unavailable = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=503" } });
-    expect(unavailable.body).toEqual({ detail: "Service Unavailable" });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body).toEqual({ detail: "the database did not answer within the statement timeout" });
     const bad = await t.call("GET", route(), { headers: { Prefer: "code=abc" } });
     expect(bad.status).toBe(422);
   });

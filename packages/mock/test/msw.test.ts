@@ -48,9 +48,13 @@ describe("MSW handlers", () => {
     expect(limit.detail[0].loc).toEqual(["query", "limit"]);
     const malformed = await fetch(`${BASE}/api/conversations`, { method: "POST", headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: '{"initial_user_msg": ' });
     expect((await json(malformed, "createConversation")).detail[0].loc).toEqual(["body", 21]);
-    const failure = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=503" } });
-    expect(failure.status).toBe(503);
-    expect(await failure.json()).toEqual({ detail: "Service Unavailable" });
+    const failure = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=502" } });
+    expect(failure.status).toBe(502);
+    expect(await failure.json()).toEqual({ detail: "Bad Gateway" });
+    // Documented (components/responses/StoreUnavailable): the spec's example.
+    const unavailable = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=503" } });
+    expect(unavailable.status).toBe(503);
+    expect(await unavailable.json()).toEqual({ detail: "the database did not answer within the statement timeout" });
   });
 
   it("upload and download bytes", async () => {

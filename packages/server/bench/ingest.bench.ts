@@ -22,7 +22,8 @@ import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
-import { encodeRows, prepareEvent, type PreparedEvent, type RowBatch } from "../src/store/prepare.js";
+import { prepareEvent, type PreparedEvent, type RowBatch } from "../src/store/prepare.js";
+import { encodeRows } from "../src/store/row-batch.js";
 import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
 
 const KEY = "bench-key";

@@ -59,4 +59,6 @@ export type { Location, Json } from "./http/validation.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";
 export type { WorkerPool, JobMessage } from "./workers/pool.js";
-export type { PreparedEvent } from "./store/prepare.js";
+export type { PreparedEvent, RowBatch } from "./store/prepare.js";
+/** A RowBatch's rows (event batches, from the import thread): what a memory store needs to take appendBatch in Node (MemoryStoreOptions). */
+export { decodeRows } from "./store/row-batch.js";

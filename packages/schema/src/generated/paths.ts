@@ -4990,6 +4990,20 @@ export interface components {
         };
     };
     responses: {
+        /** @description The event store does not answer now: the reference server with PostgreSQL (`--store postgres`) answers this when the database is unreachable or restarting, or when a statement ran past the store's statement timeout. Nothing of a failed write was kept; `detail` names the cause. Send the request again after `Retry-After` seconds; `GET /health` reports the store's state. */
+        StoreUnavailable: {
+            headers: {
+                /** @description Seconds to wait before sending again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example {
+                 *       "detail": "the database did not answer within the statement timeout"
+                 *     } */
+                "application/json": components["schemas"]["ErrorDetail"];
+            };
+        };
         /** @description The JSON body is larger than the server accepts (the reference server's `--json-limit-bytes`, 64 MiB by default). Upload limits do not answer 413: over-limit files are skipped instead. */
         PayloadTooLarge: {
             headers: {
@@ -5190,6 +5204,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     countEvents: {
@@ -5248,6 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     sendMessage: {
@@ -5300,6 +5316,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyMessages"];
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5397,6 +5414,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5444,6 +5462,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     runConversation: {
@@ -5486,6 +5505,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     pauseConversation: {
@@ -5504,6 +5524,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     interruptConversation: {
@@ -5522,6 +5543,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     respondToConfirmation: {
@@ -5566,6 +5588,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5623,6 +5646,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     setSecurityAnalyzer: {
@@ -5678,6 +5702,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     downloadFile: {
@@ -5737,6 +5762,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     getSettings: {
@@ -5770,6 +5796,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     storeSettings: {
@@ -5820,6 +5847,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5880,6 +5908,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5933,6 +5962,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5984,6 +6014,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };

@@ -15,7 +15,7 @@
  * the sizes a mock holds (tens of thousands of events), not a database.
  */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import { decodeRows, prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "./prepare.js";
+import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "./prepare.js";
 import {
   type AppendedBatch,
   ConversationExistsError,
@@ -94,11 +94,21 @@ function matcher(filters: SearchFilters): (row: Row) => boolean {
 }
 
 /** Options of {@link MemoryEventStore}; none yet. */
-export type MemoryStoreOptions = Record<string, never>;
+export interface MemoryStoreOptions {
+  /**
+   * How appendBatch reads a RowBatch's rows. RowBatches come from the server's import thread, in
+   * Node: pass `decodeRows` of `@acs-toolkit/server`'s row-batch module there (it needs `node:v8`,
+   * which this browser-safe store does not import). Without it appendBatch rejects.
+   */
+  decodeRows?: (batch: RowBatch) => PreparedEvent[];
+}
 
 /** The in-memory EventStore (see the module comment). */
 export class MemoryEventStore implements EventStore {
   readonly kind = "memory";
+
+  constructor(private readonly options: MemoryStoreOptions = {}) {}
+
   private readonly conversations = new Map<string, Conversation>();
   private readonly documents = new Map<string, string>();
   private closed = false;
@@ -180,7 +190,8 @@ export class MemoryEventStore implements EventStore {
       const conversation = this.conversations.get(conversationId);
       if (!conversation) throw new ConversationNotFoundError(conversationId);
       const firstSeq = conversation.bySeq.length + 1;
-      const stored = this.append(conversation, decodeRows(batch));
+      if (!this.options.decodeRows) throw new Error("appendBatch needs the store's decodeRows option (MemoryStoreOptions)");
+      const stored = this.append(conversation, this.options.decodeRows(batch));
       return { firstSeq, count: stored.length, eventCount: conversation.bySeq.length };
     });
   }
@@ -345,6 +356,6 @@ export class MemoryEventStore implements EventStore {
 const stored = ({ id, json, ts, seq }: Row): StoredEvent => ({ id, json, ts, seq });
 
 /** A new, empty in-memory store. */
-export function openMemoryStore(_options: MemoryStoreOptions = {}): MemoryEventStore {
-  return new MemoryEventStore();
+export function openMemoryStore(options: MemoryStoreOptions = {}): MemoryEventStore {
+  return new MemoryEventStore(options);
 }

@@ -3,7 +3,6 @@
  * (its time as an instant, its source with the kind's default, the text the body filter searches),
  * so that a worker thread can compute them for a large replay and the request thread only writes.
  */
-import { deserialize, serialize } from "node:v8";
 import type { MessageEvent } from "@acs-toolkit/schema";
 import { eventSource, searchableText } from "@acs-toolkit/validator";
 import { eventTimeMicros } from "./time.js";
@@ -52,7 +51,7 @@ export function searchTextOf(row: PreparedEvent): string | null {
 
 /**
  * Rows on their way to a store across threads (an event batch, appendBatch): each chunk is one
- * `v8.serialize` of PreparedEvent[] whose `text` is computed, so that the request thread hands the
+ * `v8.serialize` of PreparedEvent[] (row-batch.ts, Node only) whose `text` is computed, so that the request thread hands the
  * bytes on to the import writer without decoding them (a thousand rows decoded and encoded again
  * there cost it 10–30 ms).
  */
@@ -60,16 +59,4 @@ export interface RowBatch {
   /** Rows in all chunks. */
   count: number;
   chunks: readonly Uint8Array[];
-}
-
-/** Rows (prepared with `withText`) as one chunk of a RowBatch. */
-export function encodeRows(rows: readonly PreparedEvent[]): Uint8Array {
-  return serialize(rows);
-}
-
-/** The rows of a RowBatch, in order. */
-export function decodeRows(batch: RowBatch): PreparedEvent[] {
-  const rows: PreparedEvent[] = [];
-  for (const chunk of batch.chunks) for (const row of deserialize(chunk) as PreparedEvent[]) rows.push(row);
-  return rows;
 }

@@ -10,7 +10,8 @@ import type { Event, ValidationError } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
 import { toValidationError } from "../http/validation.js";
-import { encodeRows, prepareEvent, type PreparedEvent, type RowBatch } from "../store/prepare.js";
+import { prepareEvent, type PreparedEvent, type RowBatch } from "../store/prepare.js";
+import { encodeRows } from "../store/row-batch.js";
 
 /** Events per batch at most (its one transaction holds the store's other writes meanwhile). */
 export const MAX_BATCH_EVENTS = 10_000;

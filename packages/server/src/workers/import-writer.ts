@@ -8,7 +8,8 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openSqliteImportWriter } from "../store/sqlite/open.js";
-import { decodeRows, type PreparedEvent, type RowBatch } from "../store/prepare.js";
+import type { PreparedEvent, RowBatch } from "../store/prepare.js";
+import { decodeRows } from "../store/row-batch.js";
 import { ConversationNotFoundError, DuplicateEventIdError } from "../store/types.js";
 import { serveJobs } from "./pool.js";
 

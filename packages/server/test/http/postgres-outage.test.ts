@@ -8,7 +8,7 @@
 import { connectLive, isEventFrame, livePath } from "@acs-toolkit/test-kit/live";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { KEY, startTestServer, type TestServer } from "../support/harness.js";
+import { expectConforms, KEY, startTestServer, type TestServer } from "../support/harness.js";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "../support/postgres.js";
 import { events } from "../store/contract/fixtures.js";
 
@@ -40,10 +40,18 @@ describe("a database outage", () => {
     await outage(true);
     try {
       const started = Date.now();
-      for (const route of [`/api/conversations/${id}`, `/api/conversations/${id}/events/search`, `/api/conversations/${id}/events/count`]) {
-        const reply = await t.call("GET", route);
-        expect(reply.status, `${route}: ${reply.text}`).toBe(503);
-        expect(reply.body.detail).toMatch(/database is unavailable/);
+      // Each a 503 the spec documents for the operation (components/responses/StoreUnavailable).
+      const calls: Array<[string, "GET" | "POST", string, unknown]> = [
+        ["getConversation", "GET", `/api/conversations/${id}`, undefined],
+        ["searchEvents", "GET", `/api/conversations/${id}/events/search`, undefined],
+        ["countEvents", "GET", `/api/conversations/${id}/events/count`, undefined],
+        ["sendMessage", "POST", `/api/conversations/${id}/events`, { role: "user", content: [{ type: "text", text: "hi" }] }],
+        ["createConversation", "POST", "/api/conversations", {}],
+      ];
+      for (const [operationId, method, route, json] of calls) {
+        const reply = await t.call(method, route, json === undefined ? {} : { json });
+        expectConforms(operationId, reply, 503);
+        expect(reply.body.detail, route).toMatch(/database is unavailable/);
         expect(reply.headers.get("retry-after")).toBe("1");
       }
       const health = await t.call("GET", "/health");

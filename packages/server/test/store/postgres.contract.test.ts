@@ -1,6 +1,7 @@
 /**
  * The EventStore contract (contract/index.ts) on the PostgreSQL store: a scratch database for the
- * file, a fresh schema for every store the suite opens.
+ * file, a fresh schema for every store the suite opens; each variant with another scan budget of
+ * the body walk (1–2 character bodies), so that pages end short on it and resume.
  */
 import { afterAll, beforeAll } from "vitest";
 import { openPostgresStore } from "../../src/store/postgres/index.js";
@@ -15,4 +16,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describeEventStoreContract("postgres", () => openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 4 }));
+const BUDGETS = [undefined, 1, 2, 40];
+
+describeEventStoreContract("postgres", (variant) => openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 4, bodyScanBudget: BUDGETS[variant] }), {
+  variants: BUDGETS.length,
+  scanBudget: true,
+});

@@ -6,8 +6,8 @@
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { ConversationNotFoundError, StoreUnavailableError } from "../../src/store/types.js";
+import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
+import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 
@@ -48,7 +48,29 @@ describe("PostgresEventStore", () => {
     const schema = schemaName();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
-    expect(rows.map((r) => r.version)).toEqual([1, 2]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest", async () => {
+    const schema = schemaName();
+    const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
+    try {
+      await migratePostgres(pool, schema, PG_MIGRATIONS.slice(0, 2));
+      await pool.query(`insert into conversations (id, status, created_at, updated_at, next_seq) values ('ordered', 'IDLE', '', '', 4), ('back', 'IDLE', '', '', 4), ('empty', 'IDLE', '', '', 1)`);
+      const rows = [["ordered", 1, 10], ["ordered", 2, 10], ["ordered", 3, 30], ["back", 1, 10], ["back", 2, 30], ["back", 3, 20]] as const;
+      for (const [id, seq, ts] of rows) {
+        await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
+      }
+      expect(await migratePostgres(pool, schema)).toEqual([3]);
+      const { rows: after } = await pool.query("select id, ts_ordered, last_ts::int from conversations order by id");
+      expect(after).toEqual([
+        { id: "back", ts_ordered: false, last_ts: 30 },
+        { id: "empty", ts_ordered: true, last_ts: null },
+        { id: "ordered", ts_ordered: true, last_ts: 30 },
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("gives one total order when two instances append to one conversation at once", async () => {
@@ -105,6 +127,62 @@ describe("PostgresEventStore", () => {
     expect(await store.count(CONV, { body: "%" })).toBe(1);
   });
 
+  it("sends a batch's texts as one binary parameter, not escaped text[] literals, and stores their exact bytes", async () => {
+    const store = await open(schemaName());
+    const sent: unknown[][] = [];
+    store.pool.on("acquire", (client) => {
+      if ((client as { spied?: boolean }).spied) return;
+      (client as { spied?: boolean }).spied = true;
+      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (typeof args[0] === "string" && args[0].includes("insert into events")) sent.push((args[1] as unknown[]) ?? []);
+        return q(...args);
+      };
+    });
+    // Quotes, backslashes, braces, commas, NULL-like words, tabs, newlines, 2-, 3- and 4-byte UTF-8.
+    const texts = ['say "hi" {a,b}', "back\\slash \\\" NULL", "tab\tnew\nline é € 😀", "NULL", ""];
+    const batch = texts.map((t, i) => toStore(message(`m${i}`, iso(T0 + i), t)));
+    batch[4] = { event: batch[4]!.event, json: JSON.stringify(batch[4]!.event, null, "\t") }; // stored as sent, whitespace too
+    await store.createConversation({ id: CONV, status: "RUNNING" }, batch.slice(0, 3)); // transaction path
+    await store.appendEvents(CONV, batch.slice(3)); // one-statement path
+    expect(sent).toHaveLength(2);
+    for (const values of sent) {
+      expect(values.some((v) => Buffer.isBuffer(v))).toBe(true);
+      // No parameter holds the JSON texts as an array of strings.
+      expect(values.some((v) => Array.isArray(v) && v.some((x) => typeof x === "string" && x.startsWith("{")))).toBe(false);
+    }
+    const page = await store.search(CONV, { order: "asc", limit: 10 });
+    expect(page.items.map((e) => e.json)).toEqual(batch.map((e) => e.json));
+    for (const [i, t] of texts.entries()) if (t.length >= 3) expect((await store.search(CONV, { order: "asc", limit: 10, body: t.toUpperCase() })).items.map((e) => e.id)).toContain(`m${i}`);
+  });
+
+  it("walks at most bodyScanBudget messages for a page of a body pg_trgm cannot index (1–2 characters), then resumes after them", async () => {
+    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, bodyScanBudget: 10 });
+    opened.push(store);
+    // 30 messages (and 30 other events between them); only the 25th and the 26th hold "Q7".
+    const batch = Array.from({ length: 30 }, (_, i) => toStore(message(`m${i}`, iso(T0 + 2 * i), i === 24 || i === 25 ? "see Q7 here" : "nothing")));
+    const others = events(30, { start: Date.UTC(2026, 1, 5, 11, 0, 0) + 1 }).filter((e) => e.event.kind !== "MessageEvent");
+    await store.createConversation({ id: CONV, status: "RUNNING" }, [...batch, ...others]);
+    const first = await store.search(CONV, { order: "asc", limit: 1, body: "q7" });
+    // The first 10 messages hold no hit: an empty page that resumes after the 10th message.
+    expect(first).toEqual({ items: [], hasMore: true, resumeAfter: { ts: T0 + 18, seq: 10 } });
+    const json = await store.searchJson(CONV, { order: "asc", limit: 1, body: "q7" });
+    expect({ count: json.count, last: json.last, hasMore: json.hasMore }).toEqual({ count: 0, last: first.resumeAfter, hasMore: true });
+    const seen: string[] = [];
+    let after = first.resumeAfter;
+    for (let pages = 0; after && pages < 10; pages++) {
+      const page = await store.search(CONV, { order: "asc", limit: 1, body: "q7", after });
+      seen.push(...page.items.map((e) => e.id));
+      after = page.hasMore ? (page.resumeAfter ?? page.items[page.items.length - 1]) : undefined;
+    }
+    expect(seen).toEqual(["m24", "m25"]);
+    // Descending, from the end: the hits come within the budget.
+    expect((await store.search(CONV, { order: "desc", limit: 5, body: "Q7" })).items.map((e) => e.id)).toEqual(["m25", "m24"]);
+    // A body with a run of 3 letters or digits is served by the trigram index: no budget.
+    expect((await store.search(CONV, { order: "asc", limit: 5, body: "see q7" })).items.map((e) => e.id)).toEqual(["m24", "m25"]);
+    expect(await store.count(CONV, { body: "q7" })).toBe(2);
+  });
+
   it("counts without a filter, by kind and by source from the counters, and time ranges exactly", async () => {
     const store = await open(schemaName());
     const all = events(300);
@@ -120,6 +198,24 @@ describe("PostgresEventStore", () => {
     // A time range counts rows: [T0 + 10 ms, T0 + 20 ms) holds 10 events.
     const start = Date.UTC(2026, 1, 5, 11, 0, 0) * 1000;
     expect(await store.count(CONV, { timestampGte: start + 10_000, timestampLt: start + 20_000 })).toBe(10);
+  });
+
+  it("counts a time range from two positions where timestamps never go back, and by rows where they do", async () => {
+    const store = await open(schemaName());
+    const all = events(300); // 1 ms apart, from 11:00:00
+    await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
+    await store.appendEvents(CONV, all.slice(100, 200)); // one statement
+    await store.appendEvents(CONV, all.slice(200, 203)); // one statement, a live append
+    const start = Date.UTC(2026, 1, 5, 11, 0, 0) * 1000;
+    const range = (from?: number, to?: number) => store.count(CONV, { timestampGte: from === undefined ? undefined : start + from * 1000, timestampLt: to === undefined ? undefined : start + to * 1000 });
+    expect([await range(10, 20), await range(0, 203), await range(150), await range(undefined, 50), await range(500, 600), await range(20, 10)]).toEqual([10, 203, 53, 50, 0, 0]);
+    // Two index probes, not a scan: rows removed behind the store's back inside the range do not change it.
+    await store.pool.query("delete from events where seq between 12 and 15");
+    expect(await range(10, 20)).toBe(10);
+    // An append whose timestamps go back (before the latest stored): from then on, rows are counted.
+    await store.appendEvents(CONV, [{ ...all[203]!, event: { ...all[203]!.event, id: "early", timestamp: iso(start + 10_500) } } as never, ...all.slice(204, 210)]);
+    expect((await store.pool.query("select ts_ordered from conversations")).rows[0].ts_ordered).toBe(false);
+    expect(await range(10, 20)).toBe(7);
   });
 
   it("fails a statement past its timeout with StoreUnavailableError, then serves again", async () => {
@@ -167,6 +263,42 @@ describe("PostgresEventStore", () => {
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
     const again = await open(schema);
     expect(await again.count(CONV, {})).toBe(40);
+  });
+
+  it("appends a replay-sized batch (6,000 events) in one statement, its ids not looked up first", async () => {
+    const store = await open(schemaName());
+    await store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const statements: string[] = [];
+    store.pool.on("acquire", (client) => {
+      if ((client as { spied?: boolean }).spied) return;
+      (client as { spied?: boolean }).spied = true;
+      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (typeof args[0] === "string") statements.push(args[0]);
+        return q(...args);
+      };
+    });
+    const all = events(6_001);
+    const stored = await store.appendEvents(CONV, all.slice(0, 6_000));
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
+    expect(statements.filter((s) => s.includes("insert into events"))).toHaveLength(1);
+    expect(statements.filter((s) => /id = any/.test(s))).toHaveLength(0);
+    // A taken id still fails the whole batch, named.
+    await expect(store.appendEvents(CONV, [all[6_000]!, all[5]!])).rejects.toBeInstanceOf(DuplicateEventIdError);
+    expect(await store.count(CONV, {})).toBe(6_000);
+  });
+
+  it("runs its own ANALYZE after 20k, 40k, 80k … rows written (doubling), not after every 20k", async () => {
+    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: 100 });
+    opened.push(store);
+    await store.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const all = events(4_000);
+    for (let i = 0; i < 40; i++) {
+      await store.appendEvents(CONV, all.slice(i * 100, (i + 1) * 100));
+      await (store as unknown as { analyzing?: Promise<void> }).analyzing; // one at a time: let each finish
+    }
+    // At 100, 200, 400, 800, 1,600 and 3,200 rows; after every 100 rows it would be 40.
+    expect(store.analyzes).toBe(6);
   });
 
   it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {

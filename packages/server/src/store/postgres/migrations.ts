@@ -70,6 +70,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // a staged conversation deletes its events before itself, so the key guarded nothing.
     sql: "alter table events drop constraint events_conv_fkey",
   },
+  {
+    version: 3,
+    description: "conversations.ts_ordered and last_ts: time-range counts from two positions",
+    // ts_ordered: every event's ts is ≥ the ts of the event before it in seq order (true of every
+    // conversation appended live or replayed in order). Then the events with ts ≥ t are the seqs
+    // from the first one's on, and a time-range count is a difference of two seqs (two index
+    // probes), not a scan of the range. Kept by the append, in its transaction.
+    sql: `
+      alter table conversations add column last_ts bigint, add column ts_ordered boolean not null default true;
+      update conversations c set last_ts = x.last_ts, ts_ordered = x.ordered
+      from (
+        select conv, max(ts) as last_ts, bool_and(prev is null or ts >= prev) as ordered
+        from (select conv, ts, lag(ts) over (partition by conv order by seq) as prev from events) e
+        group by conv
+      ) x
+      where x.conv = c.pk;
+    `,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */

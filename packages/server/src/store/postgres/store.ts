@@ -10,16 +10,21 @@
  * - order: (ts, seq) per conversation; seq is taken from the conversation row under FOR UPDATE in
  *   the append's transaction, so appends from several instances are serialized by the database;
  * - body: a LIKE on the lower-cased searchable text column (`%`, `_` and `\` escaped), indexed by a
- *   pg_trgm GIN index; the text is lower-cased in JavaScript, as the other stores do, so that case
+ *   pg_trgm GIN index (a body it cannot index, 1–2 characters, walks the messages in order, at most
+ *   BODY_SCAN_BUDGET of them per page); the text is lower-cased in JavaScript, as the other stores do, so that case
  *   folding is the toolkit's, not the database collation's;
  * - counts: no filter, kind, source and kind+source add up the per-conversation counters that the
- *   append keeps in its transaction (a few rows, never a scan). Body and time-range counts use the
- *   indexes (GIN bitmap, time index range); they are bounded by the statement timeout: one that runs
- *   past it fails with StoreUnavailableError (503), it never holds a request.
+ *   append keeps in its transaction (a few rows, never a scan). A time range alone, in a conversation
+ *   whose timestamps never go back in seq order (conversations.ts_ordered, kept by the append), is
+ *   the difference of two seqs found by two probes of the time index (O(log n)). Body counts and
+ *   time ranges with kind/source (or out of order) use the indexes (GIN bitmap, time index range),
+ *   O(the rows they count); they are bounded by the statement timeout: one that runs past it fails
+ *   with StoreUnavailableError (503), it never holds a request.
  */
 import pg from "pg";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import { decodeRows, prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
+import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
+import { decodeRows } from "../row-batch.js";
 import {
   type AppendedBatch,
   ConversationExistsError,
@@ -45,12 +50,34 @@ const MAX_LIMIT = 100;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
 /**
+ * Most rows an append writes in one statement (appendInOneStatement): a replay's batches of 10,000
+ * too, so one round trip and no separate lookup of the batch's ids (the unique index refuses a
+ * taken one; the transaction path then names it). Was INSERT_CHUNK: a 10k batch took the
+ * nine-statement transaction, its ids looked up first (5–8% of a replay).
+ */
+const ONE_STATEMENT_ROWS = 10_000;
+/**
  * Rows written by this instance after which it refreshes the planner's statistics itself: right
  * after a large replay, stale statistics (autovacuum's analyze comes later) make PostgreSQL pick a
  * bitmap scan and a sort over the whole conversation instead of walking the (conv, kind|source|ts)
- * index for a page: 7-32 ms instead of 0.1 ms per page at 100k events.
+ * index for a page: 7-32 ms instead of 0.1 ms per page at 100k events. The next one waits for at
+ * least as many rows as this instance had written by then (20k, 40k, 80k, …: statistics stay
+ * within a factor of 2 of the rows written): an ANALYZE after every 20k rows ran back to back with
+ * a long replay, on the same cores (50 of them during 1M events).
  */
 const ANALYZE_AFTER_ROWS = 20_000;
+/**
+ * Messages that one page of a body search pg_trgm cannot narrow (a body with no run of 3 letters or
+ * digits: 1–2 characters, punctuation) tests, walking the conversation's messages in the page's
+ * order: the page ends at `limit + 1` hits or after this many messages, short (possibly empty) with
+ * a cursor that resumes the walk (SearchPage.resumeAfter), as the SQLite store's walk does. So a
+ * page costs at most this many index entries and rows, whatever the conversation's size; before, a
+ * sparse 2-character term scanned every message (151 ms at 1M events). 500 messages: well under a
+ * millisecond of the walk on top of the page's round trip (1,000 measured 1.9 ms a page at 1M
+ * events against 0.8 ms for a whole 10k-event conversation, 253 messages: a ratio of 2.5 where the
+ * benchmark asks for 2). A sparse term costs more round trips instead: a page per 500 messages.
+ */
+export const BODY_SCAN_BUDGET = 500;
 /** A staged import untouched this long belongs to a process that died: removed at open. */
 const STALE_IMPORT_MS = 60 * 60 * 1000;
 
@@ -66,6 +93,10 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** Longest to wait for a connection, in ms. Default 5,000. */
   connectTimeoutMs?: number;
+  /** Messages a body search that pg_trgm cannot serve tests for one page (see BODY_SCAN_BUDGET); tests lower it. */
+  bodyScanBudget?: number;
+  /** Rows written before the first ANALYZE this instance runs itself (see ANALYZE_AFTER_ROWS); tests lower it. */
+  analyzeAfterRows?: number;
 }
 
 interface ConversationRow {
@@ -122,6 +153,9 @@ function unavailable(error: unknown): StoreUnavailableError | undefined {
 /** `%`, `_` and the escape character itself stand for themselves in a LIKE pattern. */
 export const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** Whether a body search walks the messages (BODY_SCAN_BUDGET): pg_trgm finds no trigram in a body without a run of 3 letters or digits. */
+const walked = (body: string) => body !== "" && !/[\p{L}\p{N}]{3}/u.test(body);
+
 function checkedPaging(query: SearchQuery): void {
   const { limit, order } = query;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be an integer in 1..${MAX_LIMIT}, got ${limit}`);
@@ -162,6 +196,53 @@ function counters(rows: readonly PreparedEvent[]): Array<{ kind: string; source:
   return [...counts.values()];
 }
 
+/**
+ * The rows' searchable texts and JSON texts as one buffer, sent as one binary parameter, with each
+ * text's 1-based byte offset (interleaved: body, json) and byte length (-1: no body). As text[]
+ * parameters, the client escaped every `"` and `\\` of every JSON text into an array literal and the
+ * server parsed it back: 70% of the client's CPU time of a replay (2.9 s → 0.86 s per 100k
+ * events). The server cuts the texts out with substring (UTF-8 checked by convert_from).
+ */
+export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offsets: number[]; bodyLengths: number[]; jsonLengths: number[] } {
+  const bodies = rows.map((r) => searchTextOf(r));
+  let max = 0;
+  for (let i = 0; i < rows.length; i++) max += (rows[i]!.json.length + (bodies[i]?.length ?? 0)) * 3; // ≤ 3 bytes per UTF-16 unit
+  const bytes = Buffer.allocUnsafe(max);
+  const offsets: number[] = new Array(rows.length * 2);
+  const bodyLengths: number[] = new Array(rows.length);
+  const jsonLengths: number[] = new Array(rows.length);
+  let at = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const body = bodies[i];
+    offsets[2 * i] = at + 1;
+    if (body === null || body === undefined) bodyLengths[i] = -1;
+    else at += bodyLengths[i] = bytes.write(body, at, "utf8");
+    offsets[2 * i + 1] = at + 1;
+    at += jsonLengths[i] = bytes.write(rows[i]!.json, at, "utf8");
+  }
+  return { bytes: bytes.subarray(0, at), offsets, bodyLengths, jsonLengths };
+}
+
+/** `unnest(ts, id, kind, source, body length, json length) with ordinality as t(…, o)` from parameter $first on. */
+const unnestRows = (first: number) =>
+  `unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[], $${first + 4}::int[], $${first + 5}::int[]) with ordinality as t(ts, id, kind, source, bl, jl, o)`;
+
+/** The body and json columns of row `o`, cut out of packRows' buffer ($bytes) at its offsets ($offsets). */
+const unpackedTexts = (bytes: number, offsets: number) =>
+  `case when bl < 0 then null else convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o - 1] for bl), 'UTF8') end,
+   convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o] for jl), 'UTF8')`;
+
+/** Whether the rows' timestamps never decrease, the first and the largest: what keeps conversations.ts_ordered (migration 3). */
+function timeOrder(rows: readonly PreparedEvent[]): { ordered: boolean; first: number; last: number } {
+  let ordered = true;
+  let last = rows[0]!.ts;
+  for (const r of rows) {
+    if (r.ts < last) ordered = false;
+    else last = r.ts;
+  }
+  return { ordered, first: rows[0]!.ts, last };
+}
+
 /** A WHERE clause under construction: its text and its parameters. */
 class Where {
   readonly parts: string[] = [];
@@ -189,6 +270,12 @@ export class PostgresEventStore implements EventStore {
   /** Per conversation, the tail of its writes from this instance: calls apply in the order made. */
   private readonly tails = new Map<string, Promise<unknown>>();
   private rowsSinceAnalyze = 0;
+  /** Rows written by this instance (see ANALYZE_AFTER_ROWS). */
+  private rowsWritten = 0;
+  /** Rows since the last ANALYZE that start the next one (see ANALYZE_AFTER_ROWS). */
+  private analyzeAfterRows: number;
+  /** ANALYZEs started by this instance. */
+  analyzes = 0;
   private analyzing: Promise<void> | undefined;
 
   /** @internal use openPostgresStore */
@@ -199,7 +286,12 @@ export class PostgresEventStore implements EventStore {
     readonly schema: string,
     /** The URL the pool connects to (the live fan-out opens its LISTEN connection with it). */
     readonly url: string,
-  ) {}
+    /** See BODY_SCAN_BUDGET. */
+    readonly bodyScanBudget = BODY_SCAN_BUDGET,
+    firstAnalyzeAfterRows = ANALYZE_AFTER_ROWS,
+  ) {
+    this.analyzeAfterRows = firstAnalyzeAfterRows;
+  }
 
   // Every call: a rejection (never a throw), with database outages as StoreUnavailableError.
   private async run<T>(fn: () => Promise<T>): Promise<T> {
@@ -250,7 +342,7 @@ export class PostgresEventStore implements EventStore {
       await client.query("begin");
       const result = await fn(client);
       await client.query("commit");
-      if (this.rowsSinceAnalyze >= ANALYZE_AFTER_ROWS) this.analyzeSoon();
+      if (this.rowsSinceAnalyze >= this.analyzeAfterRows) this.analyzeSoon();
       return result;
     } catch (error) {
       await client.query("rollback").catch((rollbackError: unknown) => {
@@ -268,6 +360,8 @@ export class PostgresEventStore implements EventStore {
   private analyzeSoon(): void {
     if (this.analyzing || this.closed) return;
     this.rowsSinceAnalyze = 0;
+    this.analyzeAfterRows = Math.max(this.analyzeAfterRows, this.rowsWritten);
+    this.analyzes++;
     this.analyzing = this.pool
       .query("analyze events")
       .then(() => undefined, () => undefined) // autovacuum's analyze comes anyway
@@ -299,7 +393,7 @@ export class PostgresEventStore implements EventStore {
     return this.serial(conversationId, async () => {
       let rows = events.map((entry, index) => prepareEvent(entry, index));
       const restamp = events.some((entry) => entry.stampedAtRecording);
-      if (rows.length > 0 && rows.length <= INSERT_CHUNK) {
+      if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS) {
         const stored = restamp
           ? await this.appendRestamped(conversationId, events, rows)
           : await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows));
@@ -343,19 +437,25 @@ export class PostgresEventStore implements EventStore {
   private async appendInOneStatement(q: Queryable, conversationId: string, rows: readonly PreparedEvent[]): Promise<StoredEvent[]> {
     checkBatchIds(rows, []);
     const c = counters(rows);
+    const texts = packRows(rows);
+    const order = timeOrder(rows);
     const result = await q.query<{ first: number }>(
         `with conv as (select pk, next_seq from conversations where id = $1 for update),
          inserted as (
            insert into events (conv, seq, ts, id, kind, source, body, json)
-           select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, body, json
-           from conv, unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as t(ts, id, kind, source, body, json, o)
+           select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, ${unpackedTexts(15, 16)}
+           from conv, ${unnestRows(2)}
          ),
          counted as (
            insert into event_counts (conv, kind, source, n)
            select conv.pk, kind, source, n from conv, unnest($8::text[], $9::text[], $10::bigint[]) as t(kind, source, n)
            on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n
          ),
-         moved as (update conversations set next_seq = next_seq + $11, event_count = event_count + $11, updated_at = $12 where pk = (select pk from conv))
+         moved as (
+           update conversations set next_seq = next_seq + $11, event_count = event_count + $11, updated_at = $12,
+             ts_ordered = ts_ordered and $17 and coalesce(last_ts <= $18, true), last_ts = greatest(last_ts, $19)
+           where pk = (select pk from conv)
+         )
          select next_seq as first, pg_notify($13, $14 || next_seq || ':' || (next_seq + $11 - 1)) from conv`,
         [
           conversationId,
@@ -363,8 +463,8 @@ export class PostgresEventStore implements EventStore {
           rows.map((r) => r.id),
           rows.map((r) => r.kind),
           rows.map((r) => r.source),
-          rows.map((r) => searchTextOf(r)),
-          rows.map((r) => r.json),
+          texts.bodyLengths,
+          texts.jsonLengths,
           c.map((x) => x.kind),
           c.map((x) => x.source),
           c.map((x) => x.n),
@@ -372,12 +472,18 @@ export class PostgresEventStore implements EventStore {
           new Date().toISOString(),
           NOTIFY_CHANNEL,
           `${this.schema}:${conversationId}:`,
+          texts.bytes,
+          texts.offsets,
+          order.ordered,
+          order.first,
+          order.last,
         ],
       );
     const first = result.rows[0]?.first;
     if (first === undefined) throw new ConversationNotFoundError(conversationId);
     this.rowsSinceAnalyze += rows.length;
-    if (this.rowsSinceAnalyze >= ANALYZE_AFTER_ROWS) this.analyzeSoon();
+    this.rowsWritten += rows.length;
+    if (this.rowsSinceAnalyze >= this.analyzeAfterRows) this.analyzeSoon();
     return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: first + i }));
   }
 
@@ -432,15 +538,16 @@ export class PostgresEventStore implements EventStore {
     checkBatchIds(rows, taken);
     for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
-      // Six arrays, whatever the batch size: one statement, no parameter limit.
+      const texts = packRows(chunk);
       await tx.query(
         `insert into events (conv, seq, ts, id, kind, source, body, json)
-         select $1, $2::bigint + o - 1, ts, id, kind, source, body, json
-         from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) with ordinality as t(ts, id, kind, source, body, json, o)`,
-        [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), chunk.map((r) => searchTextOf(r)), chunk.map((r) => r.json)],
+         select $1, $2::bigint + o - 1, ts, id, kind, source, ${unpackedTexts(9, 10)}
+         from ${unnestRows(3)}`,
+        [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), texts.bodyLengths, texts.jsonLengths, texts.bytes, texts.offsets],
       );
     }
     this.rowsSinceAnalyze += rows.length;
+    this.rowsWritten += rows.length;
     const c = counters(rows);
     await tx.query(
       `insert into event_counts (conv, kind, source, n)
@@ -448,7 +555,12 @@ export class PostgresEventStore implements EventStore {
        on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n`,
       [conv, c.map((x) => x.kind), c.map((x) => x.source), c.map((x) => x.n)],
     );
-    await tx.query("update conversations set next_seq = next_seq + $2, event_count = event_count + $2, updated_at = $3 where pk = $1", [conv, rows.length, now]);
+    const order = timeOrder(rows);
+    await tx.query(
+      `update conversations set next_seq = next_seq + $2, event_count = event_count + $2, updated_at = $3,
+         ts_ordered = ts_ordered and $4 and coalesce(last_ts <= $5, true), last_ts = greatest(last_ts, $6) where pk = $1`,
+      [conv, rows.length, now, order.ordered, order.first, order.last],
+    );
     return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: firstSeq + i }));
   }
 
@@ -556,42 +668,65 @@ export class PostgresEventStore implements EventStore {
   search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
     return this.run(async () => {
       checkedPaging(query);
-      const rows = await this.page(conversationId, query);
-      const hasMore = rows.length > query.limit;
-      return { items: hasMore ? rows.slice(0, query.limit) : rows, hasMore };
+      return this.page(conversationId, query);
     });
   }
 
   searchJson(conversationId: string, query: SearchQuery): Promise<JsonPage> {
     return this.run(async () => {
       checkedPaging(query);
-      const rows = await this.page(conversationId, query);
-      const hasMore = rows.length > query.limit;
-      const items = hasMore ? rows.slice(0, query.limit) : rows;
-      const last = items[items.length - 1];
+      const { items, hasMore, resumeAfter } = await this.page(conversationId, query);
+      const last = resumeAfter ?? items[items.length - 1];
       return { json: Buffer.from(items.map((e) => e.json).join(","), "utf8"), count: items.length, last: last && { ts: last.ts, seq: last.seq }, hasMore };
     });
   }
 
-  /** `limit + 1` rows of the page: keyset on (ts, seq) over the index that fits the filters. */
-  private page(conversationId: string, query: SearchQuery): Promise<StoredEvent[]> {
-    const where = this.filters(conversationId, query);
-    if (!where) return Promise.resolve([]);
-    const { after, order } = query;
+  /** A page: keyset on (ts, seq) over the index that fits the filters, or the budgeted walk (see BODY_SCAN_BUDGET). */
+  private async page(conversationId: string, query: SearchQuery): Promise<SearchPage> {
+    const where = this.filters(conversationId, query, true);
+    if (!where) return { items: [], hasMore: false };
+    const { after, order, limit } = query;
     if (after) where.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
     const by = order === "asc" ? "order by ts, seq" : "order by ts desc, seq desc";
-    where.values.push(query.limit + 1);
-    return this.query<StoredEvent>(`select id, json, ts, seq from events where ${where.text} ${by} limit $${where.values.length}`, where.values);
+    if (query.body !== undefined && walked(query.body)) {
+      // The messages in order, at most bodyScanBudget of them (the inner LIMIT), each tested; the
+      // outer LIMIT stops the walk at limit + 1 hits. The budget's last message comes back too, hit
+      // or not: where a short page's cursor resumes.
+      where.add("kind = 'MessageEvent'");
+      const pattern = where.values.push(likeSubstring(query.body.toLowerCase()));
+      const budget = where.values.push(this.bodyScanBudget);
+      const want = where.values.push(limit + 2);
+      const rows = await this.query<StoredEvent & { hit: boolean; n: number }>(
+        `select id, case when hit then json end as json, ts, seq, hit, n from (
+           select id, json, ts, seq, body like $${pattern} as hit, row_number() over (${by}) as n
+           from events where ${where.text} ${by} limit $${budget}
+         ) walk where hit or n = $${budget} limit $${want}`,
+        where.values,
+      );
+      const items: StoredEvent[] = [];
+      let resumeAfter: Position | undefined;
+      for (const row of rows) {
+        if (row.hit) items.push({ id: row.id, json: row.json, ts: row.ts, seq: row.seq });
+        if (items.length > limit) break;
+        if (row.n === this.bodyScanBudget) resumeAfter = { ts: row.ts, seq: row.seq };
+      }
+      if (items.length > limit) return { items: items.slice(0, limit), hasMore: true };
+      return resumeAfter ? { items, hasMore: true, resumeAfter } : { items, hasMore: false };
+    }
+    where.values.push(limit + 1);
+    const rows = await this.query<StoredEvent>(`select id, json, ts, seq from events where ${where.text} ${by} limit $${where.values.length}`, where.values);
+    const hasMore = rows.length > limit;
+    return { items: hasMore ? rows.slice(0, limit) : rows, hasMore };
   }
 
   /** The WHERE clause of the filters, or undefined when nothing can match. */
-  private filters(conversationId: string, f: SearchFilters): Where | undefined {
+  private filters(conversationId: string, f: SearchFilters, page = false): Where | undefined {
     if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
     const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
     if (f.kind !== undefined) where.add("kind = ?", f.kind);
     if (f.source !== undefined) where.add("source = ?", f.source);
     if (f.body === "") where.add("body is not null");
-    else if (f.body !== undefined) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
+    else if (f.body !== undefined && !(page && walked(f.body))) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
     if (f.timestampGte !== undefined) where.add("ts >= ?", f.timestampGte);
     if (f.timestampLt !== undefined) where.add("ts < ?", f.timestampLt);
     return where;
@@ -606,6 +741,25 @@ export class PostgresEventStore implements EventStore {
         if (filters.source !== undefined) where.add("source = ?", filters.source);
         const [row] = await this.query<{ n: number }>(`select coalesce(sum(n), 0)::bigint as n from event_counts where ${where.text}`, where.values);
         return row!.n;
+      }
+      if (filters.body === undefined && filters.kind === undefined && filters.source === undefined) {
+        // A time range alone: where the conversation's timestamps never go back (ts_ordered), the
+        // events with ts ≥ t are the seqs from the first such event's on, so the count is the
+        // difference of two seqs, each an index probe: O(log n), whatever the range holds.
+        const [row] = await this.query<{ ordered: boolean; next_seq: number; lo: number | null; hi: number | null }>(
+          `select c.ts_ordered as ordered, c.next_seq,
+             (select seq from events where conv = c.pk and ts >= $2 order by ts, seq limit 1) as lo,
+             (select seq from events where conv = c.pk and ts >= $3 order by ts, seq limit 1) as hi
+           from conversations c where c.id = $1`,
+          [conversationId, filters.timestampGte ?? null, filters.timestampLt ?? null],
+        );
+        if (!row) return 0;
+        if (row.ordered) {
+          const lo = filters.timestampGte === undefined ? 1 : (row.lo ?? row.next_seq);
+          const hi = filters.timestampLt === undefined ? row.next_seq : (row.hi ?? row.next_seq);
+          return Math.max(0, hi - lo);
+        }
+        // Out of order (an import or append with earlier timestamps): the rows of the range, counted.
       }
       const where = this.filters(conversationId, filters);
       if (!where) return 0;
@@ -699,7 +853,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on("error", () => undefined);
   try {
     await migratePostgres(pool, schema);
-    const store = new PostgresEventStore(pool, schema, options.url);
+    const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
     await store.removeStaleImports();
     return store;
   } catch (error) {

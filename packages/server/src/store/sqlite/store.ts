@@ -1,6 +1,7 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
-import { decodeRows, type PreparedEvent, type RowBatch } from "../prepare.js";
+import type { PreparedEvent, RowBatch } from "../prepare.js";
+import { decodeRows } from "../row-batch.js";
 import {
   ConversationNotFoundError,
   DuplicateEventIdError,

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { encodeRows, prepareEvent, type RowBatch } from "../../../src/store/prepare.js";
+import { prepareEvent, type RowBatch } from "../../../src/store/prepare.js";
+import { encodeRows } from "../../../src/store/row-batch.js";
 import { ConversationExistsError, ConversationNotFoundError, DuplicateEventIdError, type EventStore, type EventToStore } from "../../../src/store/types.js";
 import type { StoreContext } from "./index.js";
 import { CONV, OTHER, allIds, events } from "./fixtures.js";
