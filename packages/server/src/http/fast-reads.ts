@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log.js";
-import type { EventReads } from "../routes/events.js";
+import { sendParts, type EventReads } from "../routes/events.js";
 import { parseQueryString } from "./query.js";
 
 /** The error a fast read raised, for Express's error handler (see `failedFastRead`). */
@@ -45,8 +45,9 @@ export function fastReads({ reads, mayRead, cors, log }: FastReadsDeps): (req: I
     const params = { conversation_id: match[1]! };
     const answer = (async () => {
       const query = parseQueryString(at === -1 ? null : url.slice(at + 1));
-      if (match[2] === "search") send(res, await reads.search(params, query));
-      else send(res, Buffer.from(JSON.stringify(await reads.count(params, query))));
+      const parts = match[2] === "search" ? await reads.search(params, query) : [Buffer.from(JSON.stringify(await reads.count(params, query)))];
+      cors(req, res);
+      sendParts(res, parts);
     })();
     answer.then(
       () => {
@@ -58,11 +59,6 @@ export function fastReads({ reads, mayRead, cors, log }: FastReadsDeps): (req: I
       },
     );
     return true;
-
-    function send(response: ServerResponse, body: Buffer): void {
-      cors(req, response);
-      response.writeHead(200, { "Content-Type": "application/json; charset=utf-8", "Content-Length": body.length }).end(body);
-    }
   };
 }
 

@@ -37,7 +37,8 @@ describe("search and count ahead of Express", () => {
   /** Status, headers (but Date) and body of a GET. */
   async function raw(target: string, headers: Record<string, string> = {}) {
     const reply = await fetch(`${t.url}${target}`, { headers: { "X-Session-API-Key": KEY, ...headers } });
-    const head = Object.fromEntries([...reply.headers].filter(([name]) => name !== "date"));
+    const head: Record<string, string> = {};
+    reply.headers.forEach((value, name) => void (name !== "date" && (head[name] = value)));
     return { status: reply.status, head, body: await reply.text() };
   }
 
@@ -48,7 +49,7 @@ describe("search and count ahead of Express", () => {
       ["count", ""],
       ["count", "?kind=MessageEvent"],
     ] as const) {
-      for (const headers of [{}, { Origin: ORIGIN }, { Origin: "http://evil.test" }]) {
+      for (const headers of [{}, { Origin: ORIGIN }, { Origin: "http://evil.test" }] as Array<Record<string, string>>) {
         const fast = await raw(`/api/conversations/${id}/events/${route}${query}`, headers);
         const express = await raw(`/api/conversations/${id}/events/${route}/${query}`, headers);
         expect(fast.status, fast.body).toBe(200);
@@ -75,7 +76,7 @@ describe("search and count ahead of Express", () => {
     expect422("searchEvents", await t.call("GET", `/api/conversations/${id}/events/search`, { query: { page_id: "nope" } }), ["query", "page_id"]);
     const missing = randomUUID();
     // A conversation that does not exist is a 404 before a query's 422, as before.
-    for (const query of [{}, { page_id: "nope" }]) {
+    for (const query of [{}, { page_id: "nope" }] as Array<Record<string, string>>) {
       expectConforms("searchEvents", await t.call("GET", `/api/conversations/${missing}/events/search`, { query }), 404);
       expectConforms("countEvents", await t.call("GET", `/api/conversations/${missing}/events/count`, { query }), 404);
     }
