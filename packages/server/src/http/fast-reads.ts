@@ -19,6 +19,8 @@ type FastRequest = IncomingMessage & { [FAST_READ_ERROR]?: unknown };
 
 /** The searchEvents and countEvents paths, as sent (no escape, no trailing slash, no `#`). */
 const READ_PATH = /^\/api\/conversations\/([^/?#%]+)\/events\/(search|count)(?:\?|$)/;
+/** Characters for which Express's URL parsing (parseurl) leaves its fast parse: those URLs go to Express. */
+const UNUSUAL = /[\t\n\f\r #\u00a0\ufeff]/;
 
 export interface FastReadsDeps {
   reads: EventReads;
@@ -38,7 +40,7 @@ export function fastReads({ reads, mayRead, cors, log }: FastReadsDeps): (req: I
     if (req.method !== "GET") return false;
     const url = req.url ?? "";
     const match = READ_PATH.exec(url);
-    if (!match || !mayRead(req)) return false;
+    if (!match || UNUSUAL.test(url) || !mayRead(req)) return false;
     // Below info, no clock is read.
     const start = log.isLevelEnabled("info") ? process.hrtime.bigint() : undefined;
     const at = url.indexOf("?");

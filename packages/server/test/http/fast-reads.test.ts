@@ -20,6 +20,7 @@ import { createCipher } from "../../src/secrets.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventStore } from "../../src/store/types.js";
 import { expect422, expectConforms, KEY, startTestServer, type TestServer } from "../support/harness.js";
+import { rawRequest } from "../support/raw-http.js";
 
 const ORIGIN = "http://app.test";
 const message = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
@@ -61,6 +62,13 @@ describe("search and count ahead of Express", () => {
     const next = await raw(`/api/conversations/${id}/events/search?limit=2&page_id=${page.next_page_id}`);
     expect(next).toEqual(await raw(`/api/conversations/${id}/events/search/?limit=2&page_id=${page.next_page_id}`));
     expect(JSON.parse(next.body).items[0].id).not.toBe(page.items[0].id);
+  });
+
+  it("leaves to Express a target it parses another way (a fragment)", async () => {
+    const target = `/api/conversations/${id}/events/search?limit=1#x`;
+    const reply = await rawRequest(t.url, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nX-Session-API-Key: ${KEY}\r\nConnection: close\r\n\r\n`);
+    expect(reply.status, reply.body).toBe(200);
+    expect(JSON.parse(reply.body).items).toHaveLength(1);
   });
 
   it("sets the CORS headers of an allowed origin", async () => {
