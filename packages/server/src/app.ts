@@ -127,9 +127,13 @@ export function createApp(deps: AppDeps): App {
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
-  const express_ = app as unknown as RequestListener;
-  const listener: RequestListener = (req, res, next) => {
-    if (!fast(req, res, () => express_(req, res, next))) express_(req, res, next);
+  // Ahead of Express's own handling, whether the app is called (`http.createServer(app)`) or
+  // mounted (a parent app calls `handle`); the app stays the Express app (the mock walks its routes).
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+  const expressApp = app as unknown as { handle: Handle };
+  const handle = expressApp.handle.bind(app);
+  expressApp.handle = (req, res, next) => {
+    if (!fast(req, res, () => handle(req, res, next))) handle(req, res, next);
   };
-  return { app: listener, conversations, close: () => imports.close() };
+  return { app, conversations, close: () => imports.close() };
 }
