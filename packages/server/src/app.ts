@@ -7,8 +7,9 @@ import type { ServerConfig } from "./config.js";
 import { ConversationService } from "./conversations.js";
 import { createCursorCodec } from "./cursor.js";
 import { requireSessionKey } from "./http/auth.js";
-import { cors } from "./http/cors.js";
+import { cors, corsHeaders } from "./http/cors.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
+import { failedFastRead, fastReads } from "./http/fast-reads.js";
 import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
 import { answerOptions } from "./http/options.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
@@ -18,7 +19,7 @@ import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
 import { controlRoutes } from "./routes/control.js";
 import { conversationRoutes } from "./routes/conversations.js";
-import { eventRoutes } from "./routes/events.js";
+import { eventReads, eventRoutes } from "./routes/events.js";
 import { fileRoutes } from "./routes/files.js";
 import { metaRoutes } from "./routes/meta.js";
 import { settingsRoutes } from "./routes/settings.js";
@@ -91,9 +92,19 @@ export function createApp(deps: AppDeps): App {
   // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
   const imports = new WorkerPool("import-worker", 1, {});
   const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);
-  const auth = requireSessionKey(createKeyCheck(deps.keys));
+  const keyCheck = createKeyCheck(deps.keys);
+  const auth = requireSessionKey(keyCheck);
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
   const json = jsonBody(config.jsonLimitBytes);
+  const cursors = createCursorCodec(deps.cursorSecret);
+  const reads = eventReads({ store, validators, cursors });
+  // Event search and count, the hot reads, ahead of Express (same answers; see http/fast-reads.ts).
+  const fast = fastReads({
+    reads,
+    mayRead: config.publicRead ? () => true : (req) => keyCheck(req.headers["x-session-api-key"] as string | undefined),
+    cors: corsHeaders(config.corsOrigins),
+    log,
+  });
 
   const app = express();
   app.disable("x-powered-by");
@@ -107,13 +118,22 @@ export function createApp(deps: AppDeps): App {
   const templates = pathTemplates(openapiDocument);
   app.use(rejectMalformedPathEscapes(templates, unknownRoute));
   app.use(answerOptions(templates, unknownRoute));
+  app.use(failedFastRead);
   app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
-  app.use(eventRoutes({ store, validators, cursors: createCursorCodec(deps.cursorSecret), readAuth }));
+  app.use(eventRoutes({ store, validators, cursors, readAuth, reads }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
   app.use(controlRoutes({ store, conversations, controls: deps.runtime.controls, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
   app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
+  // Ahead of Express's own handling, whether the app is called (`http.createServer(app)`) or
+  // mounted (a parent app calls `handle`); the app stays the Express app (the mock walks its routes).
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+  const expressApp = app as unknown as { handle: Handle };
+  const handle = expressApp.handle.bind(app);
+  expressApp.handle = (req, res, next) => {
+    if (!fast(req, res, () => handle(req, res, next))) handle(req, res, next);
+  };
   return { app, conversations, close: () => imports.close() };
 }
