@@ -130,7 +130,7 @@ describe("Prism's answers on request", () => {
     expect(reply.body).toEqual({ detail: "Internal Server Error" });
     const gateway = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=502" } });
     expect(gateway.body).toEqual({ detail: "Bad Gateway" });
-    // A documented error status is Prism's: the spec's example (503: components/responses/StoreUnavailable).
+    // A documented error status is Prism's: the spec's example (503: components/responses/Unavailable).
     const unavailable = await t.call("POST", "/api/conversations", { json: {}, headers: { Prefer: "code=503" } });
     expect(unavailable.status).toBe(503);
     expect(unavailable.body).toEqual({ detail: "the database did not answer within the statement timeout" });

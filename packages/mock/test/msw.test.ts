@@ -51,7 +51,7 @@ describe("MSW handlers", () => {
     const failure = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=502" } });
     expect(failure.status).toBe(502);
     expect(await failure.json()).toEqual({ detail: "Bad Gateway" });
-    // Documented (components/responses/StoreUnavailable): the spec's example.
+    // Documented (components/responses/Unavailable): the spec's example.
     const unavailable = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=503" } });
     expect(unavailable.status).toBe(503);
     expect(await unavailable.json()).toEqual({ detail: "the database did not answer within the statement timeout" });

@@ -88,6 +88,10 @@ export async function loadAgentSettings(store: Pick<EventStore, "getDocument">, 
   };
 }
 
+const RETRY = { "Retry-After": "1" };
+/** A request for an agent while the server stops: 503, as for an unavailable store (nothing was done). */
+const stopping = () => new HttpError(503, "The server is stopping: nothing was done; send it again (to this server once it is back, or another)", RETRY);
+
 export class AgentConversationRuntime implements ConversationRuntime {
   readonly initialStatus = "STARTING" as const;
   readonly agent: AgentRuntime;
@@ -209,7 +213,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   /**
    * Calls `use` with the open conversation. One closed between its lookup and `use` (the idle
-   * sweep) is reopened and `use` called again, once; a close that keeps winning is a 409.
+   * sweep) is reopened and `use` called again; a close that keeps winning (three times) is a 503
+   * to send again, as is a request while the server stops (spec: components/responses/Unavailable).
    */
   private async withConversation<T>(id: string, context: RuntimeContext, use: (conversation: AgentConversation) => T | Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -218,8 +223,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
         return await use(conversation);
       } catch (error) {
         if (!(error instanceof ConversationClosedError)) throw error;
-        if (this.closing) throw new HttpError(400, "The server is stopping");
-        if (attempt === 2) throw new HttpError(409, "The conversation was closed while this request was handled (idle); send it again");
+        if (this.closing) throw stopping();
+        if (attempt === 3) throw new HttpError(503, "The conversation's agent was closed while this request was handled (idle); send it again", RETRY);
       }
     }
   }
@@ -229,7 +234,7 @@ export class AgentConversationRuntime implements ConversationRuntime {
     this.lastUsed.set(id, Date.now());
     const open = this.agent.get(id);
     if (open) return open;
-    if (this.closing) throw new HttpError(400, "The server is stopping");
+    if (this.closing) throw stopping();
     if (!(await this.owns(id))) throw new HttpError(400, NO_AGENT_DETAIL);
     const conversation = await this.agent.open(await this.host(id, context));
     // Opening can take long (MCP servers): the idle clock starts when it is open.

@@ -4990,8 +4990,8 @@ export interface components {
         };
     };
     responses: {
-        /** @description The event store does not answer now: the reference server with PostgreSQL (`--store postgres`) answers this when the database is unreachable or restarting, or when a statement ran past the store's statement timeout. Nothing of a failed write was kept; `detail` names the cause. Send the request again after `Retry-After` seconds; `GET /health` reports the store's state. */
-        StoreUnavailable: {
+        /** @description The server cannot do this now; `detail` names why, and nothing of a failed write was kept. Send the request again after `Retry-After` seconds. The reference server answers it when its event store does not answer (with PostgreSQL, `--store postgres`: the database is unreachable or restarting, or a statement ran past the store's statement timeout; `GET /health` reports the store's state), and when a conversation's agent cannot take the request: the server is stopping, or it closed the agent (idle) while the request was handled. */
+        Unavailable: {
             headers: {
                 /** @description Seconds to wait before sending again. */
                 "Retry-After"?: number;
@@ -5204,7 +5204,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     countEvents: {
@@ -5263,7 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     sendMessage: {
@@ -5316,7 +5316,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyMessages"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5414,7 +5414,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5462,7 +5462,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     runConversation: {
@@ -5505,7 +5505,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["BadConversationId"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pauseConversation: {
@@ -5524,7 +5524,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     interruptConversation: {
@@ -5543,7 +5543,7 @@ export interface operations {
             400: components["responses"]["UnknownConversationBadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["BadConversationId"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     respondToConfirmation: {
@@ -5588,7 +5588,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5646,7 +5646,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     setSecurityAnalyzer: {
@@ -5702,7 +5702,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     downloadFile: {
@@ -5762,7 +5762,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -5796,7 +5796,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     storeSettings: {
@@ -5847,7 +5847,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5908,7 +5908,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -5962,7 +5962,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };
@@ -6014,7 +6014,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
         };
     };

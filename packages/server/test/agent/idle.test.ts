@@ -4,6 +4,7 @@
  */
 import { afterEach, expect, it, vi } from "vitest";
 import type { AgentConversationRuntime } from "../../src/agent-runtime.js";
+import { expectConforms } from "../support/harness.js";
 import { expectValidRun, startAgentServer, timeline, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer | undefined;
@@ -57,3 +58,23 @@ it("a message and a run that come while the idle close runs reopen the conversat
   const statuses = events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "conversation_status" ? [event.value] : []));
   expect(statuses).toEqual(["RUNNING", "STOPPED", "STARTING", "RUNNING", "STOPPED", "STARTING", "RUNNING"]);
 });
+
+it("a message or a control for the agent while the server stops is a documented 503 with Retry-After, and records nothing", async () => {
+  s = await startAgentServer();
+  await s.settings();
+  s.llm.play({ text: "First." });
+  const { id, peer } = await s.create({ initial_user_msg: "One" });
+  await waitForStatus(peer, "finished");
+  // The runtime stops first (the server's shutdown), while HTTP still answers.
+  await (s.t.server.runtime as AgentConversationRuntime).close();
+  const before = (await s.t.call("GET", `/api/conversations/${id}/events/count`)).body as number;
+  const sent = await s.t.call("POST", `/api/conversations/${id}/events`, { json: { role: "user", content: [{ type: "text", text: "Two" }], run: true } });
+  expect(sent.status, sent.text).toBe(503);
+  expect(sent.headers.get("retry-after")).toBe("1");
+  expectConforms("sendMessage", sent, 503);
+  const paused = await s.t.call("POST", `/api/conversations/${id}/pause`);
+  expect(paused.status, paused.text).toBe(503);
+  expectConforms("pauseConversation", paused, 503);
+  expect((await s.t.call("GET", `/api/conversations/${id}/events/count`)).body).toBe(before);
+});
+

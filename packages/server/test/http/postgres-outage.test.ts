@@ -40,7 +40,7 @@ describe("a database outage", () => {
     await outage(true);
     try {
       const started = Date.now();
-      // Each a 503 the spec documents for the operation (components/responses/StoreUnavailable).
+      // Each a 503 the spec documents for the operation (components/responses/Unavailable).
       const calls: Array<[string, "GET" | "POST", string, unknown]> = [
         ["getConversation", "GET", `/api/conversations/${id}`, undefined],
         ["searchEvents", "GET", `/api/conversations/${id}/events/search`, undefined],

@@ -90,7 +90,7 @@ describe("a PostgreSQL-backed server", () => {
       await client.query("select 1 from acs.conversations where id = $1 for update", [id]);
       const started = Date.now();
       const reply = await t.call("POST", `/api/conversations/${id}/events`, { json: { role: "user", content: [text("stuck")] } });
-      expectConforms("sendMessage", reply, 503); // documented: components/responses/StoreUnavailable
+      expectConforms("sendMessage", reply, 503); // documented: components/responses/Unavailable
       expect(reply.body.detail).toMatch(/statement timeout/);
       expect(Date.now() - started).toBeLessThan(3_000);
       await client.query("commit");
