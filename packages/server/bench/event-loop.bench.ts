@@ -13,20 +13,19 @@
  *
  *   pnpm exec tsx bench/event-loop.bench.ts [--smoke]      (from packages/server, after pnpm build)
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { getPriority, loadavg, setPriority } from "node:os";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "@acs-toolkit/schema/examples";
-import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { appendBenchFigures, build, CONVERSATION, ConversationGenerator, type BenchFigure } from "./search.bench.js";
+import { eventLoopOf, startServerProcess } from "./server-process.js";
+import type { EventLoopDelay } from "../src/event-loop-report.js";
 
 const KEY = "bench-key";
 const BUDGET_MS = 50;
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/cli.js");
 
 interface ClassFigures {
   requests: number;
@@ -51,35 +50,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0;
 }
 
-/** The built server on `dataDir`, with an IPC channel; resolves with its URL once it listens. */
-async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(cli, ["--port", "0", "--data-dir", dataDir, "--log-level", "warn", "--json-limit-bytes", String(128 * 1024 * 1024)], {
-    env: { ...process.env, SESSION_API_KEY: KEY },
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += String(chunk);
-      const match = /listening on (http:\/\/\S+?) /.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${out}`)));
-  });
-  return { child, url };
-}
 
-function eventLoop(child: ChildProcess, reset: boolean): Promise<EventLoopDelay> {
-  return new Promise((resolve) => {
-    const onMessage = (message: EventLoopDelay) => {
-      if (message?.type !== EVENT_LOOP_MESSAGE) return;
-      child.off("message", onMessage);
-      resolve(message);
-    };
-    child.on("message", onMessage);
-    child.send({ type: EVENT_LOOP_MESSAGE, reset });
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,15 +72,15 @@ export async function benchEventLoop({ smoke = false, log = (_line: string) => {
     const replayBytes = replayTail.length + 60;
     log(`  replay body: ${(replayBytes / 1e6).toFixed(1)} MB, ${replayEvents.toLocaleString("en")} events`);
 
-    const { child, url } = await startServer(dataDir);
+    const { child, url } = await startServerProcess(["--data-dir", dataDir, "--log-level", "warn", "--json-limit-bytes", String(128 * 1024 * 1024)], KEY);
     try {
       const headers = { "X-Session-API-Key": KEY };
       const base = `${url}/api/conversations/${CONVERSATION}`;
       await fetch(`${base}/events/search?limit=1`, { headers }); // the store is open and warm
       await sleep(1_000);
-      await eventLoop(child, true);
+      await eventLoopOf(child, true);
       await sleep(smoke ? 1_000 : 3_000);
-      const idle = await eventLoop(child, true);
+      const idle = await eventLoopOf(child, true);
 
       const random = seededRandom(11);
       const instant = () => {
@@ -165,7 +136,7 @@ export async function benchEventLoop({ smoke = false, log = (_line: string) => {
         loop(replayName, replay),
         loop("/health", () => fetch(`${url}/health`), 10),
       ]);
-      const load = await eventLoop(child, false);
+      const load = await eventLoopOf(child, false);
       const classes = Object.fromEntries(
         Object.entries(times).map(([name, list]) => {
           const sorted = [...list].sort((a, b) => a - b);
@@ -179,11 +150,11 @@ export async function benchEventLoop({ smoke = false, log = (_line: string) => {
       const alone: Record<string, number> = {};
       const sequentially = async (name: string, next: () => Promise<Response>, count: number) => {
         for (let i = 0; i < count; i++) {
-          await eventLoop(child, true);
+          await eventLoopOf(child, true);
           const response = await next();
           await response.arrayBuffer();
           await sleep(10); // a tick after the answer, so that the work it finished is counted
-          const { busyMaxMs = 0 } = await eventLoop(child, false);
+          const { busyMaxMs = 0 } = await eventLoopOf(child, false);
           alone[name] = Math.max(alone[name] ?? 0, busyMaxMs);
         }
       };

@@ -12,8 +12,6 @@
  *
  *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000]   (from packages/server, after pnpm build)
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
@@ -25,10 +23,10 @@ import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { prepareEvent, type PreparedEvent, type RowBatch } from "../src/store/prepare.js";
 import { encodeRows } from "../src/store/row-batch.js";
 import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
+import { eventLoopOf, startServerProcess } from "./server-process.js";
 
 const KEY = "bench-key";
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.resolve(here, "../dist/cli.js");
 const fixtures = path.resolve(here, "../../../fixtures/openhands-recorded");
 const BATCH = 10_000;
 const LINES_PER_WRITE = 1_000;
@@ -65,33 +63,7 @@ function memoryOf(pid: number): Memory {
   return { rss: kb("VmRSS"), anon: kb("RssAnon") };
 }
 
-async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  // With an IPC channel: the server then reports its event-loop delay (event-loop-report.ts).
-  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], { env: { ...process.env, SESSION_API_KEY: KEY }, stdio: ["ignore", "pipe", "inherit", "ipc"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += String(chunk);
-      const match = /listening on (http:\/\/[^\s/]+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${out}`)));
-  });
-  return { child, url };
-}
 
-/** The server's event-loop delay since the last reset (and a reset when `reset`). */
-function eventLoop(child: ChildProcess, reset: boolean): Promise<EventLoopDelay> {
-  return new Promise((resolve) => {
-    const onMessage = (message: EventLoopDelay) => {
-      if (message?.type !== EVENT_LOOP_MESSAGE) return;
-      child.off("message", onMessage);
-      resolve(message);
-    };
-    child.on("message", onMessage);
-    child.send({ type: EVENT_LOOP_MESSAGE, reset });
-  });
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -135,7 +107,7 @@ export interface IngestRow {
 
 async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-"));
-  const server = await startServer(dataDir);
+  const server = await startServerProcess(["--data-dir", dataDir, "--log-level", "warn"], KEY);
   const pid = server.child.pid!;
   try {
     const created = await request(`${server.url}/api/conversations`, "POST", { "Content-Type": "application/json" }, async (req) => void req.write("{}"));
@@ -148,7 +120,7 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
       rssMax.anon = Math.max(rssMax.anon, m.anon);
     }, 50);
     let bytes = 0;
-    await eventLoop(server.child, true);
+    await eventLoopOf(server.child, true);
     const started = performance.now();
     for (let from = 0; from < events; from += BATCH) {
       const to = Math.min(events, from + BATCH);
@@ -164,7 +136,7 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
     }
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    const loop = await eventLoop(server.child, false);
+    const loop = await eventLoopOf(server.child, false);
     return { httpEventsPerSecond: Math.round(events / seconds), bytes, rssBefore, rssMax, rssAfter: memoryOf(pid), loopMaxMs: loop.maxMs, loopBusyMaxMs: loop.busyMaxMs };
   } finally {
     agent.destroy(); // its keep-alive socket; the next run opens another
