@@ -244,9 +244,13 @@ describe("memory (the built server in a process of its own)", () => {
     console.log(`server RSS before and after each batch of 10k events, MiB: ${rss.map((r) => mib(r.rss)).join(" ")}; anonymous: ${rss.map((r) => mib(r.anon)).join(" ")}`);
     // The SQLite page caches (64 MiB per writing connection) fill while the file grows past them;
     // after that, 100k more events (~65 MB of JSON) must not grow the anonymous memory with them.
-    const half = Math.max(...rss.slice(6, 11).map((r) => r.anon));
-    const end = Math.max(...rss.slice(11).map((r) => r.anon));
-    expect(end - half).toBeLessThan(32 * 2 ** 20);
+    // Medians of five samples ten batches apart: a single sample swings by ±40 MiB with the
+    // collector (a max against a max, bound 32 MiB, failed one run in four), and the caches still
+    // grow a little (medians 2–41 MiB apart in five runs); batches kept grow it ~20 MiB each (218).
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const half = median(rss.slice(6, 11).map((r) => r.anon));
+    const end = median(rss.slice(16, 21).map((r) => r.anon));
+    expect(end - half).toBeLessThan(80 * 2 ** 20);
     expect(Math.max(...rss.map((r) => r.rss))).toBeLessThan(768 * 2 ** 20);
   });
 });
