@@ -5,7 +5,7 @@
  * thread, written in measured chunks), and the AJV check of recorded state values.
  */
 import { setImmediate as nextTask } from "node:timers/promises";
-import { MessageChannel } from "node:worker_threads";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { ConversationCreateRequest, ValidationError } from "@acs-toolkit/schema";
 import { ConversationCore, initialMessage } from "./core/conversations.js";
 import type { EventBus } from "./core/bus.js";
@@ -101,6 +101,23 @@ class ChunkWriter {
  * {@link ConversationService.createFromJson} (a creation body parsed on the import threads) and
  * recorded state values checked by AJV ({@link RecordedStates}).
  */
+/**
+ * Posts a request body to the import thread's `port` as it arrives, then waits for its `job`; a
+ * body that fails mid-way (the client went away) ends the job first, then rethrows.
+ */
+async function streamBody(job: Promise<unknown>, body: AsyncIterable<Uint8Array>, port: MessagePort): Promise<void> {
+  job.catch(() => {}); // awaited below, after the body is sent
+  try {
+    for await (const chunk of body) port.postMessage(chunk);
+    port.postMessage({ end: true });
+  } catch (error) {
+    port.postMessage({ end: true, aborted: true });
+    await job.catch(() => {});
+    throw error;
+  }
+  await job;
+}
+
 export class ConversationService extends ConversationCore {
   /**
    * @param imports the import threads (workers/import-worker.ts) that createFromJson parses on
@@ -152,16 +169,7 @@ export class ConversationService extends ConversationCore {
         },
         [port2],
       );
-      parsed.catch(() => {}); // awaited below, after the body is sent
-      try {
-        for await (const chunk of body) bodyPort.postMessage(chunk);
-        bodyPort.postMessage({ end: true });
-      } catch (error) {
-        bodyPort.postMessage({ end: true, aborted: true });
-        await parsed.catch(() => {});
-        throw error;
-      }
-      await parsed;
+      await streamBody(parsed, body, bodyPort);
       await writer.finished();
       handle ??= await begun!; // a replay without events
       const taken = this.takenInitialMessage(request!);
@@ -200,16 +208,7 @@ export class ConversationService extends ConversationCore {
         },
         [port2],
       );
-      job.catch(() => {}); // awaited below, after the body is sent
-      try {
-        for await (const chunk of body) bodyPort.postMessage(chunk);
-        bodyPort.postMessage({ end: true });
-      } catch (error) {
-        bodyPort.postMessage({ end: true, aborted: true });
-        await job.catch(() => {});
-        throw error;
-      }
-      await job;
+      await streamBody(job, body, bodyPort);
     } catch (error) {
       if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
       if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw new HttpError(413, error.message);
