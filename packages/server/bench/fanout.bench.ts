@@ -10,9 +10,9 @@
  */
 import { fork, spawn } from "node:child_process";
 import { once } from "node:events";
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir, cpus } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
@@ -53,14 +53,30 @@ interface StepResult {
   closed: number;
   /** 429 answers the producer waited out (backpressure). */
   refused: number;
+  /** The server process's CPU time (user + system) per delivery, µs: a figure the machine's other load barely moves. */
+  serverCpuUsPerDelivery: number;
+  /** This process's (the subscribers') CPU time per delivery, µs. */
+  subscriberCpuUsPerDelivery: number;
 }
+
+/** CPU time (user + system) a process has used, ms, from /proc (Linux). */
+const cpuMsOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+};
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-fanout-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
-  const server = spawn(process.execPath, [cli, "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "error"], {
+  // ACS_BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const nodeArgs = process.env.ACS_BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const server = spawn(process.execPath, [...nodeArgs, cli, "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "error"], {
     env: { ...process.env, SESSION_API_KEY: KEY },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -116,6 +132,8 @@ async function main(): Promise<void> {
     const results: StepResult[] = [];
     for (const rate of RATES) {
       const closedBefore = closed;
+      const serverCpuBefore = cpuMsOf(server.pid!);
+      const ownCpuBefore = ownCpuMs();
       const total = Math.round((rate * STEP_MS) / 1000);
       const answer = await step(rate, total);
       const sent = new Map(answer.sent);
@@ -123,6 +141,8 @@ async function main(): Promise<void> {
       // Cheap to ask 20 times a second: each map holds only this step's keys (cleared between steps).
       const complete = () => arrivals.every((seen) => seen.size >= total);
       while (!complete() && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const serverCpuMs = cpuMsOf(server.pid!) - serverCpuBefore;
+      const ownCpu = ownCpuMs() - ownCpuBefore;
       const latencies: number[] = [];
       let missing = 0;
       for (const seen of arrivals) {
@@ -143,6 +163,8 @@ async function main(): Promise<void> {
         missing,
         closed: closed - closedBefore,
         refused: answer.refused,
+        serverCpuUsPerDelivery: Number(((serverCpuMs * 1000) / (total * SUBSCRIBERS)).toFixed(2)),
+        subscriberCpuUsPerDelivery: Number(((ownCpu * 1000) / (total * SUBSCRIBERS)).toFixed(2)),
       };
       result.held = missing === 0 && result.closed === 0 && result.p99Ms <= HELD_P99_MS;
       results.push(result);
@@ -154,10 +176,11 @@ async function main(): Promise<void> {
 
     const held = results.filter((r) => r.held).at(-1);
     console.log(`live fan-out (${SUBSCRIBERS} subscribers on one conversation, messages posted over HTTP by a producer process; ${cpus().length} cores)`);
-    console.log("  rate ev/s   events   deliveries   p50 ms   p99 ms   max ms   429s   held");
+    console.log(`  load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+    console.log("  rate ev/s   events   deliveries   p50 ms   p99 ms   max ms   429s   server µs/delivery   subscribers µs/delivery   held");
     for (const r of results) {
       console.log(
-        `  ${String(r.rate).padStart(9)}   ${String(r.events).padStart(6)}   ${String(r.events * SUBSCRIBERS).padStart(10)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${String(r.maxMs).padStart(6)}   ${String(r.refused).padStart(4)}   ${r.held ? "yes" : `no (${r.missing} missing, ${r.closed} closed, p99 limit ${HELD_P99_MS} ms)`}`,
+        `  ${String(r.rate).padStart(9)}   ${String(r.events).padStart(6)}   ${String(r.events * SUBSCRIBERS).padStart(10)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${String(r.maxMs).padStart(6)}   ${String(r.refused).padStart(4)}   ${String(r.serverCpuUsPerDelivery).padStart(18)}   ${String(r.subscriberCpuUsPerDelivery).padStart(23)}   ${r.held ? "yes" : `no (${r.missing} missing, ${r.closed} closed, p99 limit ${HELD_P99_MS} ms)`}`,
       );
     }
     console.log(`  highest rate held: ${held ? `${held.rate} events/s (${held.rate * SUBSCRIBERS} deliveries/s)` : "none"}${results.every((r) => r.held) ? " (the highest step tried)" : ""}`);
@@ -166,6 +189,7 @@ async function main(): Promise<void> {
     if (out) {
       const lines: object[] = results.flatMap((r) => [
         { suite: "live", name: `fan-out delivery p50 at ${r.rate} events/s × ${SUBSCRIBERS} subscribers`, value: r.p50Ms, unit: "ms" },
+        { suite: "live", name: `fan-out server CPU per delivery at ${r.rate} events/s × ${SUBSCRIBERS} subscribers`, value: r.serverCpuUsPerDelivery, unit: "µs", peer: { name: "the subscribers' process", value: r.subscriberCpuUsPerDelivery, unit: "µs" }, ratio: Number((r.serverCpuUsPerDelivery / r.subscriberCpuUsPerDelivery).toFixed(2)) },
         {
           suite: "live",
           name: `fan-out delivery p99 at ${r.rate} events/s × ${SUBSCRIBERS} subscribers`,

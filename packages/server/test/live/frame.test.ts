@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable, type Duplex } from "node:stream";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TurnBatcher, textFrame } from "../../src/live/frame.js";
 
@@ -90,6 +90,38 @@ describe("TurnBatcher", () => {
     batcher.write(a.stream as unknown as Duplex, Buffer.from("a3"));
     await new Promise((resolve) => setImmediate(resolve));
     expect(a.writes).toEqual([3, 1]);
+  });
+
+  it("paces flushes by their cost: after a flush of 6 ms, the writes of the next 6 ms leave together", async () => {
+    // A clock that a flush advances by 6 ms (as a thousand sockets' writes would take).
+    let clock = 0;
+    const a = recorder();
+    const uncork = a.stream.uncork.bind(a.stream);
+    a.stream.uncork = () => {
+      clock += 6;
+      uncork();
+    };
+    const batcher = new TurnBatcher(() => clock);
+    batcher.write(a.stream as unknown as Duplex, Buffer.from("e0"));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.writes).toEqual([1]); // the first flush is not held
+    // Three events, a turn apart, within the 6 ms that follow: held, then one write.
+    for (let i = 1; i <= 3; i++) {
+      batcher.write(a.stream as unknown as Duplex, Buffer.from(`e${i}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(a.writes).toEqual([1]);
+    await vi.waitFor(() => expect(a.writes).toEqual([1, 3]));
+  });
+
+  it("does not pace cheap flushes", async () => {
+    const a = recorder();
+    const batcher = new TurnBatcher(() => 0); // every flush takes no time
+    for (let i = 0; i < 3; i++) {
+      batcher.write(a.stream as unknown as Duplex, Buffer.from(`e${i}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(a.writes).toEqual([1, 1, 1]);
   });
 
   it("delivers every frame of a busy turn to a real client, in order", async () => {
