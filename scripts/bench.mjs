@@ -9,7 +9,7 @@
 // results line that is not a valid figure, or a run that produced no figure at all fails the
 // command (after the report of what did run is written, to the temporary directory).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,10 +33,22 @@ if (built !== 0) process.exit(built);
 // --continue: one failing benchmark must not lose the figures of the others.
 const benched = turbo(["run", smoke ? "bench:smoke" : "bench", "--concurrency=1", "--output-logs=full", "--env-mode=loose", "--continue"]);
 
-const { describeMachine, parseBenchResults, renderBenchReport } = await tsImport("../tools/src/bench-report.ts", import.meta.url);
+const { describeMachine, notesFileName, parseBenchResults, renderBenchReport } = await tsImport("../tools/src/bench-report.ts", import.meta.url);
 const { figures, problems } = parseBenchResults(readFileSync(resultsFile, "utf8"));
 if (figures.length === 0) problems.push(`no benchmark wrote a figure to ${resultsFile}`);
-const report = renderBenchReport({ figures, machine: describeMachine(), date: new Date(), smoke, incomplete: benched !== 0 });
+// Written notes per suite (bench/notes/<suite>.md): the measured suites' by their names, then any other note file under its own.
+const notesDir = path.join(root, "bench", "notes");
+const noteFiles = existsSync(notesDir) ? readdirSync(notesDir).filter((f) => f.endsWith(".md")) : [];
+const notes = {};
+for (const suite of new Set(figures.map((f) => f.suite))) {
+  const file = notesFileName(suite);
+  if (noteFiles.includes(file)) notes[suite] = readFileSync(path.join(notesDir, file), "utf8");
+}
+for (const file of noteFiles) {
+  const title = readFileSync(path.join(notesDir, file), "utf8").match(/^<!-- suite: (.+) -->/)?.[1];
+  if (title && !(title in notes)) notes[title] = readFileSync(path.join(notesDir, file), "utf8");
+}
+const report = renderBenchReport({ figures, machine: describeMachine(), date: new Date(), smoke, incomplete: benched !== 0, notes });
 // BENCHMARKS.md holds complete measurements only: a smoke run or a run with a failed benchmark goes to the temporary directory.
 const target = smoke || benched !== 0 ? path.join(workDir, "BENCHMARKS.md") : path.join(root, "BENCHMARKS.md");
 writeFileSync(target, report);

@@ -116,11 +116,21 @@ export interface ReportInput {
   smoke?: boolean;
   /** A benchmark failed in this run: its figures are missing, and the report says so. */
   incomplete?: boolean;
+  /**
+   * Written notes per suite (Markdown: how a figure is measured, what bounds it, earlier runs),
+   * kept in `bench/notes/<suite>.md` so that a run regenerates every figure without losing them:
+   * each follows its suite's table; a suite with notes and no figure in this run gets its notes alone.
+   */
+  notes?: Readonly<Record<string, string>>;
 }
 
+/** The notes file of a suite: `bench/notes/<this>.md` (`agent runtime` → `agent-runtime`). */
+export const notesFileName = (suite: string) => `${suite.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}.md`;
+
 /** BENCHMARKS.md: the machine, the date, a summary of targets, then one table per suite (in order of first figure). */
-export function renderBenchReport({ figures, machine, date, smoke = false, incomplete = false }: ReportInput): string {
-  const suites = [...new Set(figures.map((f) => f.suite))];
+export function renderBenchReport({ figures, machine, date, smoke = false, incomplete = false, notes = {} }: ReportInput): string {
+  const measured = [...new Set(figures.map((f) => f.suite))];
+  const suites = [...measured, ...Object.keys(notes).filter((suite) => !measured.includes(suite))];
   const targeted = figures.filter((f) => f.met !== undefined);
   const missed = targeted.filter((f) => f.met === false);
   const lines = [
@@ -142,13 +152,20 @@ export function renderBenchReport({ figures, machine, date, smoke = false, incom
     ...missed.map((f) => `- ✗ ${f.suite}: ${f.name} (${f.target})`),
   ];
   for (const suite of suites) {
-    lines.push("", `## ${suite}`, "", "| figure | value | peer | ratio | target | met |", "| --- | ---: | --- | ---: | --- | :---: |");
+    lines.push("", `## ${suite}`);
+    const note = notes[suite]?.trim();
+    if (!measured.includes(suite)) {
+      lines.push("", "Not measured in this run.", "", note!);
+      continue;
+    }
+    lines.push("", "| figure | value | peer | ratio | target | met |", "| --- | ---: | --- | ---: | --- | :---: |");
     for (const f of figures.filter((figure) => figure.suite === suite)) {
       const peer = f.peer ? `${cell(f.peer.name)}: ${formatNumber(f.peer.value)} ${cell(f.peer.unit)}` : "—";
       const ratio = f.ratio === undefined ? "—" : formatNumber(f.ratio);
       const met = f.met === undefined ? "—" : f.met ? "✓" : "✗";
       lines.push(`| ${cell(f.name)} | ${formatNumber(f.value)} ${cell(f.unit)} | ${peer} | ${ratio} | ${f.target ? cell(f.target) : "—"} | ${met} |`);
     }
+    if (note) lines.push("", note);
   }
   return lines.join("\n") + "\n";
 }

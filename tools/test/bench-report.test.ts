@@ -1,6 +1,6 @@
 /** BENCHMARKS.md rendering from the benchmarks' JSON lines. */
 import { describe, expect, it } from "vitest";
-import { describeMachine, formatNumber, parseBenchResults, renderBenchReport, type Machine } from "../src/bench-report.js";
+import { describeMachine, formatNumber, notesFileName, parseBenchResults, renderBenchReport, type Machine } from "../src/bench-report.js";
 
 const machine: Machine = { cpu: "Test CPU @ 2.0GHz", cores: 2, memoryBytes: 8 * 2 ** 30, node: "v20.20.0", os: "Linux 6.1.0 (x64)" };
 const date = new Date("2026-11-22T09:30:00Z");
@@ -75,6 +75,21 @@ describe("renderBenchReport", () => {
       ].join("\n"),
     );
     expect(report).toContain("| whole suite against the reference server (99 checks) | 8.61 s | — | — | — | — |");
+  });
+
+  it("puts each suite's notes after its table, and the notes of a suite not measured under its own heading", () => {
+    const report = renderBenchReport({
+      figures: parseBenchResults(lines).figures,
+      machine,
+      date,
+      notes: { server: "How the server is measured.\n", postgres: "Needs a PostgreSQL server.\n" },
+    });
+    const at = (text: string) => report.indexOf(text);
+    expect(at("| search at 1M vs 10k events (p50)")).toBeGreaterThan(0);
+    expect(at("How the server is measured.")).toBeGreaterThan(at("| search at 1M vs 10k events (p50)"));
+    expect(at("How the server is measured.")).toBeLessThan(at("## conformance"));
+    expect(report).toMatch(/## postgres\n\nNot measured in this run\.\n\nNeeds a PostgreSQL server\.\n$/);
+    expect(notesFileName("agent runtime")).toBe("agent-runtime.md");
   });
 
   it("says when a benchmark failed", () => {

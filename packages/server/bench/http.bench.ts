@@ -17,7 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
-import { appendBenchFigures, build, CONVERSATION, type BenchFigure } from "./search.bench.js";
+import { appendBenchFigures, build, CONVERSATION, FREQUENT, ONE_PERCENT, TWO_CHARS, type BenchFigure } from "./search.bench.js";
 
 export interface HttpBenchRow {
   name: string;
@@ -100,6 +100,16 @@ async function load(url: string, seconds: number): Promise<Omit<HttpBenchRow, "n
   return { requestsPerSecond: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
+/** A page cursor (next_page_id) at the middle of the conversation: the "deep cursor" case's page_id. */
+async function middleCursor(base: string, search: string, events: number): Promise<string> {
+  // The page of the event just before the middle (by time: the generator spaces events ~200 µs apart on average).
+  const middle = new Date(Date.UTC(2026, 1, 5, 9, 0, 0) + Math.round((events / 2) * 0.2)).toISOString().slice(0, -1);
+  const response = await fetch(`${base}${search}?limit=1&timestamp__gte=${middle}`, { headers: { "X-Session-API-Key": KEY } });
+  const page = (await response.json()) as { next_page_id?: string | null };
+  if (!response.ok || !page.next_page_id) throw new Error(`no cursor at the middle (${response.status}): ${JSON.stringify(page).slice(0, 200)}`);
+  return page.next_page_id;
+}
+
 export async function benchHttp({ smoke = false, log = (_line: string) => {} } = {}): Promise<HttpBenchRow[]> {
   const rows: HttpBenchRow[] = [];
   const seconds = smoke ? 1 : 5;
@@ -115,16 +125,29 @@ export async function benchHttp({ smoke = false, log = (_line: string) => {} } =
       const floor = await startProcess(() => fork(path.join(here, "floor-server.ts"), [file, CONVERSATION], { stdio: ["ignore", "pipe", "inherit", "ipc"] }));
       try {
         const search = `/api/conversations/${CONVERSATION}/events/search`;
+        const count = `/api/conversations/${CONVERSATION}/events/count`;
+        // A window of 5 s from 1 s in (the generator's events are 0–400 µs apart: the second
+        // half at 10k, ~25,000 events at 1M), as count.bench.ts counts it.
+        const range = `timestamp__gte=2026-02-05T09:00:01&timestamp__lt=2026-02-05T09:00:06`;
+        const deep = await middleCursor(server.url, search, events);
         const cases: Array<[string, string]> = [
           ["GET /health", `${server.url}/health`],
           [PAGE_CASE, `${server.url}${search}?limit=100`],
           [FLOOR_CASE, `${floor.url}/`],
           ["search, kind filter", `${server.url}${search}?limit=100&kind=ActionEvent`],
+          ["search, source filter", `${server.url}${search}?limit=100&source=agent`],
           ["search, DESC", `${server.url}${search}?limit=100&sort_order=TIMESTAMP_DESC`],
-          ["search, body in 1% of messages", `${server.url}${search}?limit=100&body=kestrel`],
-          ["search, body in half the messages", `${server.url}${search}?limit=100&body=repository`],
-          ["count", `${server.url}/api/conversations/${CONVERSATION}/events/count`],
-          ["count, kind", `${server.url}/api/conversations/${CONVERSATION}/events/count?kind=ActionEvent`],
+          ["search, deep cursor (the middle)", `${server.url}${search}?limit=100&page_id=${encodeURIComponent(deep)}`],
+          ["search, time range", `${server.url}${search}?limit=100&${range}`],
+          ["search, body in 1% of messages", `${server.url}${search}?limit=100&body=${ONE_PERCENT}`],
+          ["search, body in half the messages", `${server.url}${search}?limit=100&body=${FREQUENT}`],
+          ["search, body of 2 characters", `${server.url}${search}?limit=100&body=${TWO_CHARS}`],
+          ["count", `${server.url}${count}`],
+          ["count, kind", `${server.url}${count}?kind=ActionEvent`],
+          ["count, kind and source", `${server.url}${count}?kind=MessageEvent&source=user`],
+          ["count, time range", `${server.url}${count}?${range}`],
+          ["count, kind and time range", `${server.url}${count}?kind=ActionEvent&${range}`],
+          ["count, body in 1% of messages", `${server.url}${count}?body=${ONE_PERCENT}`],
         ];
         for (const [name, url] of cases) {
           await load(url, 0.5); // warm

@@ -63,10 +63,10 @@ const LIVE_BATCH = 100;
 /** The conversation the benchmarks build. */
 export const CONVERSATION = "6f1c7c52-3b0e-4c1a-9d3e-2a6b1f0c9e11";
 const INGEST_TARGET = 50_000;
-const RARE = "quasar";
-const FREQUENT = "repository";
-const ONE_PERCENT = "kestrel";
-const TWO_CHARS = "q7";
+export const RARE = "quasar";
+export const FREQUENT = "repository";
+export const ONE_PERCENT = "kestrel";
+export const TWO_CHARS = "q7";
 
 
 const WORDS = (

@@ -30,7 +30,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Count the events that a search with the same filters would list (extension) */
+        /**
+         * Count the events that a search with the same filters would list (extension)
+         * @description What a count costs, so that a client polling it on every load (as the OpenHands web client
+         *     does) knows what it asks for:
+         *
+         *     - no filter, `kind`, `source`, or both: constant; the store keeps per-conversation counters
+         *       in the same transaction as each append;
+         *     - a time range alone, on a conversation whose timestamps never go back in append order (any
+         *       recording does): logarithmic, two probes of the time index;
+         *     - a time range with `kind` or `source`, or a conversation out of time order: proportional to
+         *       the events in the range; `body`: proportional to the messages its trigrams occur in.
+         *       These run off the request-handling thread (SQLite: a reader thread; PostgreSQL: under the
+         *       statement timeout, past which the answer is 503), so they never delay other requests.
+         *
+         */
         get: operations["countEvents"];
         put?: never;
         post?: never;
