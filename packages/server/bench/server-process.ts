@@ -12,7 +12,9 @@ const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/
 
 /** Starts the built server with `args` (after `--port 0`) and `SESSION_API_KEY=key`; resolves with its URL once it listens. */
 export async function startServerProcess(args: readonly string[], key: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(cli, ["--port", "0", ...args], { env: { ...process.env, SESSION_API_KEY: key }, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  // ACS_BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const execArgv = process.env.ACS_BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = fork(cli, ["--port", "0", ...args], { env: { ...process.env, SESSION_API_KEY: key }, execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
