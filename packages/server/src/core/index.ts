@@ -38,3 +38,23 @@ export { LiveSession, LIVE_CLOSE, truncateReason, type LiveLog, type LivePhase, 
 export { HttpError, RequestValidationError, toValidationError, ERROR_TYPES, type Location } from "./errors.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
 export { nextTask } from "./tasks.js";
+export { cursorCodec, pageStart, NOT_A_CURSOR, UNSIGNED_CURSORS, type CursorCodec, type CursorResult, type CursorScope, type CursorSigner } from "./cursor.js";
+export { checkEventQuery, SEARCH_PARAMETERS, type EventQuery, type EventQueryCheck, type EventQueryOperation } from "./event-query.js";
+export {
+  createSettingsCore,
+  defaultStoredSettings,
+  secretFields,
+  settingsView,
+  storeGitProviders,
+  storeSettings,
+  KEEP_WHEN_NULL,
+  PLAIN_SECRETS,
+  SETTINGS_DEFAULTS,
+  SPEC_SETTINGS_TABLE,
+  STORED_SETTINGS_VERSION,
+  type SealedSecret,
+  type SettingsCore,
+  type SettingsSealer,
+  type SettingsTable,
+  type StoredSettings,
+} from "./settings.js";
