@@ -6,13 +6,14 @@
  * view are told in core/settings.ts.
  */
 import type { ProviderType } from "@acs-toolkit/schema";
-import { PROVIDER_TYPES, SETTINGS_FIELDS } from "@acs-toolkit/schema";
+import { PROVIDER_TYPES } from "@acs-toolkit/schema";
 import {
   createSettingsCore,
   secretFields,
   SPEC_SETTINGS_TABLE,
   STORED_SETTINGS_VERSION,
   type SealedSecret,
+  type SecretField,
   type SettingsCore,
   type SettingsTable,
   type StoredMCPConfig,
@@ -36,11 +37,6 @@ export {
   type StoredProviderToken,
   type StoredSettings,
 } from "./core/settings.js";
-
-type Fields = typeof SETTINGS_FIELDS;
-type FieldName = keyof Fields;
-/** The scalar Settings fields marked secret in the spec. */
-type SecretField = { [F in FieldName]: Fields[F]["secret"] extends true ? F : never }[FieldName];
 
 /** Clear values for a runtime. Only `decryptedSecrets` produces one; never log or return it. */
 export type DecryptedSecrets = { [F in SecretField]: string | null } & {

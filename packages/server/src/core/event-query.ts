@@ -15,7 +15,8 @@ import { instantError, instantMicros, kindShortName, toIssues, type AjvErrorObje
 import type { SearchFilters } from "../store/types.js";
 import { toValidationError, type Location } from "./errors.js";
 
-type Schema = {
+/** The validation keywords of a parameter schema that the search and count parameters use. */
+export type ParameterSchema = {
   type: "string" | "integer";
   format?: "uuid";
   enum?: readonly string[];
@@ -26,13 +27,13 @@ type Schema = {
   "x-format-name"?: string;
 };
 
-const TIMESTAMP: Schema = {
+const TIMESTAMP: ParameterSchema = {
   type: "string",
   maxLength: 64,
   pattern: "^(?:-?\\d+(?:\\.\\d+)?|\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:[Zz]|[+-]\\d{2}:?\\d{2})?)?)$",
   "x-format-name": "a date-time (ISO 8601, zone offset optional) or epoch seconds",
 };
-const FILTERS: Record<string, Schema> = {
+const FILTERS: Record<string, ParameterSchema> = {
   kind: {
     type: "string",
     maxLength: 256,
@@ -63,7 +64,7 @@ export const SEARCH_PARAMETERS = {
     path: { conversation_id: { type: "string", format: "uuid" } },
     query: { ...FILTERS, timestamp__gte: TIMESTAMP, timestamp__lt: TIMESTAMP },
   },
-} as const satisfies Record<string, { path: Record<string, Schema>; query: Record<string, Schema> }>;
+} as const satisfies Record<string, { path: Record<string, ParameterSchema>; query: Record<string, ParameterSchema> }>;
 
 export type EventQueryOperation = keyof typeof SEARCH_PARAMETERS;
 
@@ -93,7 +94,7 @@ export type EventQueryCheck =
  * AJV's order (type and coercion, enum, number bounds, string length, pattern, format), and the
  * value as coerced.
  */
-function check(name: string, schema: Schema, given: unknown): { errors: AjvErrorObject[]; value: unknown } {
+function check(name: string, schema: ParameterSchema, given: unknown): { errors: AjvErrorObject[]; value: unknown } {
   const errors: AjvErrorObject[] = [];
   const error = (keyword: string, params: Record<string, unknown>, data: unknown) =>
     errors.push({ keyword, params, data, parentSchema: schema as Record<string, unknown>, instancePath: `/${name}`, schemaPath: "", schema: undefined } as unknown as AjvErrorObject);
@@ -138,7 +139,7 @@ export function checkEventQuery(
   query: Readonly<Record<string, unknown>>,
   leading: readonly ValidationError[] = [],
 ): EventQueryCheck {
-  const { path: pathSchemas, query: querySchemas } = SEARCH_PARAMETERS[operation] as { path: Record<string, Schema>; query: Record<string, Schema> };
+  const { path: pathSchemas, query: querySchemas } = SEARCH_PARAMETERS[operation] as { path: Record<string, ParameterSchema>; query: Record<string, ParameterSchema> };
   const detail: ValidationError[] = [...leading];
   const values: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {

@@ -143,18 +143,21 @@ export interface StoredMCPConfig {
   shttp_servers: StoredMCPSHTTPServer[];
 }
 
-type Fields = typeof SETTINGS_FIELDS;
-type FieldName = keyof Fields;
-type FieldsWhere<Key extends keyof SettingsField, Value> = { [F in FieldName]: Fields[F][Key] extends Value ? F : never }[FieldName];
+/** The generated table's type. */
+export type Fields = typeof SETTINGS_FIELDS;
+/** A scalar Settings field of the generated table. */
+export type FieldName = keyof Fields;
+/** The scalar Settings fields whose table entry has `Value` at `Key`. */
+export type FieldsWhere<Key extends keyof SettingsField, Value> = { [F in FieldName]: Fields[F][Key] extends Value ? F : never }[FieldName];
 /** The scalar Settings fields marked secret in the spec. */
-type SecretField = FieldsWhere<"secret", true>;
+export type SecretField = FieldsWhere<"secret", true>;
 /** The scalar Settings fields with a default in the spec (never null once stored). */
-type DefaultedField = Exclude<FieldName, FieldsWhere<"default", null>>;
+export type DefaultedField = Exclude<FieldName, FieldsWhere<"default", null>>;
 /** The scalar Settings fields marked `x-keep-when-null` in the spec. */
-type KeptField = FieldsWhere<"keepWhenNull", true>;
+export type KeptField = FieldsWhere<"keepWhenNull", true>;
 
 /** Each scalar field as stored: its Settings type, sealed when secret, never null when it has a default. */
-type StoredScalars = {
+export type StoredScalars = {
   -readonly [F in FieldName]: F extends SecretField
     ? SealedSecret | null
     : F extends DefaultedField
