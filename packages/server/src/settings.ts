@@ -29,12 +29,6 @@ export {
   STORED_SETTINGS_VERSION,
   type SealedSecret,
   type SettingsTable,
-  type StoredCustomSecret,
-  type StoredMCPConfig,
-  type StoredMCPSHTTPServer,
-  type StoredMCPSSEServer,
-  type StoredMCPStdioServer,
-  type StoredProviderToken,
   type StoredSettings,
 } from "./core/settings.js";
 
