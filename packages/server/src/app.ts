@@ -97,7 +97,7 @@ export function createApp(deps: AppDeps): App {
   const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
   const json = jsonBody(config.jsonLimitBytes);
   const cursors = createCursorCodec(deps.cursorSecret);
-  const reads = eventReads({ store, validators, cursors });
+  const reads = eventReads({ store, cursors });
   // Event search and count, the hot reads, ahead of Express (same answers; see http/fast-reads.ts).
   const fast = fastReads({
     reads,
@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps): App {
   app.use(answerOptions(templates, unknownRoute));
   app.use(failedFastRead);
   app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
-  app.use(eventRoutes({ store, validators, cursors, readAuth, reads }));
+  app.use(eventRoutes({ store, cursors, readAuth, reads }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
   app.use(controlRoutes({ store, conversations, controls: deps.runtime.controls, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));

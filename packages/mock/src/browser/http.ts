@@ -3,14 +3,30 @@
  * reference server answers (routes/events.ts, routes/conversations.ts, routes/settings.ts): the same shapes, paging
  * order, 401 and 404 details, and a 422 naming the culprit's `loc` for bad input. Conversations are
  * created, read and sent messages through the server's core (`ConversationCore`), as the server's
- * routes do; the checks of the parameters of the operations served here are written out (the Node
- * mock has Prism check everything against the spec; Prism does not run in a browser).
+ * routes do, and so are the search and count queries (`checkEventQuery`: the server's 422 details),
+ * page cursors (the server's codec, unsigned) and the settings' merge and view; the checks of the
+ * other bodies served here are written out (the Node mock has Prism check everything against the
+ * spec; Prism does not run in a browser).
  */
 import { http, HttpResponse, type HttpHandler } from "msw";
-import { PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES, type ConversationCreateRequest, type ConversationCreateResponse, type EventKind, type EventSource, type ValidationError } from "@acs-toolkit/schema";
-import { canonicalConversationId, checkUserMessage, HttpError, RequestValidationError } from "@acs-toolkit/server/core";
-import { ConversationNotFoundError, requireConversation, type Position, type SearchFilters } from "@acs-toolkit/server/store";
-import { instantError, instantMicros, kindShortName } from "@acs-toolkit/validator";
+import { PROVIDER_TYPES, SETTINGS_FIELDS, type ConversationCreateRequest, type ConversationCreateResponse, type Settings, type ValidationError } from "@acs-toolkit/schema";
+import {
+  canonicalConversationId,
+  checkEventQuery,
+  checkUserMessage,
+  cursorCodec,
+  HttpError,
+  pageStart,
+  PLAIN_SECRETS,
+  RequestValidationError,
+  settingsView,
+  storeSettings,
+  UNSIGNED_CURSORS,
+  type EventQuery,
+  type EventQueryOperation,
+  type StoredSettings,
+} from "@acs-toolkit/server/core";
+import { ConversationNotFoundError, requireConversation } from "@acs-toolkit/server/store";
 import { describeWorld } from "../describe-world.js";
 import type { BrowserWorld } from "./world.js";
 
@@ -18,9 +34,6 @@ type Detail = ValidationError[];
 
 /** The store document of the settings (the server's name). */
 const SETTINGS_DOCUMENT = "settings";
-
-const KIND = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*$/;
-const SOURCES: readonly EventSource[] = ["agent", "user", "environment"];
 
 /** The 422 of the interface: `{"detail": [{loc, msg, type}]}`. */
 const invalid = (detail: Detail) => HttpResponse.json({ detail }, { status: 422 });
@@ -39,60 +52,36 @@ async function answering(run: () => Promise<Response>): Promise<Response> {
   }
 }
 
-/** Opaque page cursors: what the server's carry (conversation, order, position), unsigned (a mock has no secret to keep). */
-const cursors = {
-  encode(conversationId: string, order: "asc" | "desc", position: Position): string {
-    return btoa(JSON.stringify([1, conversationId, order, position.ts, position.seq])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  },
-  decode(conversationId: string, order: "asc" | "desc", cursor: string): { position: Position } | { reason: string } {
-    const notACursor = { reason: "is not a page cursor issued by this server" };
-    let fields: unknown;
-    try {
-      fields = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
-    } catch {
-      return notACursor;
-    }
-    const [version, id, issuedFor, ts, seq] = Array.isArray(fields) ? fields : [];
-    if (version !== 1 || typeof ts !== "number" || typeof seq !== "number") return notACursor;
-    if (id !== conversationId) return { reason: "belongs to another conversation" };
-    if (issuedFor !== order) return { reason: `was issued for sort_order ${issuedFor === "asc" ? "TIMESTAMP" : "TIMESTAMP_DESC"}` };
-    return { position: { ts, seq } };
-  },
-};
+/** Page cursors: the server's (core/cursor.ts), unsigned (a mock has no secret to keep). */
+const cursors = cursorCodec(UNSIGNED_CURSORS);
+
+/** A query's parameters as the server reads them: a parameter given more than once is an array. */
+function queryOf(url: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of new URL(url).searchParams) {
+    const had = query[name];
+    query[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+  }
+  return query;
+}
+
+/**
+ * The checked query of searchEvents or countEvents (core/event-query.ts: the server's checks and
+ * 422 details), or its 422 thrown; one about values of the right shape comes after the 404.
+ * @throws RequestValidationError, ConversationNotFoundError
+ */
+async function eventQuery(store: BrowserWorld["store"], operation: EventQueryOperation, raw: string | readonly string[] | undefined, url: string): Promise<EventQuery> {
+  const checked = checkEventQuery(operation, { conversation_id: typeof raw === "string" ? raw : "" }, queryOf(url));
+  if (checked.ok) return checked.query;
+  if (checked.afterNotFound) await requireConversation(store, raw as string);
+  throw new RequestValidationError(checked.detail);
+}
 
 /** The conversation id of a path, or a 422 at `["path", "conversation_id"]`. */
 function pathId(raw: string | readonly string[] | undefined): string {
   const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
   if (id === undefined) throw new RequestValidationError([{ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
   return id;
-}
-
-/** The filters of search and count (`kind`, `source`, `body`, `timestamp__gte`, `timestamp__lt`), checked as the spec declares them. */
-function filtersOf(query: URLSearchParams, detail: Detail): SearchFilters {
-  const filters: SearchFilters = {};
-  const kind = query.get("kind");
-  if (kind !== null) {
-    if (kind.length > 256 || !KIND.test(kind)) detail.push({ loc: ["query", "kind"], msg: "must be an event kind name (short, or a fully qualified module.ClassName path)", type: "string_pattern_mismatch" });
-    else filters.kind = kindShortName(kind) as EventKind;
-  }
-  const source = query.get("source");
-  if (source !== null) {
-    if (!SOURCES.includes(source as EventSource)) detail.push({ loc: ["query", "source"], msg: `must be one of: ${SOURCES.join(", ")}`, type: "enum" });
-    else filters.source = source as EventSource;
-  }
-  const body = query.get("body");
-  if (body !== null) {
-    if (body.length > 1000) detail.push({ loc: ["query", "body"], msg: "must be at most 1000 characters", type: "string_too_long" });
-    else if (body !== "") filters.body = body;
-  }
-  for (const [name, key] of [["timestamp__gte", "timestampGte"], ["timestamp__lt", "timestampLt"]] as const) {
-    const text = query.get(name);
-    if (text === null) continue;
-    const micros = instantMicros(text);
-    if (micros === undefined) detail.push({ loc: ["query", name], msg: `must be ${instantError(text)}`, type: "datetime_parsing" });
-    else filters[key] = micros;
-  }
-  return filters;
 }
 
 /** A JSON body, or a 422 at `["body"]` naming where it is broken. */
@@ -108,77 +97,57 @@ async function jsonBody(request: Request): Promise<unknown> {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The settings as the browser world stores them: the scalar fields (secrets in clear: never returned) and the provider tokens. */
-interface BrowserSettings {
-  fields: Record<string, string | number | boolean | null>;
-  providerTokens: Record<string, { token: string | null; host: string | null; user_id: string | null }>;
-}
-
 const SCALAR_TYPES = { string: ["a string", "string_type"], number: ["a number", "float_type"], integer: ["an integer", "int_type"], boolean: ["a boolean", "bool_type"] } as const;
 
 /**
- * The next stored settings after a `POST /api/settings` body, as the server merges them
- * (settings.ts: storeSettings): a field absent or null takes its default, or keeps its stored
- * value when the spec marks it `x-keep-when-null`; `""` clears a secret; provider tokens merge by
- * provider, a token not sent is kept. `mcp_config` is not stored by the browser mock.
- * @throws RequestValidationError
+ * The 422 details of a `POST /api/settings` body for the values the merge reads (the Node mock has
+ * Prism check the body against the spec; Prism does not run in a browser): the scalar fields of the
+ * generated table and `secrets_store.provider_tokens`.
  */
-function nextSettings(previous: BrowserSettings | undefined, body: unknown): BrowserSettings {
-  if (!isObject(body)) throw new RequestValidationError([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
+function settingsBodyDetails(body: Record<string, unknown>): Detail {
   const detail: Detail = [];
-  const fields: BrowserSettings["fields"] = {};
   for (const [name, field] of Object.entries(SETTINGS_FIELDS)) {
     const value = body[name];
     const [expected, type] = SCALAR_TYPES[field.type];
     const fits = value == null || (field.type === "string" ? typeof value === "string" : field.type === "boolean" ? typeof value === "boolean" : typeof value === "number" && Number.isFinite(value) && (field.type === "number" || Number.isInteger(value)));
-    if (!fits) {
-      detail.push({ loc: ["body", name], msg: `must be ${expected} or null`, type });
-      continue;
-    }
-    if (value == null) fields[name] = field.keepWhenNull ? (previous?.fields[name] ?? field.default) : field.default;
-    else fields[name] = field.secret && value === "" ? null : (value as string | number | boolean);
+    if (!fits) detail.push({ loc: ["body", name], msg: `must be ${expected} or null`, type });
   }
-  if (body.mcp_config != null) detail.push({ loc: ["body", "mcp_config"], msg: "is not supported by the browser mock (use the Node mock)", type: "value_error" });
-  const providerTokens = { ...previous?.providerTokens };
   const secretsStore = body.secrets_store;
-  if (secretsStore != null) {
-    const tokens = isObject(secretsStore) ? secretsStore.provider_tokens : undefined;
-    if (!isObject(secretsStore)) detail.push({ loc: ["body", "secrets_store"], msg: "must be an object or null", type: "model_type" });
-    else if (tokens != null && !isObject(tokens)) detail.push({ loc: ["body", "secrets_store", "provider_tokens"], msg: "must be an object", type: "dict_type" });
-    else if (tokens != null) {
-      for (const [provider, entry] of Object.entries(tokens)) {
-        const where = ["body", "secrets_store", "provider_tokens", provider];
-        if (!(PROVIDER_TYPES as readonly string[]).includes(provider)) detail.push({ loc: where, msg: `must be one of ${PROVIDER_TYPES.join(", ")}`, type: "enum" });
-        else if (!isObject(entry)) detail.push({ loc: where, msg: "must be an object", type: "model_type" });
-        else {
-          const text = (name: string) => {
-            const value = entry[name];
-            if (value != null && typeof value !== "string") detail.push({ loc: [...where, name], msg: "must be a string or null", type: "string_type" });
-            return typeof value === "string" ? value : null;
-          };
-          const token = text("token");
-          const host = text("host");
-          const userId = text("user_id");
-          const kept = previous?.providerTokens[provider];
-          providerTokens[provider] = { token: token || kept?.token || null, host, user_id: userId ?? (token ? null : (kept?.user_id ?? null)) };
+  if (secretsStore == null) return detail;
+  const tokens = isObject(secretsStore) ? secretsStore.provider_tokens : undefined;
+  if (!isObject(secretsStore)) detail.push({ loc: ["body", "secrets_store"], msg: "must be an object or null", type: "model_type" });
+  else if (tokens != null && !isObject(tokens)) detail.push({ loc: ["body", "secrets_store", "provider_tokens"], msg: "must be an object", type: "dict_type" });
+  else if (tokens != null) {
+    for (const [provider, entry] of Object.entries(tokens)) {
+      const where = ["body", "secrets_store", "provider_tokens", provider];
+      if (!(PROVIDER_TYPES as readonly string[]).includes(provider)) detail.push({ loc: where, msg: `must be one of ${PROVIDER_TYPES.join(", ")}`, type: "enum" });
+      else if (!isObject(entry)) detail.push({ loc: where, msg: "must be an object", type: "model_type" });
+      else {
+        for (const name of ["token", "host", "user_id"]) {
+          if (entry[name] != null && typeof entry[name] !== "string") detail.push({ loc: [...where, name], msg: "must be a string or null", type: "string_type" });
         }
       }
     }
   }
-  if (detail.length) throw new RequestValidationError(detail);
-  return { fields, providerTokens };
+  return detail;
 }
 
-/** What `GET /api/settings` answers (settings.ts: settingsView): every field, secrets null with a `<name>_set` flag. */
-function settingsView(stored: BrowserSettings): Record<string, unknown> {
-  const view: Record<string, unknown> = {};
-  for (const name of SETTINGS_PROPERTIES) {
-    const field = (SETTINGS_FIELDS as Record<string, { secret: boolean }>)[name];
-    view[name] = field && !field.secret ? (stored.fields[name] ?? null) : null;
+/**
+ * The next stored settings after a `POST /api/settings` body: the server's merge (core/settings.ts:
+ * storeSettings), secrets kept plain (a mock has nothing to protect; the view never returns them).
+ * @throws RequestValidationError
+ */
+function nextSettings(previous: StoredSettings | undefined, body: unknown): StoredSettings {
+  if (!isObject(body)) throw new RequestValidationError([{ loc: ["body"], msg: "must be an object", type: "model_attributes_type" }]);
+  const detail = settingsBodyDetails(body);
+  if (detail.length) throw new RequestValidationError(detail);
+  try {
+    return storeSettings(previous, body as Settings, PLAIN_SECRETS);
+  } catch (error) {
+    // The merge's own checks (mcp_config's shape, custom secrets), named by their path.
+    if (error instanceof TypeError) throw new RequestValidationError([{ loc: ["body"], msg: error.message, type: "value_error" }]);
+    throw error;
   }
-  for (const [name, field] of Object.entries(SETTINGS_FIELDS)) if (field.secret) view[`${name}_set`] = stored.fields[name] != null;
-  view.provider_tokens_set = Object.fromEntries(PROVIDER_TYPES.flatMap((provider) => (stored.providerTokens[provider]?.token ? [[provider, stored.providerTokens[provider]!.host]] : [])));
-  return view;
 }
 
 /**
@@ -196,38 +165,12 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
     http.get(at("/api/conversations/:conversation_id/events/search"), ({ request, params }) =>
       answering(async () => {
         if (!world.publicRead && !authorized(request)) return unauthorized();
-        const query = new URL(request.url).searchParams;
-        const detail: Detail = [];
-        const raw = params.conversation_id;
-        const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
-        if (id === undefined) detail.push({ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" });
-        const filters = filtersOf(query, detail);
-        const limitText = query.get("limit");
-        const limit = limitText === null ? 100 : /^\d+$/.test(limitText) ? Number(limitText) : NaN;
-        if (!(limit >= 1 && limit <= 100)) detail.push({ loc: ["query", "limit"], msg: "must be an integer from 1 to 100", type: "less_than_equal" });
-        const sortOrder = query.get("sort_order") ?? "TIMESTAMP";
-        if (sortOrder !== "TIMESTAMP" && sortOrder !== "TIMESTAMP_DESC") detail.push({ loc: ["query", "sort_order"], msg: "must be one of: TIMESTAMP, TIMESTAMP_DESC", type: "enum" });
-        const pageId = query.get("page_id");
-        if (pageId !== null && pageId.length > 512) detail.push({ loc: ["query", "page_id"], msg: "must be at most 512 characters", type: "string_too_long" });
-        if (detail.length) return invalid(detail);
-        const conversation = await requireConversation(store, id!);
-        const order = sortOrder === "TIMESTAMP_DESC" ? "desc" : "asc";
-        let after: Position | undefined;
-        if (pageId !== null) {
-          // A next_page_id, or the id of an event (the agent server's meaning: that event comes first).
-          const decoded = cursors.decode(conversation.id, order, pageId);
-          if ("position" in decoded) after = decoded.position;
-          else {
-            const position = await store.positionOf(conversation.id, pageId);
-            if (!position) {
-              const reason = decoded.reason.startsWith("is not") ? "is neither a next_page_id of this server nor the id of an event of this conversation" : decoded.reason;
-              return invalid([{ loc: ["query", "page_id"], msg: `page_id ${reason}`, type: "value_error" }]);
-            }
-            after = { ts: position.ts, seq: order === "asc" ? position.seq - 1 : position.seq + 1 };
-          }
-        }
-        const page = await store.searchJson(conversation.id, { ...filters, order, limit, after });
-        const next = page.hasMore && page.last ? cursors.encode(conversation.id, order, page.last) : null;
+        const q = await eventQuery(store, "searchEvents", params.conversation_id, request.url);
+        const conversation = await requireConversation(store, q.conversationId.toLowerCase());
+        const scope = { conversationId: conversation.id, order: q.order };
+        const after = q.pageId === undefined ? undefined : await pageStart((id, event) => store.positionOf(id, event), cursors, scope, q.pageId);
+        const page = await store.searchJson(conversation.id, { ...q.filters, order: q.order, limit: q.limit, after });
+        const next = page.hasMore && page.last ? cursors.encode(scope, page.last) : null;
         // The stored JSON texts as they are, as the server sends them.
         const body = `{"items":[${new TextDecoder().decode(page.json)}],"next_page_id":${JSON.stringify(next)}}`;
         return new HttpResponse(body, { status: 200, headers: { "Content-Type": "application/json; charset=utf-8" } });
@@ -237,14 +180,9 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
     http.get(at("/api/conversations/:conversation_id/events/count"), ({ request, params }) =>
       answering(async () => {
         if (!world.publicRead && !authorized(request)) return unauthorized();
-        const detail: Detail = [];
-        const raw = params.conversation_id;
-        const id = typeof raw === "string" ? canonicalConversationId(raw) : undefined;
-        if (id === undefined) detail.push({ loc: ["path", "conversation_id"], msg: "must be a UUID", type: "uuid_parsing" });
-        const filters = filtersOf(new URL(request.url).searchParams, detail);
-        if (detail.length) return invalid(detail);
-        const conversation = await requireConversation(store, id!);
-        return HttpResponse.json(await store.count(conversation.id, filters));
+        const q = await eventQuery(store, "countEvents", params.conversation_id, request.url);
+        const conversation = await requireConversation(store, q.conversationId.toLowerCase());
+        return HttpResponse.json(await store.count(conversation.id, q.filters));
       }),
     ),
 
@@ -292,7 +230,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         if (!authorized(request)) return unauthorized();
         const text = await store.getDocument(SETTINGS_DOCUMENT);
         if (text === undefined) return failure(404, "Settings not found");
-        return HttpResponse.json(settingsView(JSON.parse(text) as BrowserSettings));
+        return HttpResponse.json(settingsView(JSON.parse(text) as StoredSettings));
       }),
     ),
 
@@ -303,7 +241,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
         // Read, merge and write with nothing in between (two requests at once must not lose a change).
         const change = async () => {
           const text = await store.getDocument(SETTINGS_DOCUMENT);
-          const next = nextSettings(text === undefined ? undefined : (JSON.parse(text) as BrowserSettings), body);
+          const next = nextSettings(text === undefined ? undefined : (JSON.parse(text) as StoredSettings), body);
           await store.putDocument(SETTINGS_DOCUMENT, JSON.stringify(next));
         };
         const write = settingsWrites.then(change, change);

@@ -5,7 +5,10 @@
  * status, the derived agent state, ConversationInfo and `full_state`), the {@link EventBus} that
  * pushes stored events to live subscribers, and the live channel's protocol ({@link LiveSession}:
  * authentication, `after_id` / `resend_all` / `resend_mode` catch-up, `full_state`, error frames,
- * the spec's close codes) over any {@link LiveTransport}. Nothing here imports a Node built-in,
+ * the spec's close codes) over any {@link LiveTransport}; page cursors ({@link cursorCodec}, the
+ * signature injected), the checks of the search and count queries ({@link checkEventQuery}) and the
+ * settings' merge and view ({@link storeSettings}, {@link settingsView}, sealing injected), which
+ * the server and the browser mock share. Nothing here imports a Node built-in,
  * `ws`, Express or a native module: the server's HTTP routes and `ws` channel are thin layers over
  * it, and so are the mock's MSW handlers that run in a browser.
  *
@@ -38,3 +41,36 @@ export { LiveSession, LIVE_CLOSE, truncateReason, type LiveLog, type LivePhase, 
 export { HttpError, RequestValidationError, toValidationError, ERROR_TYPES, type Location } from "./errors.js";
 export { recordingRuntime, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./runtime.js";
 export { nextTask } from "./tasks.js";
+export { cursorCodec, pageStart, NOT_A_CURSOR, UNSIGNED_CURSORS, type CursorCodec, type CursorResult, type CursorScope, type CursorSigner } from "./cursor.js";
+export { checkEventQuery, SEARCH_PARAMETERS, type ParameterSchema, type EventQuery, type EventQueryCheck, type EventQueryOperation } from "./event-query.js";
+export {
+  createSettingsCore,
+  defaultStoredSettings,
+  secretFields,
+  settingsView,
+  storeGitProviders,
+  storeSettings,
+  KEEP_WHEN_NULL,
+  PLAIN_SECRETS,
+  SETTINGS_DEFAULTS,
+  SPEC_SETTINGS_TABLE,
+  STORED_SETTINGS_VERSION,
+  type SealedSecret,
+  type SettingsCore,
+  type SettingsSealer,
+  type SettingsTable,
+  type StoredSettings,
+  type StoredScalars,
+  type StoredCustomSecret,
+  type StoredMCPConfig,
+  type StoredMCPSHTTPServer,
+  type StoredMCPSSEServer,
+  type StoredMCPStdioServer,
+  type StoredProviderToken,
+  type SecretField,
+  type DefaultedField,
+  type KeptField,
+  type Fields,
+  type FieldName,
+  type FieldsWhere,
+} from "./settings.js";

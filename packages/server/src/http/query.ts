@@ -6,6 +6,7 @@
  * naming the first parameter past the bound.
  */
 import { parse } from "node:querystring";
+import type { ValidationError } from "@acs-toolkit/schema";
 
 /** Parameters a query string may have. */
 export const MAX_QUERY_PARAMETERS = 1000;
@@ -29,4 +30,17 @@ export function parseQueryString(text: string | null | undefined): Query {
 /** The name of the first parameter past MAX_QUERY_PARAMETERS, when a parsed query has too many. */
 export function queryOverflow(query: object): string | undefined {
   return (query as { [OVERFLOW]?: string })[OVERFLOW];
+}
+
+/** The 422 detail of a query with more than MAX_QUERY_PARAMETERS parameters (none for another), named by the first one past the bound. */
+export function overflowDetails(query: object): ValidationError[] {
+  const overflow = queryOverflow(query);
+  if (overflow === undefined) return [];
+  return [
+    {
+      loc: ["query", overflow],
+      msg: `was not read: the query string has more than ${MAX_QUERY_PARAMETERS} parameters, and this is parameter ${MAX_QUERY_PARAMETERS + 1}`,
+      type: "value_error",
+    },
+  ];
 }

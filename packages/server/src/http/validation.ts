@@ -8,7 +8,7 @@ import { toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolki
 import { RequestValidationError, toValidationError } from "../core/errors.js";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
-import { MAX_QUERY_PARAMETERS, queryOverflow } from "./query.js";
+import { overflowDetails } from "./query.js";
 
 export type Json = Record<string, unknown>;
 
@@ -146,14 +146,7 @@ export class RequestValidators {
     const errors: ValidationError[] = [];
     const pathValues: Json = { ...path };
     const queryValues: Json = {};
-    const overflow = queryOverflow(query);
-    if (overflow !== undefined) {
-      errors.push({
-        loc: ["query", overflow],
-        msg: `was not read: the query string has more than ${MAX_QUERY_PARAMETERS} parameters, and this is parameter ${MAX_QUERY_PARAMETERS + 1}`,
-        type: "value_error",
-      });
-    }
+    errors.push(...overflowDetails(query));
     for (const [name, value] of Object.entries(query)) {
       if (!validators.queryNames.has(name)) continue; // unknown query parameters are ignored, as FastAPI does
       if (Array.isArray(value)) {
