@@ -116,6 +116,42 @@ describe("PostgresEventStore", () => {
     expect(await a.count(CONV, {})).toBe(3);
   });
 
+  it("appends events stamped at recording in one statement, holding the conversation's row for no client round trip, and moves them as the transaction did", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    await b.appendEvents(CONV, [{ ...toStore(message("late", iso(T0 + 5_000), "stamped later")), stampedAtRecording: true }]);
+    // A transaction (begin … commit) holds the row lock across its round trips: none may run.
+    const statements: string[] = [];
+    a.pool.on("acquire", (client) => {
+      if ((client as { spied?: boolean }).spied) return;
+      (client as { spied?: boolean }).spied = true;
+      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (typeof args[0] === "string") statements.push(args[0]);
+        return q(...args);
+      };
+    });
+    const stamped = (id: string, micros: number, text: string) => ({ ...toStore(message(id, iso(micros), text)), stampedAtRecording: true });
+    const stored = await a.appendEvents(CONV, [
+      stamped("s1", T0 + 1_000, 'é "quoted" 😀'), // moved to T0 + 5 ms
+      toStore(message("own", iso(T0 + 2_000), "its own time")), // kept: goes back in time
+      stamped("s2", T0 + 7_000, "after"), // kept: later than all
+      stamped("s3", T0 + 6_000, "moved to s2's"), // moved to T0 + 7 ms
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain("for update");
+    expect(stored.map((e) => e.ts)).toEqual([T0 + 5_000, T0 + 2_000, T0 + 7_000, T0 + 7_000]);
+    expect(stored.map((e) => JSON.parse(e.json).timestamp)).toEqual([iso(T0 + 5_000), iso(T0 + 2_000), iso(T0 + 7_000), iso(T0 + 7_000)]);
+    expect(JSON.parse(stored[0]!.json)).toEqual({ ...message("s1", iso(T0 + 5_000), 'é "quoted" 😀') });
+    const page = await b.search(CONV, { order: "asc", limit: 10 });
+    expect(page.items.map((e) => e.id)).toEqual(["own", "late", "s1", "s2", "s3"]);
+    expect(page.items.map((e) => e.json)).toEqual([stored[1]!.json, expect.any(String), stored[0]!.json, stored[2]!.json, stored[3]!.json]);
+    // The conversation's timestamps went back ("own"): time-range counts count rows, still exactly.
+    expect(await b.count(CONV, { timestampGte: T0 + 2_000, timestampLt: T0 + 7_000 })).toBe(3);
+    expect(await b.count(CONV, { timestampGte: T0 + 7_000 })).toBe(2);
+  });
+
   it("matches %, _ and \\ in a body as themselves", async () => {
     const store = await open(schemaName());
     const texts = ["100% done", "1000 done", "snake_case", "snakeXcase", "a\\b", "ab"];
