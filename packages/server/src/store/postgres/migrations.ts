@@ -88,6 +88,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       where x.conv = c.pk;
     `,
   },
+  {
+    version: 4,
+    description: "events.id, kind and source in the C collation: byte comparisons in their indexes",
+    // Only equality is asked of them (an id, a kind, a source), never a linguistic order; under a
+    // database's default collation (C.UTF-8, en_US.UTF-8, …) every comparison in the unique (conv, id)
+    // index on random ids and in the (conv, kind|source, ts, seq) indexes went through strcoll. In a
+    // COPY of 200k events into a table of 200k (psql, this machine): 25,062 → 28,986 and
+    // 21,241 → 24,639 rows/s, the whole index set. The indexes on them are rebuilt (the heap is not
+    // rewritten: text to text is binary-coercible).
+    sql: `alter table events alter column id type text collate "C", alter column kind type text collate "C", alter column source type text collate "C"`,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */

@@ -21,7 +21,10 @@
  *   O(the rows they count); they are bounded by the statement timeout: one that runs past it fails
  *   with StoreUnavailableError (503), it never holds a request.
  */
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
 import { decodeRows } from "../row-batch.js";
@@ -47,6 +50,12 @@ import { timestampOfMicros } from "../time.js";
 import { migratePostgres, quoteIdent } from "./migrations.js";
 
 const MAX_LIMIT = 100;
+/**
+ * Rows from which an append writes its events with COPY (binary) instead of INSERT … SELECT FROM
+ * unnest(…): a replay's batches. COPY inserts a heap page's rows with one WAL record (heap_multi_insert)
+ * and skips the per-row executor of the INSERT; see BENCHMARKS.md for the figures.
+ */
+const COPY_MIN_ROWS = 1_000;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
 /**
@@ -97,6 +106,8 @@ export interface PostgresStoreOptions {
   bodyScanBudget?: number;
   /** Rows written before the first ANALYZE this instance runs itself (see ANALYZE_AFTER_ROWS); tests lower it. */
   analyzeAfterRows?: number;
+  /** Rows from which an append uses COPY (see COPY_MIN_ROWS); Infinity never does (benchmarks compare). */
+  copyMinRows?: number;
 }
 
 interface ConversationRow {
@@ -135,6 +146,9 @@ class StagedImport implements ImportHandle {
 interface Queryable {
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
+
+/** Whether `q` is a client of the pool (in a transaction): it can run a COPY. */
+const isClient = (q: Queryable): q is pg.PoolClient => typeof (q as Partial<pg.PoolClient>).release === "function";
 
 /** SQLSTATE classes that mean "the database cannot answer now": connection, resources, operator, system. */
 const UNAVAILABLE_STATE = /^(08|53|57|58)/;
@@ -223,6 +237,65 @@ export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offse
   return { bytes: bytes.subarray(0, at), offsets, bodyLengths, jsonLengths };
 }
 
+const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
+
+/** Rows per chunk of copyChunks: the server parses and inserts one while the next is encoded. */
+const COPY_CHUNK_ROWS = 500;
+
+/**
+ * The rows of `conv` from `firstSeq` as the data of `COPY events (conv, seq, ts, id, kind, source,
+ * body, json) FROM STDIN (FORMAT binary)`, in chunks of COPY_CHUNK_ROWS rows: the header first, then
+ * per row its field count and each field's byte length and bytes (int8 big-endian; text as UTF-8;
+ * -1 for a null body), then -1.
+ */
+export function* copyChunks(conv: number, firstSeq: number, rows: readonly PreparedEvent[]): Generator<Buffer> {
+  for (let from = 0; from === 0 || from < rows.length; from += COPY_CHUNK_ROWS) {
+    const to = Math.min(rows.length, from + COPY_CHUNK_ROWS);
+    let max = COPY_SIGNATURE.length + 8 + 2;
+    const bodies: Array<string | null> = [];
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      const body = searchTextOf(r);
+      bodies.push(body);
+      max += 2 + 8 * 4 + 3 * 12 + (r.id.length + r.kind.length + r.source.length + r.json.length + (body?.length ?? 0)) * 3;
+    }
+    const b = Buffer.allocUnsafe(max);
+    let at = 0;
+    if (from === 0) {
+      at = COPY_SIGNATURE.copy(b, 0);
+      at = b.writeInt32BE(0, at); // flags
+      at = b.writeInt32BE(0, at); // header extension length
+    }
+    const int8 = (n: number) => {
+      at = b.writeInt32BE(8, at);
+      const hi = Math.floor(n / 4294967296);
+      at = b.writeInt32BE(hi, at);
+      at = b.writeUInt32BE(n - hi * 4294967296, at);
+    };
+    const text = (value: string) => {
+      const n = b.write(value, at + 4, "utf8");
+      b.writeInt32BE(n, at);
+      at += 4 + n;
+    };
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      at = b.writeInt16BE(8, at);
+      int8(conv);
+      int8(firstSeq + i);
+      int8(r.ts);
+      text(r.id);
+      text(r.kind);
+      text(r.source);
+      const body = bodies[i - from];
+      if (body === null || body === undefined) at = b.writeInt32BE(-1, at);
+      else text(body);
+      text(r.json);
+    }
+    if (to === rows.length) at = b.writeInt16BE(-1, at);
+    yield b.subarray(0, at);
+  }
+}
+
 /** `unnest(ts, id, kind, source, body length, json length) with ordinality as t(…, o)` from parameter $first on. */
 const unnestRows = (first: number) =>
   `unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[], $${first + 4}::int[], $${first + 5}::int[]) with ordinality as t(ts, id, kind, source, bl, jl, o)`;
@@ -300,6 +373,8 @@ export class PostgresEventStore implements EventStore {
   /** ANALYZEs started by this instance. */
   analyzes = 0;
   private analyzing: Promise<void> | undefined;
+  /** See COPY_MIN_ROWS. */
+  copyMinRows = COPY_MIN_ROWS;
 
   /** @internal use openPostgresStore */
   constructor(
@@ -414,24 +489,36 @@ export class PostgresEventStore implements EventStore {
 
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
     return this.serial(conversationId, async () => {
-      let rows = events.map((entry, index) => prepareEvent(entry, index));
+      const rows = events.map((entry, index) => prepareEvent(entry, index));
       const restamp = events.some((entry) => entry.stampedAtRecording);
-      if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS) {
+      if (rows.length >= this.copyMinRows && !restamp) {
+        // A replay's batch: COPY in a transaction, its ids not looked up first (the unique index
+        // refuses a taken one; the transaction below then names it).
+        const stored = await unlessIdTaken(this.appendInTransaction(conversationId, events, rows, false));
+        if (stored) return stored;
+      } else if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS) {
         const stored = restamp
           ? await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows, stampsOf(events)))
           : await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows));
         if (stored) return stored;
       }
-      return this.transaction(async (tx) => {
-        // The row lock orders this append after any other instance's on the same conversation.
-        const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
-        if (!conv) throw new ConversationNotFoundError(conversationId);
-        if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
-        const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
-        // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
-        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
-        return stored;
-      });
+      return this.appendInTransaction(conversationId, events, rows, true);
+    });
+  }
+
+  /** appendEvents' transaction: lock the conversation's row, (restamp,) insert, notify; `lookUp`: name a taken id before inserting. */
+  private appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[], lookUp: boolean): Promise<StoredEvent[]> {
+    const restamp = events.some((entry) => entry.stampedAtRecording);
+    return this.transaction(async (tx) => {
+      let rows = prepared;
+      // The row lock orders this append after any other instance's on the same conversation.
+      const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
+      if (!conv) throw new ConversationNotFoundError(conversationId);
+      if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
+      const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, lookUp ? await this.takenIds(tx, conv.pk, rows) : [], new Date().toISOString());
+      // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
+      if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
+      return stored;
     });
   }
 
@@ -599,7 +686,12 @@ export class PostgresEventStore implements EventStore {
   private async insertRows(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], taken: readonly string[], now: string): Promise<StoredEvent[]> {
     if (rows.length === 0) return [];
     checkBatchIds(rows, taken);
-    for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
+    if (rows.length >= this.copyMinRows && isClient(tx)) {
+      for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
+        const stream = tx.query(copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
+        await pipeline(Readable.from(copyChunks(conv, firstSeq + from, rows.slice(from, from + ONE_STATEMENT_ROWS))), stream);
+      }
+    } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
       const texts = packRows(chunk);
       await tx.query(
@@ -917,6 +1009,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     await migratePostgres(pool, schema);
     const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
+    if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
     await store.removeStaleImports();
     return store;
   } catch (error) {
