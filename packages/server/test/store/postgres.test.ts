@@ -48,10 +48,10 @@ describe("PostgresEventStore", () => {
     const schema = schemaName();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation", async () => {
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list", async () => {
     const schema = schemaName();
     const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
     try {
@@ -61,7 +61,7 @@ describe("PostgresEventStore", () => {
       for (const [id, seq, ts] of rows) {
         await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
       }
-      expect(await migratePostgres(pool, schema)).toEqual([3, 4]);
+      expect(await migratePostgres(pool, schema)).toEqual([3, 4, 5]);
       // Migration 4: id, kind and source compare bytes (the C collation); the rows and their indexes stay.
       const { rows: collations } = await pool.query("select column_name, collation_name from information_schema.columns where table_schema = $1 and table_name = 'events' and collation_name is not null order by column_name", [schema]);
       expect(collations).toEqual([
@@ -71,6 +71,9 @@ describe("PostgresEventStore", () => {
       ]);
       expect((await pool.query("select seq::int from events e join conversations c on c.pk = e.conv where c.id = 'back' and e.id = '2'")).rows).toEqual([{ seq: 2 }]);
       await expect(pool.query("insert into events (conv, seq, ts, id, kind, source, json) select pk, 9, 0, '2', 'MessageEvent', 'user', '{}' from conversations where id = 'back'")).rejects.toThrow(/events_conv_id_key/);
+      // Migration 5: a body search reads at most 128 kB of the trigram index's pending list.
+      const { rows: options } = await pool.query("select reloptions from pg_class where relname = 'events_body' and relnamespace = $1::regnamespace", [schema]);
+      expect(options).toEqual([{ reloptions: ["gin_pending_list_limit=128"] }]);
       const { rows: after } = await pool.query("select id, ts_ordered, last_ts::int from conversations order by id");
       expect(after).toEqual([
         { id: "back", ts_ordered: false, last_ts: 30 },
