@@ -59,10 +59,10 @@ const COPY_MIN_ROWS = 1_000;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
 /**
- * Most rows an append writes in one statement (appendInOneStatement): a replay's batches of 10,000
- * too, so one round trip and no separate lookup of the batch's ids (the unique index refuses a
- * taken one; the transaction path then names it). Was INSERT_CHUNK: a 10k batch took the
- * nine-statement transaction, its ids looked up first (5–8% of a replay).
+ * Most rows an append writes in one statement (appendInOneStatement, below copyMinRows: or a
+ * stamped batch up to this size), and rows per COPY. In neither are the batch's ids looked up
+ * first (the unique index refuses a taken one; the transaction path then names it): that lookup
+ * was 5–8% of a replay.
  */
 const ONE_STATEMENT_ROWS = 10_000;
 /**
