@@ -48,10 +48,10 @@ describe("PostgresEventStore", () => {
     const schema = schemaName();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it("migration 3 finds which stored conversations' timestamps never go back, and their latest", async () => {
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list", async () => {
     const schema = schemaName();
     const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
     try {
@@ -61,7 +61,19 @@ describe("PostgresEventStore", () => {
       for (const [id, seq, ts] of rows) {
         await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
       }
-      expect(await migratePostgres(pool, schema)).toEqual([3]);
+      expect(await migratePostgres(pool, schema)).toEqual([3, 4, 5]);
+      // Migration 4: id, kind and source compare bytes (the C collation); the rows and their indexes stay.
+      const { rows: collations } = await pool.query("select column_name, collation_name from information_schema.columns where table_schema = $1 and table_name = 'events' and collation_name is not null order by column_name", [schema]);
+      expect(collations).toEqual([
+        { column_name: "id", collation_name: "C" },
+        { column_name: "kind", collation_name: "C" },
+        { column_name: "source", collation_name: "C" },
+      ]);
+      expect((await pool.query("select seq::int from events e join conversations c on c.pk = e.conv where c.id = 'back' and e.id = '2'")).rows).toEqual([{ seq: 2 }]);
+      await expect(pool.query("insert into events (conv, seq, ts, id, kind, source, json) select pk, 9, 0, '2', 'MessageEvent', 'user', '{}' from conversations where id = 'back'")).rejects.toThrow(/events_conv_id_key/);
+      // Migration 5: a body search reads at most 128 kB of the trigram index's pending list.
+      const { rows: options } = await pool.query("select reloptions from pg_class where relname = 'events_body' and relnamespace = $1::regnamespace", [schema]);
+      expect(options).toEqual([{ reloptions: ["gin_pending_list_limit=128"] }]);
       const { rows: after } = await pool.query("select id, ts_ordered, last_ts::int from conversations order by id");
       expect(after).toEqual([
         { id: "back", ts_ordered: false, last_ts: 30 },
@@ -114,6 +126,42 @@ describe("PostgresEventStore", () => {
     await expect(a.appendEvents(CONV, again)).rejects.toThrow(expect.objectContaining({ index: 1, eventId: "from-a" }));
     await expect(a.appendEvents("missing", again.slice(0, 1))).rejects.toThrow(ConversationNotFoundError);
     expect(await a.count(CONV, {})).toBe(3);
+  });
+
+  it("appends events stamped at recording in one statement, holding the conversation's row for no client round trip, and moves them as the transaction did", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    await b.appendEvents(CONV, [{ ...toStore(message("late", iso(T0 + 5_000), "stamped later")), stampedAtRecording: true }]);
+    // A transaction (begin … commit) holds the row lock across its round trips: none may run.
+    const statements: string[] = [];
+    a.pool.on("acquire", (client) => {
+      if ((client as { spied?: boolean }).spied) return;
+      (client as { spied?: boolean }).spied = true;
+      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (typeof args[0] === "string") statements.push(args[0]);
+        return q(...args);
+      };
+    });
+    const stamped = (id: string, micros: number, text: string) => ({ ...toStore(message(id, iso(micros), text)), stampedAtRecording: true });
+    const stored = await a.appendEvents(CONV, [
+      stamped("s1", T0 + 1_000, 'é "quoted" 😀'), // moved to T0 + 5 ms
+      toStore(message("own", iso(T0 + 2_000), "its own time")), // kept: goes back in time
+      stamped("s2", T0 + 7_000, "after"), // kept: later than all
+      stamped("s3", T0 + 6_000, "moved to s2's"), // moved to T0 + 7 ms
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain("for update");
+    expect(stored.map((e) => e.ts)).toEqual([T0 + 5_000, T0 + 2_000, T0 + 7_000, T0 + 7_000]);
+    expect(stored.map((e) => JSON.parse(e.json).timestamp)).toEqual([iso(T0 + 5_000), iso(T0 + 2_000), iso(T0 + 7_000), iso(T0 + 7_000)]);
+    expect(JSON.parse(stored[0]!.json)).toEqual({ ...message("s1", iso(T0 + 5_000), 'é "quoted" 😀') });
+    const page = await b.search(CONV, { order: "asc", limit: 10 });
+    expect(page.items.map((e) => e.id)).toEqual(["own", "late", "s1", "s2", "s3"]);
+    expect(page.items.map((e) => e.json)).toEqual([stored[1]!.json, expect.any(String), stored[0]!.json, stored[2]!.json, stored[3]!.json]);
+    // The conversation's timestamps went back ("own"): time-range counts count rows, still exactly.
+    expect(await b.count(CONV, { timestampGte: T0 + 2_000, timestampLt: T0 + 7_000 })).toBe(3);
+    expect(await b.count(CONV, { timestampGte: T0 + 7_000 })).toBe(2);
   });
 
   it("matches %, _ and \\ in a body as themselves", async () => {
@@ -265,7 +313,7 @@ describe("PostgresEventStore", () => {
     expect(await again.count(CONV, {})).toBe(40);
   });
 
-  it("appends a replay-sized batch (6,000 events) in one statement, its ids not looked up first", async () => {
+  it("appends a replay-sized batch (6,000 events) with one binary COPY, its ids not looked up first", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
@@ -274,18 +322,24 @@ describe("PostgresEventStore", () => {
       (client as { spied?: boolean }).spied = true;
       const q = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (typeof args[0] === "string") statements.push(args[0]);
+        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+        if (typeof text === "string") statements.push(text);
         return q(...args);
       };
     });
-    const all = events(6_001);
+    const all = events(7_001);
     const stored = await store.appendEvents(CONV, all.slice(0, 6_000));
     expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
-    expect(statements.filter((s) => s.includes("insert into events"))).toHaveLength(1);
+    expect(statements.filter((s) => s.includes("insert into events"))).toHaveLength(0);
+    expect(statements.filter((s) => /^copy events .* from stdin with \(format binary\)$/.test(s))).toHaveLength(1);
     expect(statements.filter((s) => /id = any/.test(s))).toHaveLength(0);
-    // A taken id still fails the whole batch, named.
+    const page = await store.search(CONV, { order: "asc", limit: 100, after: { ts: stored[2_999]!.ts, seq: stored[2_999]!.seq } });
+    expect(page.items.map((e) => e.json)).toEqual(all.slice(3_000, 3_100).map((e) => e.json));
+    // A taken id still fails the whole batch, named: a COPY batch's and a small one's.
+    await expect(store.appendEvents(CONV, [...all.slice(6_000, 7_000), all[5]!])).rejects.toThrow(expect.objectContaining({ index: 1_000, eventId: all[5]!.event.id }));
     await expect(store.appendEvents(CONV, [all[6_000]!, all[5]!])).rejects.toBeInstanceOf(DuplicateEventIdError);
     expect(await store.count(CONV, {})).toBe(6_000);
+    expect((await store.appendEvents(CONV, all.slice(6_000, 7_001))).map((e) => e.seq)).toEqual(Array.from({ length: 1_001 }, (_, i) => 6_001 + i));
   });
 
   it("runs its own ANALYZE after 20k, 40k, 80k … rows written (doubling), not after every 20k", async () => {

@@ -21,7 +21,10 @@
  *   O(the rows they count); they are bounded by the statement timeout: one that runs past it fails
  *   with StoreUnavailableError (503), it never holds a request.
  */
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
 import { decodeRows } from "../row-batch.js";
@@ -47,13 +50,19 @@ import { timestampOfMicros } from "../time.js";
 import { migratePostgres, quoteIdent } from "./migrations.js";
 
 const MAX_LIMIT = 100;
+/**
+ * Rows from which an append writes its events with COPY (binary) instead of INSERT … SELECT FROM
+ * unnest(…): a replay's batches. COPY inserts a heap page's rows with one WAL record (heap_multi_insert)
+ * and skips the per-row executor of the INSERT; see BENCHMARKS.md for the figures.
+ */
+const COPY_MIN_ROWS = 1_000;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
 /**
- * Most rows an append writes in one statement (appendInOneStatement): a replay's batches of 10,000
- * too, so one round trip and no separate lookup of the batch's ids (the unique index refuses a
- * taken one; the transaction path then names it). Was INSERT_CHUNK: a 10k batch took the
- * nine-statement transaction, its ids looked up first (5–8% of a replay).
+ * Most rows an append writes in one statement (appendInOneStatement, below copyMinRows: or a
+ * stamped batch up to this size), and rows per COPY. In neither are the batch's ids looked up
+ * first (the unique index refuses a taken one; the transaction path then names it): that lookup
+ * was 5–8% of a replay.
  */
 const ONE_STATEMENT_ROWS = 10_000;
 /**
@@ -97,6 +106,8 @@ export interface PostgresStoreOptions {
   bodyScanBudget?: number;
   /** Rows written before the first ANALYZE this instance runs itself (see ANALYZE_AFTER_ROWS); tests lower it. */
   analyzeAfterRows?: number;
+  /** Rows from which an append uses COPY (see COPY_MIN_ROWS); Infinity never does (benchmarks compare). */
+  copyMinRows?: number;
 }
 
 interface ConversationRow {
@@ -135,6 +146,9 @@ class StagedImport implements ImportHandle {
 interface Queryable {
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
+
+/** Whether `q` is a client of the pool (in a transaction): it can run a COPY. */
+const isClient = (q: Queryable): q is pg.PoolClient => typeof (q as Partial<pg.PoolClient>).release === "function";
 
 /** SQLSTATE classes that mean "the database cannot answer now": connection, resources, operator, system. */
 const UNAVAILABLE_STATE = /^(08|53|57|58)/;
@@ -223,6 +237,65 @@ export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offse
   return { bytes: bytes.subarray(0, at), offsets, bodyLengths, jsonLengths };
 }
 
+const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
+
+/** Rows per chunk of copyChunks: the server parses and inserts one while the next is encoded. */
+const COPY_CHUNK_ROWS = 500;
+
+/**
+ * The rows of `conv` from `firstSeq` as the data of `COPY events (conv, seq, ts, id, kind, source,
+ * body, json) FROM STDIN (FORMAT binary)`, in chunks of COPY_CHUNK_ROWS rows: the header first, then
+ * per row its field count and each field's byte length and bytes (int8 big-endian; text as UTF-8;
+ * -1 for a null body), then -1.
+ */
+export function* copyChunks(conv: number, firstSeq: number, rows: readonly PreparedEvent[]): Generator<Buffer> {
+  for (let from = 0; from === 0 || from < rows.length; from += COPY_CHUNK_ROWS) {
+    const to = Math.min(rows.length, from + COPY_CHUNK_ROWS);
+    let max = COPY_SIGNATURE.length + 8 + 2;
+    const bodies: Array<string | null> = [];
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      const body = searchTextOf(r);
+      bodies.push(body);
+      max += 2 + 8 * 4 + 3 * 12 + (r.id.length + r.kind.length + r.source.length + r.json.length + (body?.length ?? 0)) * 3;
+    }
+    const b = Buffer.allocUnsafe(max);
+    let at = 0;
+    if (from === 0) {
+      at = COPY_SIGNATURE.copy(b, 0);
+      at = b.writeInt32BE(0, at); // flags
+      at = b.writeInt32BE(0, at); // header extension length
+    }
+    const int8 = (n: number) => {
+      at = b.writeInt32BE(8, at);
+      const hi = Math.floor(n / 4294967296);
+      at = b.writeInt32BE(hi, at);
+      at = b.writeUInt32BE(n - hi * 4294967296, at);
+    };
+    const text = (value: string) => {
+      const n = b.write(value, at + 4, "utf8");
+      b.writeInt32BE(n, at);
+      at += 4 + n;
+    };
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      at = b.writeInt16BE(8, at);
+      int8(conv);
+      int8(firstSeq + i);
+      int8(r.ts);
+      text(r.id);
+      text(r.kind);
+      text(r.source);
+      const body = bodies[i - from];
+      if (body === null || body === undefined) at = b.writeInt32BE(-1, at);
+      else text(body);
+      text(r.json);
+    }
+    if (to === rows.length) at = b.writeInt16BE(-1, at);
+    yield b.subarray(0, at);
+  }
+}
+
 /** `unnest(ts, id, kind, source, body length, json length) with ordinality as t(…, o)` from parameter $first on. */
 const unnestRows = (first: number) =>
   `unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[], $${first + 4}::int[], $${first + 5}::int[]) with ordinality as t(ts, id, kind, source, bl, jl, o)`;
@@ -242,6 +315,29 @@ function timeOrder(rows: readonly PreparedEvent[]): { ordered: boolean; first: n
   }
   return { ordered, first: rows[0]!.ts, last };
 }
+
+/** A stamped event's JSON around its timestamp's value (see appendInOneStatement): `pre` ends with the opening quote, `post` starts with the closing one. */
+interface Stamp {
+  pre: string;
+  post: string;
+}
+
+const STAMP_MARK = "\u0001acs-timestamp\u0001";
+
+/** Per event, its Stamp when stamped at recording (else null): restamped's JSON with a mark for the timestamp, cut at it. */
+function stampsOf(events: readonly EventToStore[]): Array<Stamp | null> {
+  return events.map((entry) => {
+    if (!entry.stampedAtRecording) return null;
+    const parts = JSON.stringify({ ...entry.event, timestamp: STAMP_MARK }).split(JSON.stringify(STAMP_MARK).slice(1, -1));
+    if (parts.length !== 2) throw new Error("an event's JSON holds the timestamp mark");
+    return { pre: parts[0]!, post: parts[1]! };
+  });
+}
+
+/** The counters' upsert of appendInOneStatement ($8–$10: kind, source, n). */
+const COUNTED = `insert into event_counts (conv, kind, source, n)
+           select conv.pk, kind, source, n from conv, unnest($8::text[], $9::text[], $10::bigint[]) as t(kind, source, n)
+           on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n`;
 
 /** A WHERE clause under construction: its text and its parameters. */
 class Where {
@@ -277,6 +373,8 @@ export class PostgresEventStore implements EventStore {
   /** ANALYZEs started by this instance. */
   analyzes = 0;
   private analyzing: Promise<void> | undefined;
+  /** See COPY_MIN_ROWS. */
+  copyMinRows = COPY_MIN_ROWS;
 
   /** @internal use openPostgresStore */
   constructor(
@@ -391,24 +489,36 @@ export class PostgresEventStore implements EventStore {
 
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
     return this.serial(conversationId, async () => {
-      let rows = events.map((entry, index) => prepareEvent(entry, index));
+      const rows = events.map((entry, index) => prepareEvent(entry, index));
       const restamp = events.some((entry) => entry.stampedAtRecording);
-      if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS) {
+      if (rows.length >= this.copyMinRows && !restamp) {
+        // A replay's batch: COPY in a transaction, its ids not looked up first (the unique index
+        // refuses a taken one; the transaction below then names it).
+        const stored = await unlessIdTaken(this.appendInTransaction(conversationId, events, rows, false));
+        if (stored) return stored;
+      } else if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS) {
         const stored = restamp
-          ? await this.appendRestamped(conversationId, events, rows)
+          ? await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows, stampsOf(events)))
           : await unlessIdTaken(this.appendInOneStatement(this.pool, conversationId, rows));
         if (stored) return stored;
       }
-      return this.transaction(async (tx) => {
-        // The row lock orders this append after any other instance's on the same conversation.
-        const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
-        if (!conv) throw new ConversationNotFoundError(conversationId);
-        if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
-        const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
-        // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
-        if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
-        return stored;
-      });
+      return this.appendInTransaction(conversationId, events, rows, true);
+    });
+  }
+
+  /** appendEvents' transaction: lock the conversation's row, (restamp,) insert, notify; `lookUp`: name a taken id before inserting. */
+  private appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[], lookUp: boolean): Promise<StoredEvent[]> {
+    const restamp = events.some((entry) => entry.stampedAtRecording);
+    return this.transaction(async (tx) => {
+      let rows = prepared;
+      // The row lock orders this append after any other instance's on the same conversation.
+      const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
+      if (!conv) throw new ConversationNotFoundError(conversationId);
+      if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
+      const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, lookUp ? await this.takenIds(tx, conv.pk, rows) : [], new Date().toISOString());
+      // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
+      if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
+      return stored;
     });
   }
 
@@ -432,59 +542,113 @@ export class PostgresEventStore implements EventStore {
    * A live append (a few events) as one statement, so one round trip and one commit: lock the
    * conversation's row, insert the rows after its next_seq, add to the counters, move next_seq and
    * notify; all or nothing. At ~0.5 ms a round trip, the transaction of appendEvents spent more in
-   * its nine round trips than in its commit. On the pool, or in appendRestamped's transaction.
+   * its nine round trips than in its commit.
+   *
+   * Events stamped at recording (`stamps`: per row, its JSON cut around the timestamp's value, or
+   * null) are moved in the same statement (restamped's rule): the latest timestamp is the
+   * conversation row's last_ts, read under the row lock (a row updated by the append we waited for
+   * is re-read at its new version), and a moved row's JSON is `pre || its new timestamp || post`.
+   * Before, a stamped append was a transaction of five round trips (begin, lock, read the latest ts,
+   * insert, commit) holding the conversation's row across four turns of this process's event loop:
+   * with two busy instances appending to one conversation (1,000 live subscribers at 100 events/s),
+   * each append waited for the other's event loop and they queued (p50 7–11 s, 12–28% refused).
    */
-  private async appendInOneStatement(q: Queryable, conversationId: string, rows: readonly PreparedEvent[]): Promise<StoredEvent[]> {
+  private async appendInOneStatement(q: Queryable, conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[]> {
     checkBatchIds(rows, []);
     const c = counters(rows);
     const texts = packRows(rows);
-    const order = timeOrder(rows);
-    const result = await q.query<{ first: number }>(
-        `with conv as (select pk, next_seq from conversations where id = $1 for update),
+    const values: unknown[] = [
+      conversationId,
+      rows.map((r) => r.ts),
+      rows.map((r) => r.id),
+      rows.map((r) => r.kind),
+      rows.map((r) => r.source),
+      texts.bodyLengths,
+      texts.jsonLengths,
+      c.map((x) => x.kind),
+      c.map((x) => x.source),
+      c.map((x) => x.n),
+      rows.length,
+      new Date().toISOString(),
+      NOTIFY_CHANNEL,
+      `${this.schema}:${conversationId}:`,
+      texts.bytes,
+      texts.offsets,
+    ];
+    let text: string;
+    if (!stamps) {
+      const order = timeOrder(rows);
+      values.push(order.ordered, order.first, order.last);
+      text = `with conv as (select pk, next_seq from conversations where id = $1 for update),
          inserted as (
            insert into events (conv, seq, ts, id, kind, source, body, json)
            select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, ${unpackedTexts(15, 16)}
            from conv, ${unnestRows(2)}
          ),
-         counted as (
-           insert into event_counts (conv, kind, source, n)
-           select conv.pk, kind, source, n from conv, unnest($8::text[], $9::text[], $10::bigint[]) as t(kind, source, n)
-           on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n
-         ),
+         counted as (${COUNTED}),
          moved as (
            update conversations set next_seq = next_seq + $11, event_count = event_count + $11, updated_at = $12,
              ts_ordered = ts_ordered and $17 and coalesce(last_ts <= $18, true), last_ts = greatest(last_ts, $19)
            where pk = (select pk from conv)
          )
-         select next_seq as first, pg_notify($13, $14 || next_seq || ':' || (next_seq + $11 - 1)) from conv`,
-        [
-          conversationId,
-          rows.map((r) => r.ts),
-          rows.map((r) => r.id),
-          rows.map((r) => r.kind),
-          rows.map((r) => r.source),
-          texts.bodyLengths,
-          texts.jsonLengths,
-          c.map((x) => x.kind),
-          c.map((x) => x.source),
-          c.map((x) => x.n),
-          rows.length,
-          new Date().toISOString(),
-          NOTIFY_CHANNEL,
-          `${this.schema}:${conversationId}:`,
-          texts.bytes,
-          texts.offsets,
-          order.ordered,
-          order.first,
-          order.last,
-        ],
+         select next_seq as first, null::bigint[] as moved_o, null::bigint[] as moved_ts, null::text[] as moved_json,
+           pg_notify($13, $14 || next_seq || ':' || (next_seq + $11 - 1)) from conv`;
+    } else {
+      // nts: a stamped row's timestamp moved up to the latest before it (the conversation's, then the
+      // batch's own rows'); others keep theirs. The order kept in conversations.ts_ordered is the
+      // moved rows'.
+      values.push(
+        stamps.map((s) => s?.pre ?? null),
+        stamps.map((s) => s?.post ?? null),
       );
-    const first = result.rows[0]?.first;
-    if (first === undefined) throw new ConversationNotFoundError(conversationId);
+      text = `with conv as (select pk, next_seq, last_ts from conversations where id = $1 for update),
+         src as (
+           select t.*, ${unpackedTexts(15, 16).replace(" end,", " end as body,")} as json
+           from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $17::text[], $18::text[]) with ordinality as t(ts, id, kind, source, bl, jl, pre, post, o)
+         ),
+         stamped as (
+           select src.*, case when pre is null then ts else greatest(ts, conv.last_ts, max(ts) over (order by o)) end as nts from conv, src
+         ),
+         rows as (
+           select o, nts, id, kind, source, body,
+             case when nts > ts then pre || to_char(timestamp 'epoch' + nts * interval '1 microsecond', 'YYYY-MM-DD"T"HH24:MI:SS.US') || post else json end as json,
+             nts > ts as was_moved, nts >= coalesce(lag(nts) over (order by o), nts) as in_order
+           from stamped
+         ),
+         inserted as (
+           insert into events (conv, seq, ts, id, kind, source, body, json)
+           select conv.pk, conv.next_seq + o - 1, nts, id, kind, source, body, json from conv, rows
+         ),
+         counted as (${COUNTED}),
+         batch as (
+           select bool_and(in_order) as ordered, (array_agg(nts order by o))[1] as first_ts, max(nts) as last_ts,
+             array_agg(o order by o) filter (where was_moved) as moved_o,
+             array_agg(nts order by o) filter (where was_moved) as moved_ts,
+             array_agg(json order by o) filter (where was_moved) as moved_json
+           from rows
+         ),
+         moved as (
+           update conversations set next_seq = next_seq + $11, event_count = event_count + $11, updated_at = $12,
+             ts_ordered = ts_ordered and batch.ordered and coalesce(conversations.last_ts <= batch.first_ts, true),
+             last_ts = greatest(conversations.last_ts, batch.last_ts)
+           from batch where pk = (select pk from conv)
+         )
+         select next_seq as first, moved_o, moved_ts, moved_json, pg_notify($13, $14 || next_seq || ':' || (next_seq + $11 - 1)) from conv, batch`;
+    }
+    const result = await q.query<{ first: number; moved_o: number[] | null; moved_ts: number[] | null; moved_json: string[] | null }>(text, values);
+    const head = result.rows[0];
+    if (head === undefined) throw new ConversationNotFoundError(conversationId);
+    const first = head.first;
     this.rowsSinceAnalyze += rows.length;
     this.rowsWritten += rows.length;
     if (this.rowsSinceAnalyze >= this.analyzeAfterRows) this.analyzeSoon();
-    return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: first + i }));
+    const stored = rows.map((r, i): StoredEvent => ({ id: r.id, json: r.json, ts: r.ts, seq: first + i }));
+    head.moved_o?.forEach((o, k) => {
+      const row = stored[Number(o) - 1]!;
+      row.ts = Number(head.moved_ts![k]);
+      row.json = head.moved_json![k]!;
+    });
+    return stored;
   }
 
   /**
@@ -508,20 +672,6 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /**
-   * appendInOneStatement for events stamped at recording: in a transaction that first locks the
-   * conversation's row and reads its latest timestamp (restamped), so five round trips, not ten.
-   */
-  private async appendRestamped(conversationId: string, events: readonly EventToStore[], rows: PreparedEvent[]): Promise<StoredEvent[] | undefined> {
-    return unlessIdTaken(
-      this.transaction(async (tx) => {
-        const conv = (await tx.query<{ pk: number }>("select pk from conversations where id = $1 for update", [conversationId])).rows[0];
-        if (!conv) throw new ConversationNotFoundError(conversationId);
-        return this.appendInOneStatement(tx, conversationId, await this.restamped(tx, conv.pk, events, rows));
-      }),
-    );
-  }
-
   /** The ids of `rows` already stored in `conv`. */
   private async takenIds(tx: Queryable, conv: number, rows: readonly PreparedEvent[]): Promise<string[]> {
     if (rows.length === 0) return [];
@@ -536,7 +686,12 @@ export class PostgresEventStore implements EventStore {
   private async insertRows(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], taken: readonly string[], now: string): Promise<StoredEvent[]> {
     if (rows.length === 0) return [];
     checkBatchIds(rows, taken);
-    for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
+    if (rows.length >= this.copyMinRows && isClient(tx)) {
+      for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
+        const stream = tx.query(copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
+        await pipeline(Readable.from(copyChunks(conv, firstSeq + from, rows.slice(from, from + ONE_STATEMENT_ROWS))), stream);
+      }
+    } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
       const texts = packRows(chunk);
       await tx.query(
@@ -854,6 +1009,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     await migratePostgres(pool, schema);
     const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
+    if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
     await store.removeStaleImports();
     return store;
   } catch (error) {
