@@ -16,3 +16,18 @@ export function decodeRows(batch: RowBatch): PreparedEvent[] {
   for (const chunk of batch.chunks) for (const row of deserialize(chunk) as PreparedEvent[]) rows.push(row);
   return rows;
 }
+
+/**
+ * The buffers of a batch's chunks that can be moved to another thread instead of copied: a chunk
+ * that is the whole of its (non-shared) ArrayBuffer. Structured-cloning 10,000 encoded rows (~6 MB)
+ * held the request thread 35–90 ms per batch (issue 18's bulk ingest); moving them costs nothing.
+ * The chunks are unusable on the sending side afterwards.
+ */
+export function transferableChunks(batch: RowBatch): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const chunk of batch.chunks) {
+    const buffer = chunk.buffer;
+    if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength && !buffers.includes(buffer)) buffers.push(buffer);
+  }
+  return buffers;
+}

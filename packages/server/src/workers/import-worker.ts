@@ -13,6 +13,7 @@ import { decodeJsonBody, parseJsonText } from "../http/json-body.js";
 import { RequestValidationError, RequestValidators } from "../http/validation.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
 import { EventBatchParser } from "./event-batch.js";
+import { transferableChunks } from "../store/row-batch.js";
 import { serveJobs } from "./pool.js";
 
 /**
@@ -97,7 +98,7 @@ class ImportPort {
  * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (event-batch.ts),
  * its rows posted at the end, encoded, in one message (a batch is bounded: MAX_BATCH_EVENTS).
  */
-async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean) => void): Promise<void> {
+async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const parser = new EventBatchParser();
   let failure: unknown;
   const whole = await port.receiveChunks((chunk) => {
@@ -112,7 +113,7 @@ async function parseBatch(port: ImportPort, post: (message: Record<string, unkno
   if (!whole) return post({}, true);
   const parsed = parser.end();
   if ("problems" in parsed) throw new RequestValidationError(parsed.problems);
-  post({ ...parsed }, true);
+  post({ ...parsed }, true, transferableChunks(parsed.batch));
 }
 
 serveJobs(parentPort!, async (message, post) => {

@@ -1,7 +1,7 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import type { PreparedEvent, RowBatch } from "../prepare.js";
-import { decodeRows } from "../row-batch.js";
+import { decodeRows, transferableChunks } from "../row-batch.js";
 import {
   ConversationNotFoundError,
   DuplicateEventIdError,
@@ -146,11 +146,12 @@ export class SqliteStore implements SqliteEventStore {
     return this.inTurn(async () => {
       type Answer = { firstSeq?: number; eventCount?: number; bytes?: number; notFound?: true; duplicate?: { eventId: string; index: number } };
       let answer: Answer = {};
-      await writer.run({ op: "append", conversationId, batch }, (message) => void (answer = message as Answer));
+      const count = batch.count; // the chunks move to the writer (not copied): unusable here after
+      await writer.run({ op: "append", conversationId, batch }, (message) => void (answer = message as Answer), transferableChunks(batch));
       if (answer.notFound) throw new ConversationNotFoundError(conversationId);
       if (answer.duplicate) throw new DuplicateEventIdError(answer.duplicate.eventId, answer.duplicate.index);
       this.db.committedElsewhere(answer.bytes ?? 0);
-      return { firstSeq: answer.firstSeq!, count: batch.count, eventCount: answer.eventCount! };
+      return { firstSeq: answer.firstSeq!, count, eventCount: answer.eventCount! };
     });
   }
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
