@@ -36,17 +36,12 @@ const benched = turbo(["run", smoke ? "bench:smoke" : "bench", "--concurrency=1"
 const { describeMachine, notesFileName, parseBenchResults, renderBenchReport } = await tsImport("../tools/src/bench-report.ts", import.meta.url);
 const { figures, problems } = parseBenchResults(readFileSync(resultsFile, "utf8"));
 if (figures.length === 0) problems.push(`no benchmark wrote a figure to ${resultsFile}`);
-// Written notes per suite (bench/notes/<suite>.md): the measured suites' by their names, then any other note file under its own.
+// Written notes per suite: bench/notes/<notesFileName(suite)>.md; a note of a suite this run did not measure appears under its file's name.
 const notesDir = path.join(root, "bench", "notes");
-const noteFiles = existsSync(notesDir) ? readdirSync(notesDir).filter((f) => f.endsWith(".md")) : [];
 const notes = {};
-for (const suite of new Set(figures.map((f) => f.suite))) {
-  const file = notesFileName(suite);
-  if (noteFiles.includes(file)) notes[suite] = readFileSync(path.join(notesDir, file), "utf8");
-}
-for (const file of noteFiles) {
-  const title = readFileSync(path.join(notesDir, file), "utf8").match(/^<!-- suite: (.+) -->/)?.[1];
-  if (title && !(title in notes)) notes[title] = readFileSync(path.join(notesDir, file), "utf8");
+const suiteOf = new Map([...new Set(figures.map((f) => f.suite))].map((suite) => [notesFileName(suite), suite]));
+for (const file of existsSync(notesDir) ? readdirSync(notesDir).filter((f) => f.endsWith(".md")) : []) {
+  notes[suiteOf.get(file) ?? file.slice(0, -3)] = readFileSync(path.join(notesDir, file), "utf8");
 }
 const report = renderBenchReport({ figures, machine: describeMachine(), date: new Date(), smoke, incomplete: benched !== 0, notes });
 // BENCHMARKS.md holds complete measurements only: a smoke run or a run with a failed benchmark goes to the temporary directory.
