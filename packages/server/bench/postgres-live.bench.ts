@@ -119,12 +119,12 @@ export async function benchPostgresLive({ url, smoke = false, rate = 100 }: { ur
               port: Number(new URL(servers[instance]!.base).port),
               path: `/sockets/events/${id}`,
               headers: { "X-Session-API-Key": KEY },
-              onText: (bytes, start, end) => {
+              onText: (bytes, start, end, readAt) => {
                 const from = bytes.indexOf(MARK_BYTES, start);
                 if (from < 0 || from >= end) return;
                 const n = Number(bytes.toString("latin1", from + MARK.length, bytes.indexOf(0x22, from)));
                 if (sub.at.has(n)) sub.duplicates++;
-                else sub.at.set(n, now());
+                else sub.at.set(n, readAt);
               },
               onClose: () => closed++,
             });

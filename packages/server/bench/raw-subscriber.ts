@@ -24,8 +24,11 @@ export interface RawSubscriberOptions {
   port: number;
   path: string;
   headers: Record<string, string>;
-  /** A text frame's payload: `bytes[start, end)` (valid only during the call). */
-  onText(bytes: Buffer, start: number, end: number): void;
+  /**
+   * A text frame's payload: `bytes[start, end)` (valid only during the call); `readAt`: when the
+   * read that completed it returned (performance.timeOrigin + performance.now(), ms), once per read.
+   */
+  onText(bytes: Buffer, start: number, end: number, readAt: number): void;
   /** The server's close frame, or the connection's end. Called once. */
   onClose(code: number | undefined): void;
 }
@@ -90,6 +93,7 @@ export function connectRawSubscriber(options: RawSubscriberOptions): RawSubscrib
       at = end + 4;
     }
     const length = bytes.length;
+    const readAt = performance.timeOrigin + performance.now();
     while (at + 2 <= length) {
       const b0 = bytes[at]!;
       const b1 = bytes[at + 1]!;
@@ -115,7 +119,7 @@ export function connectRawSubscriber(options: RawSubscriberOptions): RawSubscrib
       if (end > length) break;
       const opcode = b0 & 0x0f;
       if (opcode === 1 && b0 & 0x80) {
-        options.onText(bytes, start, end);
+        options.onText(bytes, start, end, readAt);
         if (!readyDone) {
           readyDone = true;
           resolveReady();
