@@ -10,14 +10,23 @@
  *   pnpm exec tsx bench/postgres-live.bench.ts [--smoke]      (from packages/server; run `pnpm build` first)
  *
  * `--smoke`: 50 subscribers, 2 s; ACS_PG_LIVE_RATE sets the rate. The producer is this file run with `--producer`.
+ *
+ * The subscribers are raw WebSocket clients (raw-subscriber.ts) but for ACS_PG_LIVE_WS_SUBSCRIBERS
+ * of them (default 10, half on each instance) that are real `ws` clients, reported apart as the
+ * cross-check (ACS_PG_LIVE_WS_SUBSCRIBERS=1000: all of them, the harness before 2026-11-26 09:00
+ * UTC). Each instance's CPU time per delivery (to its own subscribers) is printed from /proc.
+ * ACS_BENCH_SERVER_NODE_ARGS: Node.js flags for the servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
+ * ACS_BENCH_SERVER_CLI: another build (A/B).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import path from "node:path";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
+import { connectRawSubscriber, type RawSubscriber } from "./raw-subscriber.js";
 
 const KEY = "postgres-live-bench-key";
 const MARK = "pglive ";
@@ -51,8 +60,9 @@ async function produce(args: string[]): Promise<void> {
 }
 
 async function startServer(url: string, dataDir: string): Promise<{ child: ChildProcess; base: string }> {
-  const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
-  const child = spawn(process.execPath, [cli, "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn", "--store", url], {
+  const cli = process.env.ACS_BENCH_SERVER_CLI ? path.resolve(process.env.ACS_BENCH_SERVER_CLI) : fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+  const nodeArgs = process.env.ACS_BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, cli, "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn", "--store", url], {
     env: { PATH: process.env.PATH, SESSION_API_KEY: KEY },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -68,6 +78,12 @@ async function startServer(url: string, dataDir: string): Promise<{ child: Child
   return { child, base };
 }
 
+/** CPU time (user + system) a process has used, ms, from /proc (Linux). */
+const cpuMsOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
+
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
 const figures = (xs: number[]) => {
   const sorted = xs.slice().sort((a, b) => a - b);
@@ -80,19 +96,41 @@ export async function benchPostgresLive({ url, smoke = false, rate = 100 }: { ur
   const count = Math.round(rate * (smoke ? 2 : 10));
   const dirs = [0, 1].map(() => mkdtempSync(path.join(tmpdir(), "acs-pg-live-")));
   const servers = await Promise.all(dirs.map((dir) => startServer(url, dir)));
-  const sockets: WebSocket[] = [];
+  const sockets: Array<WebSocket | RawSubscriber> = [];
+  const wsSubscribers = Math.min(subscribers, Number(process.env.ACS_PG_LIVE_WS_SUBSCRIBERS ?? 10));
+  const MARK_BYTES = Buffer.from(MARK, "latin1");
   try {
     const headers = { "X-Session-API-Key": KEY, "Content-Type": "application/json" };
     const id = ((await (await fetch(`${servers[0]!.base}/api/conversations`, { method: "POST", headers, body: "{}" })).json()) as { conversation_id: string }).conversation_id;
     // Per subscriber: its instance, and when each event number arrived (and how often).
-    const subs: Array<{ instance: number; at: Map<number, number>; duplicates: number }> = [];
+    const subs: Array<{ instance: number; at: Map<number, number>; duplicates: number; ws: boolean }> = [];
     let closed = 0;
     for (let batch = 0; batch < subscribers; batch += 100) {
       await Promise.all(
         Array.from({ length: Math.min(100, subscribers - batch) }, (_, i) => {
-          const instance = (batch + i) % 2;
-          const sub = { instance, at: new Map<number, number>(), duplicates: 0 };
+          const index = batch + i;
+          const instance = index % 2;
+          // wsSubscribers of them, evenly spread (and so over both instances).
+          const isWs = Math.floor(((index + 1) * wsSubscribers) / subscribers) > Math.floor((index * wsSubscribers) / subscribers);
+          const sub = { instance, at: new Map<number, number>(), duplicates: 0, ws: isWs };
           subs.push(sub);
+          if (!isWs) {
+            const raw = connectRawSubscriber({
+              port: Number(new URL(servers[instance]!.base).port),
+              path: `/sockets/events/${id}`,
+              headers: { "X-Session-API-Key": KEY },
+              onText: (bytes, start, end, readAt) => {
+                const from = bytes.indexOf(MARK_BYTES, start);
+                if (from < 0 || from >= end) return;
+                const n = Number(bytes.toString("latin1", from + MARK.length, bytes.indexOf(0x22, from)));
+                if (sub.at.has(n)) sub.duplicates++;
+                else sub.at.set(n, readAt);
+              },
+              onClose: () => closed++,
+            });
+            sockets.push(raw);
+            return raw.ready;
+          }
           const ws = new WebSocket(`${servers[instance]!.base.replace("http", "ws")}/sockets/events/${id}`, { headers: { "X-Session-API-Key": KEY } });
           sockets.push(ws);
           ws.on("message", (data: Buffer) => {
@@ -113,6 +151,7 @@ export async function benchPostgresLive({ url, smoke = false, rate = 100 }: { ur
       );
     }
     const sent = new Map<number, { at: number; instance: number }>();
+    const cpuBefore = servers.map(({ child }) => cpuMsOf(child.pid!));
     const replies: number[] = [];
     const producer = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--producer", String(rate), String(count), id, ...servers.map((s) => s.base)], {
       stdio: ["ignore", "pipe", "inherit"],
@@ -126,9 +165,11 @@ export async function benchPostgresLive({ url, smoke = false, rate = 100 }: { ur
     const deadline = now() + 10_000;
     const complete = () => subs.every((s) => s.at.size >= sent.size);
     while (!complete() && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const cpuMs = servers.map(({ child }, i) => cpuMsOf(child.pid!) - cpuBefore[i]!);
     await new Promise((r) => setTimeout(r, 500)); // duplicates, if any, arrive
     const same: number[] = [];
     const cross: number[] = [];
+    const wsLatencies: number[] = [];
     let missing = 0;
     let duplicates = 0;
     for (const sub of subs) {
@@ -136,10 +177,15 @@ export async function benchPostgresLive({ url, smoke = false, rate = 100 }: { ur
       for (const [n, { at, instance }] of sent) {
         const got = sub.at.get(n);
         if (got === undefined) missing++;
-        else (sub.instance === instance ? same : cross).push(got - at);
+        else {
+          (sub.instance === instance ? same : cross).push(got - at);
+          if (sub.ws) wsLatencies.push(got - at);
+        }
       }
     }
-    return { subscribers, rate, events: sent.size, attempted: count, missing, duplicates, closed, all: figures([...same, ...cross]), reply: figures(replies), same: figures(same), cross: figures(cross) };
+    // Each instance's CPU per delivery to its own subscribers (half of them), µs.
+    const serverCpuUsPerDelivery = cpuMs.map((ms) => Number(((ms * 1000) / (sent.size * (subscribers / 2))).toFixed(2)));
+    return { subscribers, wsSubscribers, rate, events: sent.size, attempted: count, missing, duplicates, closed, all: figures([...same, ...cross]), reply: figures(replies), same: figures(same), cross: figures(cross), ws: figures(wsLatencies), serverCpuUsPerDelivery };
   } finally {
     for (const ws of sockets) ws.terminate();
     for (const { child } of servers) {
@@ -157,9 +203,9 @@ if (process.argv.includes("--producer")) {
   const db = await createScratchDatabase();
   try {
     const r = await benchPostgresLive({ url: db.url, smoke: process.argv.includes("--smoke"), rate: Number(process.env.ACS_PG_LIVE_RATE ?? 100) });
-    console.log(`live delivery across two instances on PostgreSQL (${r.subscribers} subscribers, half on each; ${r.rate} events/s over HTTP from a producer process, alternately through each; ${cpus().length} cores)`);
-    console.log(`  events ${r.events}/${r.attempted}, missing ${r.missing}, duplicates ${r.duplicates}, closed ${r.closed}`);
-    for (const k of ["all", "same", "cross", "reply"] as const) console.log(`  ${k.padEnd(5)} p50 ${r[k].p50} ms   p99 ${r[k].p99} ms   max ${r[k].max} ms`);
+    console.log(`live delivery across two instances on PostgreSQL (${r.subscribers} subscribers, half on each, ${r.wsSubscribers} of them \`ws\` clients; ${r.rate} events/s over HTTP from a producer process, alternately through each; ${cpus().length} cores)`);
+    console.log(`  events ${r.events}/${r.attempted}, missing ${r.missing}, duplicates ${r.duplicates}, closed ${r.closed}; server CPU µs/delivery ${r.serverCpuUsPerDelivery.join(" / ")}`);
+    for (const k of ["all", "same", "cross", "ws", "reply"] as const) console.log(`  ${k.padEnd(5)} p50 ${r[k].p50} ms   p99 ${r[k].p99} ms   max ${r[k].max} ms`);
   } finally {
     await db.drop();
   }

@@ -8,7 +8,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { EVENT_LOOP_MESSAGE, type EventLoopDelay } from "../src/event-loop-report.js";
 
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/cli.js");
+// ACS_BENCH_SERVER_CLI: another build of the server (an A/B run against a copy of an older dist/cli.js).
+const cli = process.env.ACS_BENCH_SERVER_CLI ? path.resolve(process.env.ACS_BENCH_SERVER_CLI) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/cli.js");
 
 /** Starts the built server with `args` (after `--port 0`) and `SESSION_API_KEY=key`; resolves with its URL once it listens. */
 export async function startServerProcess(args: readonly string[], key: string): Promise<{ child: ChildProcess; url: string }> {

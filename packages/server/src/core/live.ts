@@ -373,7 +373,14 @@ export class LiveSession {
       this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]?.seq ?? 0);
       return;
     }
-    const next = events.find((event) => event.seq > this.lastSeq);
+    // A loop, not events.find: this runs for every subscriber of every append (issue 18).
+    let next: StoredEvent | undefined;
+    for (const event of events) {
+      if (event.seq > this.lastSeq) {
+        next = event;
+        break;
+      }
+    }
     if (next && next.seq > this.lastSeq + 1) {
       // A gap: events between were stored but published elsewhere first (another instance's, its
       // notification not yet read). The store has them: catch up from it, then follow again.

@@ -21,7 +21,7 @@ import { parseJsonText } from "../http/json-body.js";
 import type { Logger } from "../log.js";
 import type { EventStore, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
-import { TurnBatcher, textFrame } from "./frame.js";
+import { FanOutWriter, textFrame, type FanOutTarget } from "./frame.js";
 
 export { CATCH_UP_PAGE_BYTES, LIVE_CLOSE };
 
@@ -112,8 +112,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     if (!bytes) framed.set(event, (bytes = textFrame(event.json)));
     return bytes;
   };
-  const batcher = new TurnBatcher();
-  const live: LiveWrites = { frame, write: (socket, bytes) => batcher.write(socket, bytes) };
+  const live: LiveWrites = { frame, writer: new FanOutWriter() };
   const open = new Set<LiveConnection>();
   let closed = false;
 
@@ -208,7 +207,7 @@ class SubscriberCounts {
 /** How live events reach a subscriber's socket: framed once for all (frame.ts), written in turn batches. */
 interface LiveWrites {
   frame(event: StoredEvent): Buffer;
-  write(socket: Duplex, bytes: Buffer): void;
+  writer: FanOutWriter;
 }
 
 /**
@@ -216,7 +215,7 @@ interface LiveWrites {
  * error frames through `ws.send`, live events framed once for every subscriber and written to the
  * socket directly (LiveWrites), pings, and the session's close codes.
  */
-class LiveConnection implements LiveTransport {
+class LiveConnection implements LiveTransport, FanOutTarget {
   private alive = true;
   private readonly closeListeners: Array<() => void> = [];
   private readonly session: LiveSession;
@@ -224,7 +223,7 @@ class LiveConnection implements LiveTransport {
   constructor(
     private readonly ws: WebSocket,
     /** The connection's socket, which live frames are written to directly (see LiveWrites). */
-    private readonly socket: Duplex,
+    readonly socket: Duplex,
     private readonly request: IncomingMessage,
     private readonly url: UpgradeTarget,
     rawConversationId: string,
@@ -276,8 +275,15 @@ class LiveConnection implements LiveTransport {
     else this.closeListeners.push(listener);
   }
 
+  /** FanOutTarget: held frames are written while the connection is open (not after its close frame). */
+  writable(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+
   send(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text, { binary: false });
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.live.writer.release(this); // after the frames held for this socket
+    this.ws.send(text, { binary: false });
   }
 
   sendEvent(event: StoredEvent, live: boolean): void {
@@ -285,15 +291,18 @@ class LiveConnection implements LiveTransport {
     // A live event is framed once for all; a catch-up page's events are this connection's own.
     // Either way the turn's frames leave in one write (a `ws.send` each was a system call each:
     // a page of 500 held the event loop for tens of milliseconds).
-    this.live.write(this.socket, live ? this.live.frame(event) : textFrame(event.json));
+    if (live) this.live.writer.write(this, this.live.frame(event), true);
+    else this.live.writer.write(this, textFrame(event.json), false);
   }
 
   close(code: number, reason: string): void {
+    this.live.writer.release(this); // the close frame after the frames held for this socket
     this.ws.close(code, reason);
   }
 
+  /** Bytes not yet sent: the socket's and ws's buffers, and the frames held for the next flush. */
   bufferedAmount(): number {
-    return this.ws.bufferedAmount;
+    return this.ws.bufferedAmount + this.live.writer.pending(this);
   }
 }
 

@@ -150,6 +150,18 @@ describe("the stream", () => {
     expect(appended.length).toBeGreaterThan(10);
   });
 
+  it("keeps a live event before a transient update sent in the same turn (held live frames go first)", async () => {
+    const id = await createConversation();
+    const p = peer(livePath(id));
+    await p.waitFor(1);
+    // The event's frame is held for the turn's flush (frame.ts); the update goes through ws.send.
+    const sent = await t.server.conversations.sendMessage(id, userMessage("before the update") as never, { run: false });
+    const update = { id: randomUUID(), timestamp: new Date().toISOString(), source: "environment", kind: "ConversationStateUpdateEvent", key: "execution_status", value: "idle" };
+    t.server.bus.publishTransient(id, update as never);
+    const frames = await p.waitFor(3);
+    expect(frames.slice(1).map((f) => f.value.id)).toEqual([sent.id, update.id]);
+  });
+
   it("delivers events recorded by a status change to every subscriber", async () => {
     const id = await createConversation();
     const a = peer(livePath(id));

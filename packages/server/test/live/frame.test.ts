@@ -1,7 +1,8 @@
 /**
  * Live frames built once (src/live/frame.ts): a real `ws` client reads the frames written as raw
  * bytes to the socket, at every length boundary of RFC 6455's header, in order with `ws`'s own
- * sends; and a turn's writes to one socket leave together.
+ * sends; and a turn's writes to one socket leave together, in one write of one Buffer shared by
+ * the sockets that got the same frames.
  */
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
@@ -9,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { Writable, type Duplex } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { TurnBatcher, textFrame } from "../../src/live/frame.js";
+import { FanOutWriter, textFrame, type FanOutTarget } from "../../src/live/frame.js";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -60,76 +61,155 @@ describe("textFrame", () => {
   });
 });
 
-describe("TurnBatcher", () => {
-  /** A stream that records each write it is asked to make (writev: a batch). */
-  function recorder(): { stream: Writable; writes: number[] } {
-    const writes: number[] = [];
+describe("FanOutWriter", () => {
+  /** A stream that records each write it is asked to make (the Buffer of each write or writev chunk). */
+  function recorder(): { target: FanOutTarget; stream: Writable; writes: Buffer[][]; open: { value: boolean } } {
+    const writes: Buffer[][] = [];
     const stream = new Writable({
       writev(chunks, callback) {
-        writes.push(chunks.length);
+        writes.push(chunks.map((c) => c.chunk as Buffer));
         callback();
       },
-      write(_chunk, _encoding, callback) {
-        writes.push(1);
+      write(chunk: Buffer, _encoding, callback) {
+        writes.push([chunk]);
         callback();
       },
     });
-    return { stream, writes };
+    const open = { value: true };
+    return { target: { socket: stream as unknown as Duplex, writable: () => open.value }, stream, writes, open };
   }
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const texts = (writes: Buffer[][]) => writes.map((chunks) => chunks.map(String));
 
-  it("lets one turn's writes to a socket go out in one write, and each turn's separately", async () => {
-    const batcher = new TurnBatcher();
+  it("lets one turn's writes to a socket go out in one write of one Buffer, and each turn's separately", async () => {
+    const writer = new FanOutWriter();
     const a = recorder();
     const b = recorder();
-    for (let i = 0; i < 3; i++) batcher.write(a.stream as unknown as Duplex, Buffer.from(`a${i}`));
-    batcher.write(b.stream as unknown as Duplex, Buffer.from("b0"));
+    for (let i = 0; i < 3; i++) writer.write(a.target, Buffer.from(`a${i}`), false);
+    writer.write(b.target, Buffer.from("b0"), false);
     expect(a.writes).toEqual([]); // held until the turn ends
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(a.writes).toEqual([3]);
-    expect(b.writes).toEqual([1]);
-    batcher.write(a.stream as unknown as Duplex, Buffer.from("a3"));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(a.writes).toEqual([3, 1]);
+    expect(writer.pending(a.target)).toBe(6);
+    await turn();
+    expect(texts(a.writes)).toEqual([["a0a1a2"]]);
+    expect(texts(b.writes)).toEqual([["b0"]]);
+    expect(writer.pending(a.target)).toBe(0);
+    writer.write(a.target, Buffer.from("a3"), false);
+    await turn();
+    expect(texts(a.writes)).toEqual([["a0a1a2"], ["a3"]]);
+  });
+
+  it("writes the shared frames of a flush to every socket that got them as the same Buffer, joined once", async () => {
+    const writer = new FanOutWriter();
+    const sockets = [recorder(), recorder(), recorder()];
+    const events = [Buffer.from("e0"), Buffer.from("e1"), Buffer.from("e2")];
+    for (const event of events) for (const s of sockets) writer.write(s.target, event, true);
+    expect(writer.pending(sockets[0]!.target)).toBe(6);
+    await turn();
+    for (const s of sockets) expect(texts(s.writes)).toEqual([["e0e1e2"]]);
+    // One Buffer for all: the join is made once per flush, not once per socket.
+    expect(sockets[1]!.writes[0]![0]).toBe(sockets[0]!.writes[0]![0]);
+    expect(sockets[2]!.writes[0]![0]).toBe(sockets[0]!.writes[0]![0]);
+  });
+
+  it("keeps each socket's own order when shared frames and its own are mixed, or it joined late", async () => {
+    const writer = new FanOutWriter();
+    const early = recorder();
+    const late = recorder();
+    const mixed = recorder();
+    const [e0, e1, e2] = [Buffer.from("e0"), Buffer.from("e1"), Buffer.from("e2")];
+    writer.write(early.target, e0, true);
+    writer.write(mixed.target, Buffer.from("own0"), false); // a catch-up page, then live events
+    writer.write(early.target, e1, true);
+    writer.write(mixed.target, e1, true);
+    writer.write(late.target, e1, true);
+    writer.write(early.target, e2, true);
+    writer.write(late.target, e2, true);
+    writer.write(mixed.target, e2, true);
+    writer.write(mixed.target, Buffer.from("own1"), false);
+    expect(writer.pending(mixed.target)).toBe(12);
+    await turn();
+    expect(texts(early.writes)).toEqual([["e0e1e2"]]);
+    expect(texts(late.writes)).toEqual([["e1e2"]]);
+    expect(texts(mixed.writes)).toEqual([["own0e1e2own1"]]);
+  });
+
+  it("release writes a socket's held frames at once (what is sent next goes after them); a closing socket's are dropped", async () => {
+    const writer = new FanOutWriter();
+    const a = recorder();
+    const b = recorder();
+    writer.write(a.target, Buffer.from("e0"), true);
+    writer.write(b.target, Buffer.from("e0"), true);
+    writer.release(a.target);
+    a.stream.write(Buffer.from("after"));
+    expect(texts(a.writes)).toEqual([["e0"], ["after"]]);
+    expect(writer.pending(a.target)).toBe(0);
+    b.open.value = false;
+    await turn();
+    expect(texts(a.writes)).toEqual([["e0"], ["after"]]); // nothing held any more
+    expect(b.writes).toEqual([]);
   });
 
   it("paces flushes by their cost: after a flush of 6 ms, the writes of the next 6 ms leave together", async () => {
     // A clock that a flush advances by 6 ms (as a thousand sockets' writes would take).
     let clock = 0;
     const a = recorder();
-    const uncork = a.stream.uncork.bind(a.stream);
-    a.stream.uncork = () => {
+    const write = a.stream.write.bind(a.stream);
+    a.stream.write = ((chunk: Buffer) => {
       clock += 6;
-      uncork();
-    };
-    const batcher = new TurnBatcher(() => clock);
-    batcher.write(a.stream as unknown as Duplex, Buffer.from("e0"));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(a.writes).toEqual([1]); // the first flush is not held
+      return write(chunk);
+    }) as typeof a.stream.write;
+    const writer = new FanOutWriter(() => clock, 0);
+    writer.write(a.target, Buffer.from("e0"), true);
+    await turn();
+    expect(texts(a.writes)).toEqual([["e0"]]); // the first flush is not held
     // Three events, a turn apart, within the 6 ms that follow: held, then one write.
     for (let i = 1; i <= 3; i++) {
-      batcher.write(a.stream as unknown as Duplex, Buffer.from(`e${i}`));
-      await new Promise((resolve) => setImmediate(resolve));
+      writer.write(a.target, Buffer.from(`e${i}`), true);
+      await turn();
     }
-    expect(a.writes).toEqual([1]);
-    await vi.waitFor(() => expect(a.writes).toEqual([1, 3]));
+    expect(a.writes.length).toBe(1);
+    await vi.waitFor(() => expect(texts(a.writes)).toEqual([["e0"], ["e1e2e3"]]));
+  });
+
+  it("after a paced flush, waits at least the paced interval from its start, even when the flush was shorter", async () => {
+    // A flush of 3 ms (≥ PACED_FLUSH_MS), an interval of 50 ms: the next flush waits until 50 ms
+    // after the first began, not 3 ms after it ended.
+    let clock = 0;
+    const a = recorder();
+    const write = a.stream.write.bind(a.stream);
+    a.stream.write = ((chunk: Buffer) => {
+      clock += 3;
+      return write(chunk);
+    }) as typeof a.stream.write;
+    const writer = new FanOutWriter(() => clock, 50);
+    writer.write(a.target, Buffer.from("e0"), true);
+    await turn();
+    clock += 10; // 13 ms after the first flush began: past its end + its cost, not past the interval
+    writer.write(a.target, Buffer.from("e1"), true);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    expect(a.writes.length).toBe(1); // held: the flush waits 37 ms
+    await vi.waitFor(() => expect(texts(a.writes)).toEqual([["e0"], ["e1"]]));
   });
 
   it("does not pace cheap flushes", async () => {
     const a = recorder();
-    const batcher = new TurnBatcher(() => 0); // every flush takes no time
+    const writer = new FanOutWriter(() => 0); // every flush takes no time
     for (let i = 0; i < 3; i++) {
-      batcher.write(a.stream as unknown as Duplex, Buffer.from(`e${i}`));
-      await new Promise((resolve) => setImmediate(resolve));
+      writer.write(a.target, Buffer.from(`e${i}`), true);
+      await turn();
     }
-    expect(a.writes).toEqual([1, 1, 1]);
+    expect(a.writes.length).toBe(3);
   });
 
-  it("delivers every frame of a busy turn to a real client, in order", async () => {
-    const { client, socket } = await connected();
-    const batcher = new TurnBatcher();
-    const got = received(client, 500);
-    for (let i = 0; i < 500; i++) batcher.write(socket, textFrame(Buffer.from(`{"n":${i}}`)));
-    expect((await got).map((m) => m.text)).toEqual(Array.from({ length: 500 }, (_, i) => `{"n":${i}}`));
+  it("delivers every frame of a busy turn to a real client, in order, and ws's own sends after a release", async () => {
+    const { client, ws, socket } = await connected();
+    const writer = new FanOutWriter();
+    const target = { socket, writable: () => true };
+    const got = received(client, 501);
+    for (let i = 0; i < 500; i++) writer.write(target, textFrame(Buffer.from(`{"n":${i}}`)), i % 2 === 0);
+    writer.release(target);
+    ws.send("last");
+    expect((await got).map((m) => m.text)).toEqual([...Array.from({ length: 500 }, (_, i) => `{"n":${i}}`), "last"]);
     client.close();
   });
 });

@@ -3,6 +3,8 @@
  * subscribers on A get the other instance's events and A's own in one order, through the feed, so
  * that none of them ever sees a gap it must read from the store (with 500 subscribers, a gap per
  * append was 500 reads per event). Every subscriber still gets every event once, in append order.
+ * And the other instance's events are read once per notification for all of a conversation's
+ * subscribers (issue 18: one read, framed once, for 500 subscribers).
  */
 import { connectLive, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -47,5 +49,33 @@ describe("the PostgreSQL live feed", () => {
     await new Promise((r) => setTimeout(r, 300)); // nothing more arrives (no duplicate)
     for (const p of peers) expect(p.events().map((e) => e.id)).toEqual(order);
     expect(a.logs.filter((line) => line.includes("a gap in published events"))).toEqual([]);
+  });
+
+  it("reads the other instance's events from the store once per notification for all of a conversation's subscribers, not once per subscriber", async () => {
+    const id = (await a.call("POST", "/api/conversations", { json: {} })).body.conversation_id as string;
+    const subscribers = Array.from({ length: SUBSCRIBERS }, () => connectLive(a.url, livePath(id), { headers: { "X-Session-API-Key": KEY } }));
+    peers.push(...subscribers);
+    await Promise.all(subscribers.map((p) => p.waitFor(1)));
+    const store = a.server.store;
+    const readAfter = store.readAfter.bind(store);
+    let reads = 0;
+    store.readAfter = (conversationId, ...rest) => {
+      if (conversationId === id) reads++;
+      return readAfter(conversationId, ...rest);
+    };
+    try {
+      const appends = 10;
+      for (let i = 0; i < appends; i++) {
+        const reply = await b.call("POST", `/api/conversations/${id}/events`, { json: message(`through B ${i}`) });
+        expect(reply.status, reply.text).toBe(200);
+        await Promise.all(subscribers.map((p) => p.waitFor(i + 1, isEventFrame)));
+      }
+      // One read per notification (a short page ends it); per subscriber it would be 20 a notification.
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThanOrEqual(appends);
+      for (const p of subscribers) expect(p.events().map((e) => e.llm_message.content[0].text)).toEqual(Array.from({ length: appends }, (_, i) => `through B ${i}`));
+    } finally {
+      store.readAfter = readAfter;
+    }
   });
 });
