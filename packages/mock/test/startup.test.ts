@@ -1,0 +1,47 @@
+/**
+ * What a start of the built `acs-mock` loads: not the modules it does not use. Each is refused by a
+ * module resolution hook in the child process, so that loading one fails the start (no timing is
+ * asserted: what is measured is in bench/run.ts).
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+
+/** A hook (run by `node --import`) that makes resolving any of `refused` throw. */
+function refusing(refused: readonly string[]): string {
+  const hooks = `const refused = ${JSON.stringify(refused)};
+export async function resolve(specifier, context, next) {
+  if (refused.some((name) => specifier === name || specifier.startsWith(name + "/"))) throw new Error("refused to load " + specifier);
+  return next(specifier, context);
+}`;
+  const register = `import { register } from "node:module";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+  return `data:text/javascript,${encodeURIComponent(register)}`;
+}
+
+/** Starts the bin under the hook; resolves with its output once it serves (or rejects with it). */
+function startRefusing(refused: readonly string[]): Promise<string> {
+  const child = spawn(process.execPath, ["--import", refusing(refused), cli, "--port", "0", "--scenario", "happy", "--speed", "instant"], { stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", async (chunk) => {
+      out += chunk;
+      if (!out.includes("Ctrl-C stops it.")) return;
+      const url = /on (http:\/\/\S+)/.exec(out)![1]!;
+      const id = /happy\s+([0-9a-f-]{36})/.exec(out)![1]!;
+      const page = await fetch(`${url}/api/conversations/${id}/events/search?limit=2`);
+      out += `\nsearch: ${page.status}`;
+      child.kill("SIGTERM");
+    });
+    child.stderr.on("data", (chunk) => (out += chunk));
+    child.once("exit", (code) => (code === 0 && out.includes("search: 200") ? resolve(out) : reject(new Error(`exited ${code}: ${out}`))));
+  });
+}
+
+describe("acs-mock start", () => {
+  it("does not load the LLM agent of @acs-toolkit/agent (the reference server's --runtime agent)", async () => {
+    expect(await startRefusing(["@acs-toolkit/agent"])).toContain("search: 200");
+  });
+});
