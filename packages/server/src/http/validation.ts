@@ -82,6 +82,10 @@ export class RequestValidators {
         discriminator: true,
         allowUnionTypes: true,
         coerceTypes,
+        // The bundled document's schemas are checked against JSON Schema 2020-12 by the tests
+        // (test/unit/config-keys-cursor.test.ts), not at every start: compiling AJV's meta-schema
+        // to check them took ~140 ms of each process's first RequestValidators.
+        validateSchema: false,
       });
       ajv.addFormat("uuid", UUID);
       ajv.addSchema({ $id: COMPONENTS, components });

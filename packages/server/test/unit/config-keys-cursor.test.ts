@@ -6,6 +6,7 @@ import { ConfigError, parseConfig } from "../../src/config.js";
 import { createCursorCodec } from "../../src/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { RequestValidationError, RequestValidators } from "../../src/http/validation.js";
 
 describe("parseConfig", () => {
@@ -105,6 +106,20 @@ describe("page cursors", () => {
 });
 
 describe("RequestValidators", () => {
+  it("compiles schemas that are valid JSON Schema 2020-12 (AJV does not check them against the meta-schema at start)", () => {
+    const ajv = new Ajv2020({ strict: false });
+    const schemas: Array<[string, unknown]> = Object.entries(openapiDocument.components.schemas as Record<string, unknown>);
+    for (const [path, item] of Object.entries(openapiDocument.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: unknown }>; requestBody?: { content?: Record<string, { schema?: unknown }> } }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const parameter of op.parameters ?? []) if (parameter.schema) schemas.push([`${method} ${path} ${parameter.name}`, parameter.schema]);
+        for (const [type, content] of Object.entries(op.requestBody?.content ?? {})) if (content.schema) schemas.push([`${method} ${path} ${type}`, content.schema]);
+      }
+    }
+    expect(schemas.length).toBeGreaterThan(100);
+    for (const [name, schema] of schemas) expect(ajv.validateSchema(schema as object), `${name}: ${ajv.errorsText()}`).toBe(true);
+    expect(ajv.validateSchema({ type: "object", properties: { limit: { type: "integr" } } })).toBe(false);
+  });
+
   it("compiles every operation's parameter and body validators (they compile on first use)", () => {
     const validators = new RequestValidators(openapiDocument);
     const operations = Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string }>>)
