@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { KEY, startTestMock, type TestMock } from "./support.js";
 
-const checked = vi.hoisted(() => [] as Array<{ method: string; url: { path: string; query: unknown } }>);
+const checked = vi.hoisted(() => [] as Array<{ method: string; url: { path: string; query?: unknown } }>);
 vi.mock("../src/prism.js", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/prism.js")>();
   return {
