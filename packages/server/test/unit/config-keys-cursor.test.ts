@@ -108,7 +108,7 @@ describe("page cursors", () => {
 describe("RequestValidators", () => {
   it("compiles schemas that are valid JSON Schema 2020-12 (AJV does not check them against the meta-schema at start)", () => {
     const ajv = new Ajv2020({ strict: false });
-    const schemas: Array<[string, unknown]> = Object.entries(openapiDocument.components.schemas as Record<string, unknown>);
+    const schemas: Array<[string, unknown]> = Object.entries((openapiDocument.components as { schemas: Record<string, unknown> }).schemas);
     for (const [path, item] of Object.entries(openapiDocument.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: unknown }>; requestBody?: { content?: Record<string, { schema?: unknown }> } }>>)) {
       for (const [method, op] of Object.entries(item)) {
         for (const parameter of op.parameters ?? []) if (parameter.schema) schemas.push([`${method} ${path} ${parameter.name}`, parameter.schema]);
