@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
 import { createCursorCodec } from "../../src/cursor.js";
+import { cursorCodec } from "../../src/core/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -102,6 +103,18 @@ describe("page cursors", () => {
     ["a huge string", () => codec.decode(scope, "a".repeat(10_000) + "." + "b"), "is not a page cursor issued by this server"],
   ])("refuse %s", (_name, decode, reason) => {
     expect(decode()).toEqual({ ok: false, reason });
+  });
+
+  it("are signed once for a position issued again (the same cursor), and apart per scope and position", () => {
+    const signed: string[] = [];
+    const signing = cursorCodec({ sign: (payload) => (signed.push(payload), `s${signed.length}`), verify: () => true });
+    const first = signing.encode(scope, { ts: 5, seq: 2 });
+    expect(signing.encode(scope, { ts: 5, seq: 2 })).toBe(first);
+    expect(signed).toHaveLength(1);
+    const others = [signing.encode(scope, { ts: 5, seq: 3 }), signing.encode(scope, { ts: 6, seq: 2 }), signing.encode({ ...scope, order: "desc" }, { ts: 5, seq: 2 }), signing.encode({ ...scope, conversationId: "c2" }, { ts: 5, seq: 2 })];
+    expect(new Set([first, ...others]).size).toBe(5);
+    expect(signed).toHaveLength(5);
+    for (const [cursor, position] of [[first, { ts: 5, seq: 2 }], [others[0]!, { ts: 5, seq: 3 }]] as const) expect(signing.decode(scope, cursor)).toEqual({ ok: true, position });
   });
 });
 
