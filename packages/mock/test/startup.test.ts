@@ -44,4 +44,8 @@ describe("acs-mock start", () => {
   it("does not load the LLM agent of @acs-toolkit/agent (the reference server's --runtime agent)", async () => {
     expect(await startRefusing(["@acs-toolkit/agent"])).toContain("search: 200");
   });
+
+  it("does not load the PostgreSQL driver (the reference server's PostgreSQL store)", async () => {
+    expect(await startRefusing(["pg", "pg-copy-streams"])).toContain("search: 200");
+  });
 });
