@@ -1,7 +1,8 @@
 /**
- * What a start of the built `acs-mock` loads: not the modules it does not use. Each is refused by a
- * module resolution hook in the child process, so that loading one fails the start (no timing is
- * asserted: what is measured is in bench/run.ts).
+ * What a start of the built `acs-mock` loads: not the modules it does not use. An ES import of one
+ * is refused by a module resolution hook in the child process, so that loading it fails the start;
+ * the CommonJS modules it loaded are listed when it exits (no timing is asserted: what is measured
+ * is in bench/run.ts).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -16,8 +17,10 @@ export async function resolve(specifier, context, next) {
   if (refused.some((name) => specifier === name || specifier.startsWith(name + "/"))) throw new Error("refused to load " + specifier);
   return next(specifier, context);
 }`;
-  const register = `import { register } from "node:module";
-register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+  const register = `import { createRequire, register } from "node:module";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});
+const loaded = createRequire("/").cache;
+process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify(Object.keys(loaded)) + "\\n"));`;
   return `data:text/javascript,${encodeURIComponent(register)}`;
 }
 
@@ -36,7 +39,7 @@ function startRefusing(refused: readonly string[]): Promise<string> {
       child.kill("SIGTERM");
     });
     child.stderr.on("data", (chunk) => (out += chunk));
-    child.once("exit", (code) => (code === 0 && out.includes("search: 200") ? resolve(out) : reject(new Error(`exited ${code}: ${out}`))));
+    child.once("close", (code) => (code === 0 && out.includes("search: 200") ? resolve(out) : reject(new Error(`exited ${code}: ${out}`))));
   });
 }
 
@@ -47,5 +50,12 @@ describe("acs-mock start", () => {
 
   it("does not load the PostgreSQL driver (the reference server's PostgreSQL store)", async () => {
     expect(await startRefusing(["pg", "pg-copy-streams"])).toContain("search: 200");
+  });
+
+  it("does not load Prism's logger (prism-core's entry: the mock uses its factory only)", async () => {
+    const out = await startRefusing([]);
+    const loaded = JSON.parse(/^loaded: (.*)$/m.exec(out)![1]!) as string[];
+    expect(loaded.some((file) => file.includes("prism-core") && file.endsWith("factory.js"))).toBe(true);
+    expect(loaded.filter((file) => file.includes("prism-core") && /[/\\](index|logger)\.js$/.test(file))).toEqual([]);
   });
 });
