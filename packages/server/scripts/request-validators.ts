@@ -5,10 +5,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { _ } from "ajv/dist/compile/codegen/index.js";
-import standaloneCode from "ajv/dist/standalone/index.js";
+import standalone from "ajv/dist/standalone/index.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { documentHash, RequestValidators, UUID, type Json } from "../src/http/validation.js";
 
+// The CommonJS module's default export, as tsx and Node load it.
+const standaloneCode = (standalone as unknown as { default: typeof standalone.default }).default ?? standalone;
 const validators = new RequestValidators(openapiDocument as Json);
 const modules: string[] = [];
 for (const coerceTypes of [true, false]) {

@@ -155,7 +155,7 @@ export class RequestValidators {
   readonly components: Json;
 
   /** An AJV instance of the request validators, with the document's components; `code` for the build's standalone code. */
-  static ajv(coerceTypes: boolean, components: Json, code?: Ajv2020["opts"]["code"]): Ajv2020 {
+  static ajv(coerceTypes: boolean, components: Json, code?: NonNullable<ConstructorParameters<typeof Ajv2020>[0]>["code"]): Ajv2020 {
     const ajv = new Ajv2020({ ...ajvOptions(coerceTypes), ...(code && { code }) });
     ajv.addFormat("uuid", UUID);
     ajv.addSchema({ $id: COMPONENTS, components });
