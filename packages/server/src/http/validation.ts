@@ -97,6 +97,8 @@ export class RequestValidators {
   private readonly json: Ajv2020;
   /** Every path, query and body schema, with whether its values are coerced (what the build compiles). */
   readonly requestSchemas: Array<{ schema: Json; coerceTypes: boolean }> = [];
+  /** The document's components, rebased (what every schema's refs point into). */
+  readonly components: Json;
 
   /**
    * @param document the bundled OpenAPI document
@@ -150,9 +152,6 @@ export class RequestValidators {
       }
     }
   }
-
-  /** The document's components, rebased (what every schema's refs point into). */
-  readonly components: Json;
 
   /** An AJV instance of the request validators, with the document's components; `code` for the build's standalone code. */
   static ajv(coerceTypes: boolean, components: Json, code?: NonNullable<ConstructorParameters<typeof Ajv2020>[0]>["code"]): Ajv2020 {
