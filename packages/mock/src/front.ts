@@ -69,6 +69,18 @@ const isSecurityDiagnostic = (d: IPrismDiagnostic) => d.code === 401;
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
+type FirstCheck = Awaited<ReturnType<ReturnType<ReturnType<typeof createValidatingPrism>["request"]>>>;
+
+/** How many first checks a front keeps, and the longest request line and headers it keeps one for. */
+const FIRST_CHECKS = 1024;
+const FIRST_CHECK_KEY_CHARS = 16 * 1024;
+
+/** The request line and headers exactly as received (header names and values cannot hold a newline). */
+function firstCheckKey(req: IncomingMessage): string | undefined {
+  const key = `${req.method} ${req.url}\n${req.rawHeaders.join("\n")}`;
+  return key.length <= FIRST_CHECK_KEY_CHARS ? key : undefined;
+}
+
 /** Builds the front of a world: a Node handler to mount on an HTTP server (or inject into). */
 export async function createFront(world: World, options: FrontOptions = {}): Promise<NodeHandler> {
   const operations = await loadOperations();
@@ -92,6 +104,16 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     let match = false;
     for (const key of acceptedKeys) match = timingSafeEqual(key, candidate) || match;
     return presented !== "" && match;
+  };
+  /**
+   * Prism's first check (route, key present, parameters) of requests seen before, by request line
+   * and headers: it depends on nothing else (the operations are fixed), and a frontend sends the
+   * same request again and again (a page it polls). Bounded: the oldest goes first.
+   */
+  const firstChecks = new Map<string, FirstCheck>();
+  const remember = (key: string, check: FirstCheck) => {
+    if (firstChecks.size >= FIRST_CHECKS) firstChecks.delete(firstChecks.keys().next().value!);
+    firstChecks.set(key, check);
   };
   const corsOrigins = options.corsOrigins ?? ["*"];
   const jsonLimit = options.jsonLimitBytes ?? 64 * 1024 * 1024;
@@ -126,18 +148,28 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     if (url.pathname === "/__mock" && method === "get") return send(req, res, 200, describeWorld(world), {}, started);
     // A malformed percent-escape (Prism would fail on it): the server's answer, 422 naming the parameter.
     if (pathEncodingProblem(templates, method, url.pathname)) return void world.app(req, res);
-    const query: Record<string, string | string[]> = {};
-    for (const name of new Set(url.searchParams.keys())) {
-      const values = url.searchParams.getAll(name);
-      query[name] = values.length === 1 ? values[0]! : values;
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
-    const input: IHttpRequest = { method: method as IHttpRequest["method"], url: { path: url.pathname, query }, headers };
+    let built: IHttpRequest | undefined;
+    const inputOf = (): IHttpRequest => {
+      if (built) return built;
+      const query: Record<string, string | string[]> = {};
+      for (const name of new Set(url.searchParams.keys())) {
+        const values = url.searchParams.getAll(name);
+        query[name] = values.length === 1 ? values[0]! : values;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+      return (built = { method: method as IHttpRequest["method"], url: { path: url.pathname, query }, headers });
+    };
 
-    // Route, check the key and validate what has arrived so far (everything but a JSON body).
+    // Route, check the key and validate what has arrived so far (everything but a JSON body): Prism's
+    // answer for this request line and these headers, or the one it gave before for the same.
     const candidates = candidatesFor(method, url.pathname);
-    const first = await validating.request(input, candidates)();
+    const key = firstCheckKey(req);
+    let first = key === undefined ? undefined : firstChecks.get(key);
+    if (!first) {
+      first = await validating.request(inputOf(), candidates)();
+      if (key !== undefined) remember(key, first);
+    }
     if (first._tag === "Left") return void world.app(req, res); // not in the spec: the world's 404, the docs' assets
     const { resource, validations: found } = first.right.output.body as Checked;
 
@@ -159,6 +191,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
       if (read.overLimit) return void world.app(replay(req, read.chunks, req), res); // the server's 413
       raw = Buffer.concat(read.chunks);
       if (raw.length > 0) {
+        const input = inputOf();
         if (/^application\/(?:[\w.+-]*\+)?json\b/i.test(String(req.headers["content-type"] ?? ""))) {
           try {
             input.body = JSON.parse(raw.toString("utf8"));
@@ -176,7 +209,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     }
     const forward = () => world.app(raw ? replay(req, [raw]) : req, res);
     if (validations.length > 0) {
-      const mapped = mapViolations(validations, input.body);
+      const mapped = mapViolations(validations, built?.body);
       if (mapped.precise) return send(req, res, 422, { detail: mapped.detail }, {}, started);
       log.debug({ reason: mapped.reason }, "coarse Prism violation: the server's validation answers");
       return void forward();
@@ -198,7 +231,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
       }
     }
     const mock = (dynamic: boolean, seed: string) =>
-      mockingPrism().request(input, [resource], {
+      mockingPrism().request(inputOf(), [resource], {
         ...BASE_CONFIG,
         checkSecurity: false,
         validateRequest: false,

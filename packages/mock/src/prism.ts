@@ -1,6 +1,6 @@
 /**
  * The parts of Prism the front uses, loaded for a fast start: the router, the security and request
- * validators (prism-http's own modules, composed by prism-core's factory), the operations of the
+ * validators (prism-http's own modules, composed by prism-core's factory, without its logger), the operations of the
  * bundled spec (Prism's transformation, cached at build time in `dist/prism-operations.json` and
  * recomputed when the spec changed), and the mocker, loaded on first use (it brings the data
  * generators, about a second of loading that a start should not pay for).
@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { factory, type IPrism, type IPrismDiagnostic } from "@stoplight/prism-core";
+import type { factory, IPrism, IPrismDiagnostic } from "@stoplight/prism-core";
 import type { IHttpConfig, IHttpRequest, IHttpResponse } from "@stoplight/prism-http";
 import type { IHttpOperation } from "@stoplight/types";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
@@ -58,9 +58,11 @@ export async function computeOperations(): Promise<IHttpOperation[]> {
  * operation and the violations found (the world answers, not Prism).
  */
 export function createValidatingPrism(): PrismInstance {
+  // prism-core's factory alone: its index also loads Prism's pino logger, which the mock does not use.
+  const { factory: createPrism } = require("@stoplight/prism-core/dist/factory") as { factory: typeof factory };
   const route = (require("@stoplight/prism-http/dist/router") as { default: PrismComponents["route"] }).default;
   const validator = require("@stoplight/prism-http/dist/validator") as Pick<PrismComponents, "validateInput" | "validateOutput" | "validateSecurity">;
-  return factory<IHttpOperation, IHttpRequest, IHttpResponse, IHttpConfig>(BASE_CONFIG as IHttpConfig, {
+  return createPrism<IHttpOperation, IHttpRequest, IHttpResponse, IHttpConfig>(BASE_CONFIG as IHttpConfig, {
     logger: quietLogger,
     route,
     validateInput: validator.validateInput,

@@ -33,7 +33,7 @@ import {
 import type { ConfirmationResponseRequest, ConversationCreateRequest, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import { HttpError } from "./http/errors.js";
 import type { Logger } from "./log.js";
-import type { ConversationRuntime, RuntimeContext, RuntimeControls } from "./core/runtime.js";
+import { NO_AGENT_DETAIL, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import { decryptedSecrets, readStoredSettings } from "./settings.js";
 import type { ConversationRecord, EventStore } from "./store/types.js";
@@ -45,7 +45,7 @@ const OPEN_DOCUMENT = "agent-runtime:open";
 /** Events read per page when a conversation opens. */
 const PAGE = 500;
 
-export const NO_AGENT_DETAIL = "No agent runs this conversation: it is a recording (created with replay_json), or the server runs without the agent runtime (--runtime agent)";
+export { NO_AGENT_DETAIL } from "./core/runtime.js";
 
 export interface AgentConversationRuntimeOptions {
   store: EventStore;

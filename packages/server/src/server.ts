@@ -14,7 +14,6 @@ import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./liv
 import { createLogger, type Logger } from "./log.js";
 import { privateDirectorySync } from "./private-files.js";
 import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
-import { AgentConversationRuntime } from "./agent-runtime.js";
 import { recordingRuntime, type ConversationRuntime } from "./core/runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
@@ -83,10 +82,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const feed = store instanceof PostgresEventStore ? await startPostgresLiveFeed(store, bus, log) : undefined;
   const writeHealth = new WriteHealth(config.dataDir);
   const cipher = createCipher(secretKey);
+  // The agent runtime is loaded only when it runs: `@acs-toolkit/agent` (its MCP client, zod, …)
+  // takes about 250 ms to load, which a server or mock with another runtime should not pay for.
   const runtime =
     options.runtime ??
     (config.runtime === "agent"
-      ? new AgentConversationRuntime({
+      ? new (await import("./agent-runtime.js")).AgentConversationRuntime({
           store,
           cipher,
           dataDir: config.dataDir,

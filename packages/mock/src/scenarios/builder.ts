@@ -51,14 +51,24 @@ function examples(): Templates {
   return templates;
 }
 
+/** JSON texts of the examples copied, by kind: a fresh copy is parsed from them (JSON data: faster than structuredClone). */
+const copies = new Map<string, string>();
+
+/** A fresh copy of a JSON value, the example `key` names. */
+function copyOf<T>(key: string, value: T): T {
+  let text = copies.get(key);
+  if (text === undefined) copies.set(key, (text = JSON.stringify(value)));
+  return JSON.parse(text) as T;
+}
+
 /** The spec's example of an action variant (a fresh copy). */
 export function exampleAction<K extends ActionKind>(kind: K): Extract<Action, { kind: K }> {
-  return structuredClone(examples().action.get(kind)!.action) as Extract<Action, { kind: K }>;
+  return copyOf(`action:${kind}`, examples().action.get(kind)!.action) as Extract<Action, { kind: K }>;
 }
 
 /** The spec's example of an observation variant (a fresh copy). */
 export function exampleObservation<K extends ObservationKind>(kind: K): Extract<Observation, { kind: K }> {
-  return structuredClone(examples().observation.get(kind)!.observation) as Extract<Observation, { kind: K }>;
+  return copyOf(`observation:${kind}`, examples().observation.get(kind)!.observation) as Extract<Observation, { kind: K }>;
 }
 
 /** The kind of the spec's example of a client tool's action (`ClientAction_<tool name>`). */
@@ -124,18 +134,20 @@ export class TrajectoryBuilder {
 
   /** Appends an event with a fresh id and the current clock. */
   add<E extends Event>(event: Omit<E, "id" | "timestamp"> & { id?: string }): E {
-    const full = { id: event.id ?? randomUuid(this.random), timestamp: formatTimestamp(this.clock), ...event } as E;
-    // `kind` last, as the reference writes it.
-    const { kind, ...rest } = full as Event;
-    const ordered = { ...rest, kind } as E;
-    this.events.push(ordered);
-    return ordered;
+    // `id` and `timestamp` first, the event's fields (as a spread: over these two where it has
+    // them), `kind` last, as the reference writes it; one object, built in that order.
+    const ordered: Record<string, unknown> = { id: event.id ?? randomUuid(this.random), timestamp: formatTimestamp(this.clock) };
+    for (const key of Object.keys(event)) if (key !== "kind") ordered[key] = (event as Record<string, unknown>)[key];
+    ordered.kind = (event as { kind: string }).kind;
+    this.events.push(ordered as E);
+    return ordered as E;
   }
 
   private responseId(): string {
     this.responseCounter++;
-    const letters = Array.from({ length: 24 }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(this.random() * 62)]).join("");
-    return `chatcmpl-${letters}`;
+    let id = "chatcmpl-";
+    for (let i = 0; i < 24; i++) id += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(this.random() * 62)];
+    return id;
   }
 
   system(tools: readonly ToolKind[], dynamicContext?: string): SystemPromptEvent {

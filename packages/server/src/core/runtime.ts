@@ -10,6 +10,9 @@
 import type { ConfirmationPolicy, ConfirmationResponseRequest, ConversationCreateRequest, SecurityAnalyzer, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationRecord } from "../store/types.js";
 
+/** The 400 of a control that no agent can answer (here, not in agent-runtime.ts: importing that loads `@acs-toolkit/agent`). */
+export const NO_AGENT_DETAIL = "No agent runs this conversation: it is a recording (created with replay_json), or the server runs without the agent runtime (--runtime agent)";
+
 export interface RuntimeContext {
   /** Records events into the conversation (validated, stored, pushed to subscribers). */
   record(events: Event[]): Promise<void>;

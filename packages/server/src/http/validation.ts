@@ -3,6 +3,9 @@
  * for its path and query parameters and one for its JSON body, each compiled once, on first use. Failures
  * become FastAPI-shaped entries (`{ loc, msg, type }`) whose `loc` points at the culprit.
  */
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolkit/validator";
 import { RequestValidationError, toValidationError } from "../core/errors.js";
@@ -28,9 +31,32 @@ interface Parameter {
  */
 type Lazy = () => ValidateFunction;
 
-function lazy(ajv: Ajv2020, schema: Json): Lazy {
-  let compiled: ValidateFunction | undefined;
-  return () => (compiled ??= ajv.compile(schema));
+/**
+ * Request validators compiled at build time (scripts/request-validators.ts →
+ * dist/request-validators.cjs, AJV standalone code) by their schemas' `$id`s: a start loads them
+ * instead of compiling them (~100–150 ms of every server and mock start).
+ */
+export type PrecompiledValidators = ReadonlyMap<string, ValidateFunction>;
+
+/** The AJV options of the request validators (those of the build's standalone code too). */
+function ajvOptions(coerceTypes: boolean) {
+  return {
+    strict: false, // OpenAPI annotations (x-*, example, contentMediaType) are not validation keywords
+    allErrors: true,
+    verbose: true,
+    discriminator: true,
+    allowUnionTypes: true,
+    coerceTypes,
+    // The bundled document's schemas are checked against JSON Schema 2020-12 by the tests
+    // (test/unit/config-keys-cursor.test.ts), not at every start: compiling AJV's meta-schema
+    // to check them took ~140 ms of each process's first RequestValidators.
+    validateSchema: false,
+  } as const;
+}
+
+function lazy(ajv: () => Ajv2020, schema: Json, precompiled: PrecompiledValidators | undefined): Lazy {
+  let compiled: ValidateFunction | undefined = precompiled?.get(schema.$id as string);
+  return () => (compiled ??= ajv().compile(schema));
 }
 
 interface OperationValidators {
@@ -50,7 +76,8 @@ interface OperationValidators {
 const COMPONENTS = "urn:acs:components";
 const rebaseComponents = (schema: unknown) => rebaseOpenapiRefs(schema, COMPONENTS);
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** The `uuid` format (the build's standalone code defines the same). */
+export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Resolves a `#/components/...` reference of the document. */
 function resolveRef<T>(document: Json, node: T | { $ref: string }): T {
@@ -68,26 +95,27 @@ export class RequestValidators {
   private readonly byOperation = new Map<string, OperationValidators>();
   /** The AJV instance for JSON bodies and responses (no type coercion). */
   private readonly json: Ajv2020;
+  /** Every path, query and body schema, with whether its values are coerced (what the build compiles). */
+  readonly requestSchemas: Array<{ schema: Json; coerceTypes: boolean }> = [];
+  /** The document's components, rebased (what every schema's refs point into). */
+  readonly components: Json;
 
-  /** @param document the bundled OpenAPI document */
-  constructor(document: Json) {
+  /**
+   * @param document the bundled OpenAPI document
+   * @param precompiled validators compiled at build time, by schema `$id`; the others are compiled here
+   */
+  constructor(document: Json, precompiled?: PrecompiledValidators) {
     // Path and query values arrive as text and are coerced ("10" → 10); bodies and responses are
     // JSON and never are (42 is not a string).
     const components = rebaseComponents(document.components) as Json;
-    const [params, json] = [true, false].map((coerceTypes) => {
-      const ajv = new Ajv2020({
-        strict: false, // OpenAPI annotations (x-*, example, contentMediaType) are not validation keywords
-        allErrors: true,
-        verbose: true,
-        discriminator: true,
-        allowUnionTypes: true,
-        coerceTypes,
-      });
-      ajv.addFormat("uuid", UUID);
-      ajv.addSchema({ $id: COMPONENTS, components });
-      return ajv;
-    }) as [Ajv2020, Ajv2020];
-    this.json = json;
+    this.components = components;
+    this.json = RequestValidators.ajv(false, components);
+    let params: Ajv2020 | undefined;
+    const paramsAjv = () => (params ??= RequestValidators.ajv(true, components));
+    const request = (schema: Json, coerceTypes: boolean): Lazy => {
+      this.requestSchemas.push({ schema, coerceTypes });
+      return lazy(coerceTypes ? paramsAjv : () => this.json, schema, precompiled);
+    };
 
     for (const pathItem of Object.values(document.paths as Record<string, Json>)) {
       for (const op of Object.values(pathItem)) {
@@ -97,12 +125,15 @@ export class RequestValidators {
         const group = (where: "path" | "query") => {
           const list = parameters.filter((p) => p.in === where);
           if (list.length === 0) return undefined;
-          return lazy(params, {
-            $id: `urn:acs:operation:${operation.operationId}:${where}`,
-            type: "object",
-            properties: Object.fromEntries(list.map((p) => [p.name, rebaseComponents(p.schema ?? {})])),
-            required: list.filter((p) => p.required).map((p) => p.name),
-          });
+          return request(
+            {
+              $id: `urn:acs:operation:${operation.operationId}:${where}`,
+              type: "object",
+              properties: Object.fromEntries(list.map((p) => [p.name, rebaseComponents(p.schema ?? {})])),
+              required: list.filter((p) => p.required).map((p) => p.name),
+            },
+            true,
+          );
         };
         const body = resolveRef<{ content?: Record<string, { schema?: Json }> }>(document, operation.requestBody ?? {});
         const jsonSchema = body.content?.["application/json"]?.schema;
@@ -115,11 +146,19 @@ export class RequestValidators {
           responses,
           path: group("path"),
           query: group("query"),
-          body: jsonSchema ? lazy(json, { $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebaseComponents(jsonSchema) as Json) }) : undefined,
+          body: jsonSchema ? request({ $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebaseComponents(jsonSchema) as Json) }, false) : undefined,
           queryNames: new Set(parameters.filter((p) => p.in === "query").map((p) => p.name)),
         });
       }
     }
+  }
+
+  /** An AJV instance of the request validators, with the document's components; `code` for the build's standalone code. */
+  static ajv(coerceTypes: boolean, components: Json, code?: NonNullable<ConstructorParameters<typeof Ajv2020>[0]>["code"]): Ajv2020 {
+    const ajv = new Ajv2020({ ...ajvOptions(coerceTypes), ...(code && { code }) });
+    ajv.addFormat("uuid", UUID);
+    ajv.addSchema({ $id: COMPONENTS, components });
+    return ajv;
   }
 
   /**
@@ -212,15 +251,39 @@ function issuesOf(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
   return toIssues(list).map((issue) => (secret.has(issue.pointer) ? { ...issue, message: issue.message.replace(/, got .*$/s, "") } : issue));
 }
 
+/** sha256 of a document's JSON: what the build's validators were compiled from. */
+export function documentHash(document: Json): string {
+  return createHash("sha256").update(JSON.stringify(document)).digest("hex");
+}
+
+/** The build's file of precompiled request validators (next to the bundle in dist/; absent in src/). */
+export const PRECOMPILED_FILE = new URL("./request-validators.cjs", import.meta.url);
+
+/**
+ * The request validators the build compiled for `document` (dist/request-validators.cjs), by
+ * schema `$id`; undefined when there is no such file (running from the sources) or it was built from
+ * another document.
+ */
+export function loadPrecompiledValidators(document: Json, file: URL = PRECOMPILED_FILE): PrecompiledValidators | undefined {
+  let built: { documentHash: string; validators: Record<string, ValidateFunction> };
+  try {
+    built = createRequire(import.meta.url)(fileURLToPath(file)) as typeof built;
+  } catch {
+    return undefined;
+  }
+  return built.documentHash === documentHash(document) ? new Map(Object.entries(built.validators)) : undefined;
+}
+
 const shared = new WeakMap<Json, RequestValidators>();
 
 /**
  * The request validators of a document, compiled once per process and shared by every app, live
  * channel and recorded-state reader built over it (tests and the mock build many apps; a compile of
- * them all takes about 100 ms). Compiled before the first request is served.
+ * them all takes about 100 ms). Compiled before the first request is served, or loaded: the build
+ * compiles them for the bundled document (loadPrecompiledValidators).
  */
 export function sharedRequestValidators(document: Json): RequestValidators {
   let validators = shared.get(document);
-  if (!validators) shared.set(document, (validators = new RequestValidators(document).compileRequests()));
+  if (!validators) shared.set(document, (validators = new RequestValidators(document, loadPrecompiledValidators(document)).compileRequests()));
   return validators;
 }

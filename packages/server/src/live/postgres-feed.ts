@@ -12,11 +12,12 @@
  * of the conversation's subscribers would see a gap and read the store itself: with appends through
  * two instances, every append did, 500 reads per event for 500 subscribers.
  */
-import pg from "pg";
+import type pg from "pg";
 import type { EventBus } from "../core/bus.js";
 import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";
+import { postgresDriver } from "../store/postgres/store.js";
 
 /** Events per read when a conversation's notifications are followed. */
 const PAGE = 500;
@@ -68,7 +69,7 @@ export class PostgresLiveFeed {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.store.url, application_name: "acs-server-listen" });
+    const client = new (postgresDriver().pg.Client)({ connectionString: this.store.url, application_name: "acs-server-listen" });
     this.client = client;
     client.on("notification", (message) => this.onNotification(message.payload ?? ""));
     // The connection lost (a restart): reconnect with growing pauses, then read what was missed.

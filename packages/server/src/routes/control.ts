@@ -12,9 +12,8 @@ import type { ConfirmationResponseRequest, SetConfirmationPolicyRequest, SetSecu
 import type { ConversationService } from "../conversations.js";
 import { HttpError } from "../http/errors.js";
 import type { RequestValidators } from "../http/validation.js";
-import type { RuntimeControls } from "../core/runtime.js";
+import { NO_AGENT_DETAIL, type RuntimeControls } from "../core/runtime.js";
 import type { EventStore } from "../store/types.js";
-import { NO_AGENT_DETAIL } from "../agent-runtime.js";
 
 export interface ControlRoutesDeps {
   store: EventStore;

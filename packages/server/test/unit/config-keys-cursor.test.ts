@@ -4,8 +4,10 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
 import { createCursorCodec } from "../../src/cursor.js";
+import { cursorCodec } from "../../src/core/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { RequestValidationError, RequestValidators } from "../../src/http/validation.js";
 
 describe("parseConfig", () => {
@@ -102,9 +104,35 @@ describe("page cursors", () => {
   ])("refuse %s", (_name, decode, reason) => {
     expect(decode()).toEqual({ ok: false, reason });
   });
+
+  it("are signed once for a position issued again (the same cursor), and apart per scope and position", () => {
+    const signed: string[] = [];
+    const signing = cursorCodec({ sign: (payload) => (signed.push(payload), `s${signed.length}`), verify: () => true });
+    const first = signing.encode(scope, { ts: 5, seq: 2 });
+    expect(signing.encode(scope, { ts: 5, seq: 2 })).toBe(first);
+    expect(signed).toHaveLength(1);
+    const others = [signing.encode(scope, { ts: 5, seq: 3 }), signing.encode(scope, { ts: 6, seq: 2 }), signing.encode({ ...scope, order: "desc" }, { ts: 5, seq: 2 }), signing.encode({ ...scope, conversationId: "c2" }, { ts: 5, seq: 2 })];
+    expect(new Set([first, ...others]).size).toBe(5);
+    expect(signed).toHaveLength(5);
+    for (const [cursor, position] of [[first, { ts: 5, seq: 2 }], [others[0]!, { ts: 5, seq: 3 }]] as const) expect(signing.decode(scope, cursor)).toEqual({ ok: true, position });
+  });
 });
 
 describe("RequestValidators", () => {
+  it("compiles schemas that are valid JSON Schema 2020-12 (AJV does not check them against the meta-schema at start)", () => {
+    const ajv = new Ajv2020({ strict: false });
+    const schemas: Array<[string, unknown]> = Object.entries((openapiDocument.components as { schemas: Record<string, unknown> }).schemas);
+    for (const [path, item] of Object.entries(openapiDocument.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: unknown }>; requestBody?: { content?: Record<string, { schema?: unknown }> } }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const parameter of op.parameters ?? []) if (parameter.schema) schemas.push([`${method} ${path} ${parameter.name}`, parameter.schema]);
+        for (const [type, content] of Object.entries(op.requestBody?.content ?? {})) if (content.schema) schemas.push([`${method} ${path} ${type}`, content.schema]);
+      }
+    }
+    expect(schemas.length).toBeGreaterThan(100);
+    for (const [name, schema] of schemas) expect(ajv.validateSchema(schema as object), `${name}: ${ajv.errorsText()}`).toBe(true);
+    expect(ajv.validateSchema({ type: "object", properties: { limit: { type: "integr" } } })).toBe(false);
+  });
+
   it("compiles every operation's parameter and body validators (they compile on first use)", () => {
     const validators = new RequestValidators(openapiDocument);
     const operations = Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string }>>)

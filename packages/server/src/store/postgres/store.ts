@@ -23,8 +23,8 @@
  */
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
-import pg from "pg";
-import { from as copyFrom } from "pg-copy-streams";
+import type pg from "pg";
+import type { from as CopyFrom } from "pg-copy-streams";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "../prepare.js";
 import { decodeRows } from "../row-batch.js";
@@ -688,7 +688,7 @@ export class PostgresEventStore implements EventStore {
     checkBatchIds(rows, taken);
     if (rows.length >= this.copyMinRows && isClient(tx)) {
       for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
-        const stream = tx.query(copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
+        const stream = tx.query(postgresDriver().copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
         await pipeline(Readable.from(copyChunks(conv, firstSeq + from, rows.slice(from, from + ONE_STATEMENT_ROWS))), stream);
       }
     } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
@@ -976,10 +976,32 @@ export class PostgresEventStore implements EventStore {
 /** The channel appends notify on: `<schema>:<conversation id>:<first seq>:<last seq>` of the batch. */
 export const NOTIFY_CHANNEL = "acs_events";
 
+/** The driver, `pg` and `pg-copy-streams`: loaded by the first open, not by an import of the server (~45 ms of every start, the mock's too). */
+interface PostgresDriver {
+  pg: typeof pg;
+  copyFrom: typeof CopyFrom;
+}
+let driver: PostgresDriver | undefined;
+
+/** Loads the driver (once). */
+export async function loadPostgresDriver(): Promise<PostgresDriver> {
+  if (!driver) {
+    const [pgModule, copyStreams] = await Promise.all([import("pg"), import("pg-copy-streams")]);
+    driver ??= { pg: pgModule.default, copyFrom: copyStreams.from };
+  }
+  return driver;
+}
+
+/** The driver, once a store has been opened (what a store and its live fan-out use). */
+export function postgresDriver(): PostgresDriver {
+  if (!driver) throw new Error("the PostgreSQL driver is loaded by openPostgresStore");
+  return driver;
+}
+
 // int8 as numbers: seq and counts are far below 2^53; ts past it rounds as the events' own did.
 // Per pool, not pg.types.setTypeParser, which would change every other pg user in the process.
 const types = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") => (oid === 20 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: "text" | "binary") => (oid === 20 ? Number : postgresDriver().pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
 };
 
 /** The pool settings of a store (also used by the live fan-out for its LISTEN connection). */
@@ -1002,6 +1024,7 @@ export function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresEventStore> {
   const schema = options.schema ?? "acs";
+  const { pg } = await loadPostgresDriver();
   const pool = new pg.Pool(poolConfig(options));
   // An idle connection that dies (a restart) is reported here; without a listener it would end the
   // process. The pool drops it and opens another on the next query.
