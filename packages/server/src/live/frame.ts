@@ -106,7 +106,7 @@ export class FanOutWriter {
    * (a live event framed once); it must not change until the flush.
    */
   write(target: FanOutTarget, frame: Buffer, shared: boolean): void {
-    let held = this.held.get(target);
+    const held = this.held.get(target);
     if (shared) {
       // Every subscriber gets the same frame in turn: the last one looked up is the one asked for.
       let index = frame === this.lastShared ? this.lastSharedIndex : this.sharedIndex.get(frame);
