@@ -44,7 +44,7 @@ export { eventTimeMicros, recordedTimestamp } from "./store/time.js";
 export { createLogger, type Logger } from "./log.js";
 export { attachLiveEvents, DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION, LIVE_CLOSE, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 export { RecordedStates } from "./agent-state.js";
-export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError } from "./http/validation.js";
+export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError, type PrecompiledValidators } from "./http/validation.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
 export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";
