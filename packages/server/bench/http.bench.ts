@@ -17,7 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
-import { appendBenchFigures, build, CONVERSATION, FREQUENT, ONE_PERCENT, TWO_CHARS, type BenchFigure } from "./search.bench.js";
+import { appendBenchFigures, build, CONVERSATION, FREQUENT, ONE_PERCENT, RARE, TWO_CHARS, type BenchFigure } from "./search.bench.js";
 
 export interface HttpBenchRow {
   name: string;
@@ -34,6 +34,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.resolve(here, "../dist/cli.js");
 export const FLOOR_CASE = "floor: page of 100 (node:http + the page query)";
 const PAGE_CASE = "search, page of 100";
+/**
+ * Cases that are not the same work at 10k and 1M, so their 1M/10k ratio has no target: the 1%
+ * term is in 3 messages at 10k and 253 at 1M, so the page holds 3 events against 100, and a count
+ * by body costs in proportion to its matches (the spec's countEvents description). The cases after
+ * them ask both sizes for the same work and carry the target.
+ */
+const UNEQUAL_CASES: ReadonlyMap<string, string> = new Map([
+  ["search, body in 1% of messages", "a page of 3 events at 10k, of 100 at 1M"],
+  ["count, body in 1% of messages", "3 matches at 10k, 253 at 1M: a count by body grows with its matches"],
+]);
 
 /** The conversation sizes benchHttp measures. */
 export const httpBenchSizes = (smoke: boolean) => (smoke ? [1_000, 10_000] : [10_000, 1_000_000]);
@@ -64,7 +74,10 @@ export function httpBenchFigures(rows: readonly HttpBenchRow[]): BenchFigure[] {
       const base = row(r.name, small);
       if (!base) continue;
       const ratio = Number((r.requestsPerSecond / base.requestsPerSecond).toFixed(2));
-      figures.push({ suite, name: `HTTP ${r.name} throughput, ${sizeName(large)} vs ${sizeName(small)}`, value: r.requestsPerSecond, unit: "req/s", peer: { name: sizeName(small), value: base.requestsPerSecond, unit: "req/s" }, ratio, target: "≥ 0.5× (cost at most doubled)", met: ratio >= 0.5 });
+      const unequal = UNEQUAL_CASES.get(r.name);
+      const name = `HTTP ${r.name} throughput, ${sizeName(large)} vs ${sizeName(small)}${unequal ? ` (${unequal}: not the same work)` : ""}`;
+      const target = unequal ? {} : { target: "≥ 0.5× (cost at most doubled)", met: ratio >= 0.5 };
+      figures.push({ suite, name, value: r.requestsPerSecond, unit: "req/s", peer: { name: sizeName(small), value: base.requestsPerSecond, unit: "req/s" }, ratio, ...target });
     }
   }
   return figures;
@@ -141,6 +154,7 @@ export async function benchHttp({ smoke = false, log = (_line: string) => {} } =
           ["search, deep cursor (the middle)", `${server.url}${search}?limit=100&page_id=${encodeURIComponent(deep)}`],
           ["search, time range", `${server.url}${search}?limit=100&${range}`],
           ["search, body in 1% of messages", `${server.url}${search}?limit=100&body=${ONE_PERCENT}`],
+          ["search, body in 1% of messages, page of 2", `${server.url}${search}?limit=2&body=${ONE_PERCENT}`],
           ["search, body in half the messages", `${server.url}${search}?limit=100&body=${FREQUENT}`],
           ["search, body of 2 characters", `${server.url}${search}?limit=100&body=${TWO_CHARS}`],
           ["count", `${server.url}${count}`],
@@ -149,6 +163,7 @@ export async function benchHttp({ smoke = false, log = (_line: string) => {} } =
           ["count, time range", `${server.url}${count}?${range}`],
           ["count, kind and time range", `${server.url}${count}?kind=ActionEvent&${range}`],
           ["count, body in 1% of messages", `${server.url}${count}?body=${ONE_PERCENT}`],
+          ["count, body in 8 messages at either size", `${server.url}${count}?body=${RARE}`],
         ];
         for (const [name, url] of cases) {
           await load(url, 0.5); // warm
@@ -170,7 +185,7 @@ export function formatHttpBench(rows: readonly HttpBenchRow[]): string {
   for (const r of rows) {
     lines.push(`  ${r.name.padEnd(50)} ${sizeName(r.events).padStart(10)}   ${String(r.requestsPerSecond).padStart(7)}   ${String(r.p50Ms).padStart(6)}   ${String(r.p99Ms).padStart(6)}   ${r.errors}`);
   }
-  for (const f of httpBenchFigures(rows).filter((x) => x.ratio !== undefined)) lines.push(`  ${f.name}: ${f.ratio} (${f.target}) ${f.met ? "met" : "NOT MET"}`);
+  for (const f of httpBenchFigures(rows).filter((x) => x.ratio !== undefined)) lines.push(`  ${f.name}: ${f.ratio} ${f.target === undefined ? "(no target)" : `(${f.target}) ${f.met ? "met" : "NOT MET"}`}`);
   return lines.join("\n");
 }
 
