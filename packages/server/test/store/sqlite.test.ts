@@ -12,7 +12,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Event, MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { prepareEvent } from "../../src/store/prepare.js";
+import { messageSearchText, prepareEvent } from "../../src/store/prepare.js";
 import { encodeRows, transferableChunks } from "../../src/store/row-batch.js";
 import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import { DuplicateEventIdError, type EventToStore, type SearchFilters } from "../../src/store/types.js";
@@ -432,6 +432,40 @@ describe("an event batch streamed to the import writer (streamBatch: parse and w
     unknown.add(encodeRows(rows(events(3, { seed: 8 }))));
     await expect(unknown.end(3)).rejects.toMatchObject({ name: "ConversationNotFoundError" });
     expect((await store.appendEvents(CONV, events(1, { seed: 9 })))[0]!.seq).toBe(6);
+  });
+});
+
+describe("message_fts's FTS5 settings for bulk ingest (open.ts, FTS_SETTINGS)", () => {
+  const settings = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return Object.fromEntries((db.prepare("SELECT k, v FROM message_fts_config WHERE k IN ('automerge', 'pgsz')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]));
+    } finally {
+      db.close();
+    }
+  };
+
+  it("are set at open, on a new file and on one written before them, and body search finds the same", async () => {
+    const file = path.join(dir, "events.db");
+    const store = openSqliteStore({ file });
+    await store.close();
+    expect(settings(file)).toEqual({ automerge: 8, pgsz: 8000 });
+    // A file from before, or set otherwise: FTS5's defaults.
+    const raw = new Database(file);
+    raw.exec("INSERT INTO message_fts (message_fts, rank) VALUES ('automerge', 4); INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', 4050)");
+    raw.close();
+    expect(settings(file)).toEqual({ automerge: 4, pgsz: 4050 });
+    const reopened = open(file);
+    expect(settings(file)).toEqual({ automerge: 8, pgsz: 8000 });
+    // Enough commits for merges under the new settings; every message is found.
+    await reopened.createConversation({ id: CONV, status: "STOPPED" }, []);
+    const written = events(3_000, { seed: 21 });
+    for (let from = 0; from < written.length; from += 100) await reopened.appendEvents(CONV, written.slice(from, from + 100));
+    const messages = written.filter((e) => e.event.kind === "MessageEvent") as Array<EventToStore & { event: MessageEvent }>;
+    const needle = messageSearchText(messages[0]!.event).toLowerCase().slice(0, 12);
+    const expected = messages.filter((e) => messageSearchText(e.event).toLowerCase().includes(needle)).length;
+    expect(expected).toBeGreaterThan(0);
+    expect(await reopened.count(CONV, { body: needle })).toBe(expected);
   });
 });
 
