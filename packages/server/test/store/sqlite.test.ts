@@ -439,7 +439,7 @@ describe("message_fts's FTS5 settings for bulk ingest (open.ts, FTS_SETTINGS)", 
   const settings = (file: string) => {
     const db = new Database(file, { readonly: true });
     try {
-      return Object.fromEntries((db.prepare("SELECT k, v FROM message_fts_config WHERE k IN ('automerge', 'pgsz')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]));
+      return Object.fromEntries((db.prepare("SELECT k, v FROM message_fts_config WHERE k = 'automerge'").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]));
     } finally {
       db.close();
     }
@@ -449,14 +449,14 @@ describe("message_fts's FTS5 settings for bulk ingest (open.ts, FTS_SETTINGS)", 
     const file = path.join(dir, "events.db");
     const store = openSqliteStore({ file });
     await store.close();
-    expect(settings(file)).toEqual({ automerge: 8, pgsz: 8000 });
+    expect(settings(file)).toEqual({ automerge: 8 });
     // A file from before, or set otherwise: FTS5's defaults.
     const raw = new Database(file);
-    raw.exec("INSERT INTO message_fts (message_fts, rank) VALUES ('automerge', 4); INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', 4050)");
+    raw.exec("INSERT INTO message_fts (message_fts, rank) VALUES ('automerge', 4)");
     raw.close();
-    expect(settings(file)).toEqual({ automerge: 4, pgsz: 4050 });
+    expect(settings(file)).toEqual({ automerge: 4 });
     const reopened = open(file);
-    expect(settings(file)).toEqual({ automerge: 8, pgsz: 8000 });
+    expect(settings(file)).toEqual({ automerge: 8 });
     // Enough commits for merges under the new settings; every message is found.
     await reopened.createConversation({ id: CONV, status: "STOPPED" }, []);
     const written = events(3_000, { seed: 21 });

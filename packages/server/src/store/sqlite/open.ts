@@ -15,13 +15,14 @@ const PAGE_SIZE = 8192;
 /**
  * message_fts's FTS5 settings (kept in its config table, so one write at open serves every
  * connection). Each commit flushes a new FTS segment that merges move up level by level: with the
- * defaults (automerge 4, leaves of ~4 KB), the trigram index was ~40% of an event batch's write at
- * 1M events. Merging 8 segments at a time rewrites each posting fewer times, and leaves of 8,000
- * bytes (one 8 KiB database page each) halve the b-tree rows: the index's ingest of the bench's
- * texts took 6.7–6.8 s instead of 9.3–11.3 s for 1M events in the same run (its body queries
- * measured the same). Settings apply to segments written from then on: no rebuild.
+ * default automerge (4) the trigram index was ~40% of an event batch's write at 1M events; merging
+ * 8 segments at a time rewrites each posting fewer times (the index's ingest of the bench's texts,
+ * 1M events, interleaved: 7.9 and 8.1 s against 10.2 and 10.9 s), and body-search pages measured the
+ * same (search bench, 1M: body rare p50 0.075 ms against 0.079–0.083). Leaves of 8,000 bytes
+ * (pgsz) saved more on ingest but made rare-body pages ~25% slower: not set. Applies to segments
+ * written from then on: no rebuild.
  */
-const FTS_SETTINGS: Record<string, number> = { automerge: 8, pgsz: 8000 };
+const FTS_SETTINGS: Record<string, number> = { automerge: 8 };
 
 function tuneFts(db: Database.Database): void {
   const current = new Map((db.prepare("SELECT k, v FROM message_fts_config").all() as { k: string; v: unknown }[]).map((row) => [row.k, row.v]));
