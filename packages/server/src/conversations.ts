@@ -16,7 +16,7 @@ import { RequestValidationError } from "./http/validation.js";
 import { RecordedStates } from "./agent-state.js";
 import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
 import type { PreparedEvent, RowBatch } from "./store/prepare.js";
-import type { AppendedBatch } from "./store/types.js";
+import type { AppendedBatch, BatchStream } from "./store/types.js";
 import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
 
 
@@ -191,37 +191,61 @@ export class ConversationService extends ConversationCore {
   /**
    * Appends an event batch (`POST …/events/batch`, JSONL bytes as they arrive) to a conversation,
    * all or nothing: the body streams to the import thread, which parses and validates each line
-   * (workers/event-batch.ts) and hands back the rows, encoded; the store writes them in one
-   * transaction (appendBatch), in turn with the conversation's other writes; then its live
+   * (workers/event-batch.ts) and hands back the rows, encoded, a chunk at a time; the store writes
+   * them in one transaction, in turn with the conversation's other writes; then its live
    * subscribers in this process get them, read back from the store in order.
+   *
+   * Parse and write overlap: once the whole body has arrived (so that no client, however slow,
+   * holds the store's write lock) and the import thread has handed over rows (so that it is at work
+   * on this batch and will finish without waiting on any write, whatever else it was doing before),
+   * the transaction begins (store.streamBatch) and takes the chunks parsed so far, then each next
+   * one, while the import thread parses the rest. A bad line anywhere rolls it back: the same 422.
    * @throws RequestValidationError (422, loc ["body", line, …]), HttpError 413, ConversationNotFoundError
    */
   async appendBatch(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch> {
     if (!this.imports) throw new Error("appendBatch needs the import threads (ConversationService's `imports`)");
     const { port1: bodyPort, port2 } = new MessageChannel();
+    /** Chunks of rows handed over before the write took them. */
+    const early: Uint8Array[] = [];
+    let stream: BatchStream | undefined;
     let parsed: { batch: RowBatch; lines: Int32Array } | undefined;
-    try {
-      const job = this.imports.run(
-        { op: "batch", body: port2 },
-        (message) => {
-          if (message.batch) parsed = { batch: message.batch as RowBatch, lines: message.lines as Int32Array };
-        },
-        [port2],
-      );
-      await streamBody(job, body, bodyPort);
-    } catch (error) {
-      if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
-      if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw new HttpError(413, error.message);
-      throw error;
-    } finally {
-      bodyPort.close();
-    }
-    if (!parsed) throw new Error("the import thread answered an event batch without its rows");
-    const { batch, lines } = parsed;
-    return this.serially(conversationId, async () => {
+    let whole = false;
+    let writing: Promise<AppendedBatch> | undefined;
+    const job = this.imports.run(
+      { op: "batch", body: port2 },
+      (message) => {
+        if (message.chunk) {
+          if (stream) stream.add(message.chunk as Uint8Array);
+          else early.push(message.chunk as Uint8Array);
+          if (whole) writing ??= this.serially(conversationId, write);
+        }
+        if (message.batch) parsed = { batch: message.batch as RowBatch, lines: message.lines as Int32Array };
+      },
+      [port2],
+    );
+    job.catch(() => {}); // awaited below
+    const write = async (): Promise<AppendedBatch> => {
+      stream = this.store.streamBatch?.(conversationId);
+      if (stream) for (const chunk of early.splice(0)) stream.add(chunk);
+      try {
+        await job;
+      } catch (error) {
+        await stream?.abort();
+        throw error;
+      }
+      if (!parsed) {
+        await stream?.abort();
+        throw new Error("the import thread answered an event batch without its rows");
+      }
+      const { batch, lines } = parsed;
       let appended: AppendedBatch;
       try {
-        appended = await this.store.appendBatch(conversationId, batch);
+        if (stream) {
+          for (const chunk of batch.chunks) stream.add(chunk);
+          appended = await stream.end(batch.count);
+        } else {
+          appended = await this.store.appendBatch(conversationId, { count: batch.count, chunks: [...early, ...batch.chunks] });
+        }
       } catch (error) {
         if (error instanceof DuplicateEventIdError) {
           const line = lines[error.index] ?? error.index + 1;
@@ -231,7 +255,30 @@ export class ConversationService extends ConversationCore {
       }
       await this.publishStored(conversationId, appended);
       return appended;
-    });
+    };
+    try {
+      try {
+        for await (const chunk of body) bodyPort.postMessage(chunk);
+        bodyPort.postMessage({ end: true });
+      } catch (error) {
+        bodyPort.postMessage({ end: true, aborted: true }); // nothing was written: the write waits for the whole body
+        await job.catch(() => {});
+        throw error;
+      }
+      whole = true;
+      if (early.length > 0) writing ??= this.serially(conversationId, write);
+      try {
+        await job;
+      } catch (error) {
+        await writing?.catch(() => {}); // rolled back before the answer
+        if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
+        if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw new HttpError(413, error.message);
+        throw error;
+      }
+    } finally {
+      bodyPort.close();
+    }
+    return (writing ??= this.serially(conversationId, write));
   }
 
   /** A batch's events to this process's subscribers of the conversation, read back in pages, in order. */

@@ -165,6 +165,19 @@ export interface ImportHandle {
   readonly written: number;
 }
 
+/** A batch being written as its rows come (EventStore.streamBatch). */
+export interface BatchStream {
+  /** The next chunk of rows (a RowBatch chunk); moved, not copied: unusable here afterwards. */
+  add(chunk: Uint8Array): void;
+  /**
+   * Commits, once `count` rows were added.
+   * @throws DuplicateEventIdError (index within the batch), ConversationNotFoundError
+   */
+  end(count: number): Promise<AppendedBatch>;
+  /** Rolls back; resolves once nothing of the batch is held any more. */
+  abort(): Promise<void>;
+}
+
 /** Where a batch went (EventStore.appendBatch). */
 export interface AppendedBatch {
   /** The seq of the batch's first event (the next seq when it was empty). */
@@ -211,6 +224,15 @@ export interface EventStore {
    * @throws DuplicateEventIdError (index within the batch), ConversationNotFoundError
    */
   appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch>;
+  /**
+   * appendBatch with the rows given as they are parsed (optional: a store whose write runs on
+   * another thread, so that the write overlaps the parse of the batch's last lines). The
+   * transaction begins now, in turn with the store's other writes; it commits at `end`, or rolls
+   * back at `abort` or on a failure: atomic like appendBatch. The caller calls it only once the
+   * request's whole body has arrived (no client holds the write lock), and must call end or abort.
+   * Undefined when the store has no such path.
+   */
+  streamBatch?(conversationId: string): BatchStream | undefined;
   /** Appends events in one transaction and returns them as stored. @throws DuplicateEventIdError, ConversationNotFoundError */
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]>;
   /** @throws ConversationNotFoundError */

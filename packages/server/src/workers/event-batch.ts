@@ -3,7 +3,7 @@
  * thread: JSONL bytes in, chunk by chunk as they arrive (a line may span chunks; the complete
  * lines of a chunk are decoded together, never the whole body), each line decoded, parsed, checked for depth,
  * validated against the spec's Event and turned into a row; the rows kept encoded (RowBatch) until
- * the body ends. The first problem stops the rows (nothing of the batch will be stored) but not
+ * the body ends, or handed on a chunk at a time as they are made. The first problem stops the rows (nothing of the batch will be stored) but not
  * the checking: up to MAX_ERRORS problems are reported, each at `["body", <line>, ...path]`.
  */
 import type { Event, ValidationError } from "@acs-toolkit/schema";
@@ -32,6 +32,7 @@ export class BatchTooLargeError extends Error {
 }
 
 export interface ParsedBatch {
+  /** The rows (all of them; with `onChunk`, those not handed to it) and `count`, all of them. */
   batch: RowBatch;
   /** The line number (from 1) of each row, in order. */
   lines: Int32Array;
@@ -48,6 +49,13 @@ export class EventBatchParser {
   private readonly lines: number[] = [];
   /** Each id of the batch, and its line. */
   private readonly ids = new Map<string, number>();
+
+  /**
+   * @param onChunk takes each full chunk of encoded rows as soon as it is made (then `end` gives
+   *   only the rest): the store may write them while later lines are parsed. Without it, `end`
+   *   gives every chunk.
+   */
+  constructor(private readonly onChunk?: (chunk: Uint8Array) => void) {}
 
   /** The next bytes of the body. */
   push(chunk: Uint8Array): void {
@@ -142,8 +150,10 @@ export class EventBatchParser {
     this.rows.push(row);
     this.lines.push(line);
     if (this.rows.length >= ROWS_PER_CHUNK) {
-      this.chunks.push(encodeRows(this.rows));
+      const chunk = encodeRows(this.rows);
       this.rows = [];
+      if (this.onChunk) this.onChunk(chunk);
+      else this.chunks.push(chunk);
     }
   }
 }

@@ -96,10 +96,13 @@ class ImportPort {
 
 /**
  * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (event-batch.ts),
- * its rows posted at the end, encoded, in one message (a batch is bounded: MAX_BATCH_EVENTS).
+ * its rows posted encoded, each chunk of them as soon as it is made (`{ chunk }`, so that the store
+ * can begin writing while the last lines are parsed), the rest and the line numbers at the end
+ * (`{ batch, lines }`). A line found bad after some chunks were posted fails the job all the same:
+ * nothing of the batch is committed (ConversationService.appendBatch).
  */
 async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const parser = new EventBatchParser();
+  const parser = new EventBatchParser((chunk) => post({ chunk }, false, transferableChunks({ count: 0, chunks: [chunk] })));
   let failure: unknown;
   const whole = await port.receiveChunks((chunk) => {
     if (failure !== undefined) return;

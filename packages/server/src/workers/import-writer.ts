@@ -6,7 +6,8 @@
  * (issue 13's event-loop budget). SqliteStore (store/sqlite/store.ts) holds its own writes while
  * one of these runs, so neither connection ever waits in SQLite's busy handler for the other.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import type { RowsInTransaction } from "../store/sqlite/database.js";
 import { openSqliteImportWriter } from "../store/sqlite/open.js";
 import type { PreparedEvent, RowBatch } from "../store/prepare.js";
 import { decodeRows } from "../store/row-batch.js";
@@ -16,7 +17,55 @@ import { serveJobs } from "./pool.js";
 const { file } = workerData as { file: string };
 const database = openSqliteImportWriter({ file });
 
-function handle(message: Record<string, unknown>, post: (message: Record<string, unknown>, last: boolean) => void): void {
+type Post = (message: Record<string, unknown>, last: boolean) => void;
+
+/**
+ * An event batch whose rows come on `port` as the import thread parses them (SqliteStore.streamBatch):
+ * one transaction, begun now (the request's body has arrived whole), each chunk written as it
+ * comes, committed at `{ end: count }`, rolled back at `{ abort }`, on a failure, or when the
+ * request thread closes the port. What is answered: as for "append", or `{ aborted: true }`.
+ */
+function appendStream(conversationId: string, port: MessagePort, post: Post): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let rows: RowsInTransaction | undefined;
+    let settled = false;
+    const settle = (answer: Record<string, unknown> | Error) => {
+      if (settled) return;
+      settled = true;
+      rows?.rollback(); // a no-op after the commit
+      port.close();
+      if (answer instanceof Error) return reject(answer);
+      post(answer, true);
+      resolve();
+    };
+    try {
+      rows = database.openRows(conversationId);
+    } catch (error) {
+      return settle(error instanceof ConversationNotFoundError ? { notFound: true } : (error as Error));
+    }
+    let added = 0;
+    port.on("message", (message: Uint8Array | { end: number } | { abort: true }) => {
+      if (settled) return;
+      try {
+        if (message instanceof Uint8Array) {
+          const chunk = decodeRows({ count: 0, chunks: [message] });
+          rows!.add(chunk);
+          added += chunk.length;
+        } else if ("end" in message) {
+          if (message.end !== added) throw new Error(`an event batch of ${message.end} rows ended after ${added}`);
+          settle(rows!.commit());
+        } else settle({ aborted: true });
+      } catch (error) {
+        if (error instanceof DuplicateEventIdError) settle({ duplicate: { eventId: error.eventId, index: error.index } });
+        else settle(error as Error);
+      }
+    });
+    port.on("close", () => settle({ aborted: true }));
+  });
+}
+
+function handle(message: Record<string, unknown>, post: Post): void | Promise<void> {
+  if (message.op === "appendStream") return appendStream(message.conversationId as string, message.rows as MessagePort, post);
   if (message.op === "append") {
     // An event batch: every row in one transaction (SqliteDatabase.appendRows).
     try {

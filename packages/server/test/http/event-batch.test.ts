@@ -139,6 +139,72 @@ describe("an event batch", () => {
     expect(await storedJson(id)).toEqual(events.slice(0, 10).map((e) => JSON.stringify(e)));
   });
 
+  it("past its first thousand lines (written while the rest is parsed), still refuses a bad line or a stored id at its line, storing nothing", async () => {
+    const id = await newConversation();
+    const stored = batchEvents(10, "000000c2");
+    expect((await t.call("POST", route(id), { body: jsonl(stored), headers: NDJSON })).status).toBe(200);
+    // Line 4,321 of 5,000 repeats an id stored before: the store finds it in the batch's fifth chunk of rows.
+    const events = batchEvents(5_000, "000000c3");
+    const duplicate = [...events.slice(0, 4_320), stored[3]!, ...events.slice(4_321)];
+    const reply = await t.call("POST", route(id), { body: jsonl(duplicate), headers: NDJSON });
+    expect422("appendEventBatch", reply, ["body", 4_321, "id"]);
+    expect(reply.body.detail[0].msg).toMatch(/already in this conversation \(line 4321\)/);
+    // Line 4,999 is not an Event.
+    const broken = [...events.slice(0, 4_998).map((e) => JSON.stringify(e)), JSON.stringify({ ...events[4_998], kind: "Nope" }), JSON.stringify(events[4_999])];
+    const bad = await t.call("POST", route(id), { body: jsonl(broken), headers: NDJSON });
+    expect(bad.status, bad.text).toBe(422);
+    expect(bad.body.detail[0].loc.slice(0, 2)).toEqual(["body", 4_999]);
+    expect(await storedJson(id)).toEqual(stored.map((e) => JSON.stringify(e)));
+    expect((await t.call("GET", `/api/conversations/${id}/events/count`)).body).toBe(10);
+    // Then the whole batch goes in.
+    const whole = await t.call("POST", route(id), { body: jsonl(events), headers: NDJSON });
+    expect(whole.body).toEqual({ appended: 5_000, event_count: 5_010 });
+    expect(await storedJson(id)).toEqual([...stored, ...events].map((e) => JSON.stringify(e)));
+  });
+
+  it("holds no write while its body is still arriving: a client that stalls mid-body does not stop other writes", async () => {
+    const id = await newConversation();
+    const events = batchEvents(3_000, "000000c4");
+    // The import thread is up (it starts on first use), so that the lines sent are parsed during the pause.
+    expect((await t.call("POST", route(id), { body: jsonl(events.slice(0, 10)), headers: NDJSON })).status).toBe(200);
+    const { request } = await import("node:http");
+    const stalled = request(`${t.url}${route(id)}`, { method: "POST", headers: { ...NDJSON, "X-Session-API-Key": KEY } });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      stalled.on("response", (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, text }));
+      });
+      stalled.on("error", reject);
+    });
+    stalled.write(jsonl(events.slice(10, 2_500))); // more than two chunks of rows: parsed while the rest has not come
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Writes to another conversation go in while that body is unfinished (a batch would not: the
+    // one import thread is busy parsing the unfinished one).
+    const replay = batchEvents(3, "000000c6");
+    const created = await t.call("POST", "/api/conversations", { json: { replay_json: jsonl(replay) } });
+    expect(created.status, created.text).toBe(200);
+    expect((await t.call("GET", `/api/conversations/${created.body.conversation_id}`)).body.event_count).toBe(3);
+    stalled.end(jsonl(events.slice(2_500)));
+    const reply = await answered;
+    expect(reply.status, reply.text).toBe(200);
+    expect(JSON.parse(reply.text)).toEqual({ appended: 2_990, event_count: 3_000 });
+    expect(await storedJson(id)).toEqual(events.map((e) => JSON.stringify(e)));
+  });
+
+  it("goes in while a large replay is being created (one import thread for both): neither waits on the other for ever", async () => {
+    const id = await newConversation();
+    const replay = batchEvents(15_000, "000000c7"); // ~11 MB, under the 16 MiB limit
+    const created = t.call("POST", "/api/conversations", { json: { replay_json: jsonl(replay) } });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the replay's rows are being written
+    const events = batchEvents(4_000, "000000c8");
+    const reply = await t.call("POST", route(id), { body: jsonl(events), headers: NDJSON });
+    expect(reply.body).toEqual({ appended: 4_000, event_count: 4_000 });
+    const done = await created;
+    expect(done.status, done.text).toBe(200);
+    expect((await t.call("GET", `/api/conversations/${done.body.conversation_id}`)).body.event_count).toBe(15_000);
+  });
+
   it("answers 413 past 10,000 events or past the JSON limit, storing nothing", async () => {
     const id = await newConversation();
     const many = batchEvents(10_001, "000000d1");

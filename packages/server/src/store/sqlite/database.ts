@@ -11,6 +11,7 @@ import { prepareEvent, type PreparedEvent } from "../prepare.js";
 import {
   ConversationExistsError,
   ConversationNotFoundError,
+  DuplicateEventIdError,
   type ConversationRecord,
   type EventToStore,
   type ImportHandle,
@@ -30,6 +31,15 @@ import { EMPTY_PAGE, boundsOf, checkedPaging, isEmpty, joinPage, lastInOrder, na
 import { MAX_SEQ, SEARCH_SQL, SQL, STAGING_PREFIX, Statements } from "./statements.js";
 
 const MAX_CONVERSATION_PK = 2 ** 31 - 1;
+
+/** An event batch's open transaction (SqliteDatabase.openRows). */
+export interface RowsInTransaction {
+  /** Inserts the next rows. @throws DuplicateEventIdError (index within the batch), after rolling back */
+  add(rows: readonly PreparedEvent[]): void;
+  commit(): { firstSeq: number; eventCount: number; bytes: number };
+  /** Nothing of the batch stays (a no-op once committed or rolled back). */
+  rollback(): void;
+}
 
 /** The handle of a staged creation (see ImportHandle). */
 class StagedImport implements ImportHandle {
@@ -156,6 +166,55 @@ export class SqliteDatabase {
       return [row.next_seq, row.event_count + rows.length];
     });
     return { firstSeq, eventCount, bytes: this.ingest.bytes };
+  }
+
+  /**
+   * An event batch written chunk by chunk as its rows come (the import writer's side of
+   * SqliteStore.streamBatch): BEGIN IMMEDIATE now, each chunk inserted when added, one COMMIT (or
+   * ROLLBACK) at the end, so it is as atomic as appendRows.
+   * @throws ConversationNotFoundError (nothing is left open)
+   */
+  openRows(conversationId: string): RowsInTransaction {
+    this.ingest.bytes = 0;
+    this.statements.get("begin", () => "BEGIN IMMEDIATE").run();
+    const row = this.stmts.conversationById.get(conversationId) as ConversationRow | undefined;
+    if (!row) {
+      this.statements.get("rollback", () => "ROLLBACK").run();
+      throw new ConversationNotFoundError(conversationId);
+    }
+    const now = new Date().toISOString();
+    let added = 0;
+    let open = true;
+    const rollback = () => {
+      if (!open) return;
+      open = false;
+      if (this.db.inTransaction) this.statements.get("rollback", () => "ROLLBACK").run();
+      this.names.forget(); // codes assigned in the rolled-back transaction are gone
+    };
+    return {
+      add: (rows) => {
+        try {
+          // Each chunk moves the conversation's counters on (insertRows), all in this transaction.
+          insertRows(this.ingest, row.pk, row.next_seq + added, rows, now);
+        } catch (error) {
+          rollback();
+          if (error instanceof DuplicateEventIdError) throw new DuplicateEventIdError(error.eventId, added + error.index);
+          throw error;
+        }
+        added += rows.length;
+      },
+      commit: () => {
+        try {
+          this.statements.get("commit", () => "COMMIT").run();
+        } catch (error) {
+          rollback();
+          throw error;
+        }
+        open = false;
+        return { firstSeq: row.next_seq, eventCount: row.event_count + added, bytes: this.ingest.bytes };
+      },
+      rollback,
+    };
   }
 
   /** After a batch (`bytes` of event JSON) was committed on another connection (the import writer). */

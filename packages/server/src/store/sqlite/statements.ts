@@ -40,8 +40,6 @@ export const SQL = {
   eventIdAt: "SELECT event_id AS id FROM events WHERE key = (:conv << 32) | :seq",
   /** No change when the id is there already: a duplicate. */
   addCollision: "INSERT OR IGNORE INTO event_id_collisions (conversation, event_id, seq) VALUES (:conv, :id, :seq)",
-  insertMessageText: `INSERT OR FAIL INTO message_texts (key, seq, ts, source, text)
-    VALUES ((:conv << 32) | :seq, :seq, :ts, :source, :text)`,
   /** In the same transaction as the text (no trigger: see migrations.ts, version 2). */
   /** Two U+0001 after the text: every character begins a trigram (migrations.ts, version 4). */
   indexMessageText: "INSERT INTO message_fts (rowid, text) VALUES ((:conv << 32) | :seq, :text || char(1, 1))",
@@ -121,6 +119,16 @@ export function insertEventIdsSql(rows: number): string {
   return `INSERT OR IGNORE INTO event_ids (conversation, id_hash, seq) VALUES ${new Array<string>(rows).fill("(?, ?, ?)").join(", ")}`;
 }
 export const EVENT_ID_PARAMETERS = 3;
+
+/**
+ * `rows` message texts; per row the parameters conversation, seq, seq, ts, source, text (OR FAIL
+ * and the deferred foreign key: no statement journal, as for events).
+ */
+export function insertMessageTextsSql(rows: number): string {
+  const values = new Array<string>(rows).fill("((? << 32) | ?, ?, ?, ?, ?)").join(", ");
+  return `INSERT OR FAIL INTO message_texts (key, seq, ts, source, text) VALUES ${values}`;
+}
+export const MESSAGE_TEXT_PARAMETERS = 6;
 
 export type Order = "asc" | "desc";
 

@@ -1,4 +1,5 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
+import { MessageChannel } from "node:worker_threads";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
 import type { PreparedEvent, RowBatch } from "../prepare.js";
 import { decodeRows, transferableChunks } from "../row-batch.js";
@@ -6,6 +7,7 @@ import {
   ConversationNotFoundError,
   DuplicateEventIdError,
   type AppendedBatch,
+  type BatchStream,
   type ConversationRecord,
   type EventStore,
   type EventToStore,
@@ -153,6 +155,46 @@ export class SqliteStore implements SqliteEventStore {
       this.db.committedElsewhere(answer.bytes ?? 0);
       return { firstSeq: answer.firstSeq!, count, eventCount: answer.eventCount! };
     });
+  }
+  /**
+   * With an import writer: the batch's transaction begins there now (in turn), and each chunk is
+   * written as it is added, while the import thread still parses the batch's last lines; the
+   * chunks go there as bytes, through a port of the job's own.
+   */
+  streamBatch(conversationId: string): BatchStream | undefined {
+    const writer = this.importWriter;
+    if (!writer) return undefined;
+    const { port1, port2 } = new MessageChannel();
+    let count = 0;
+    type Answer = { firstSeq?: number; eventCount?: number; bytes?: number; notFound?: true; aborted?: true; duplicate?: { eventId: string; index: number } };
+    const written = this.inTurn(async (): Promise<AppendedBatch | undefined> => {
+      let answer: Answer = {};
+      try {
+        await writer.run({ op: "appendStream", conversationId, rows: port2 }, (message) => void (answer = message as Answer), [port2]);
+      } finally {
+        port1.close();
+      }
+      if (answer.notFound) throw new ConversationNotFoundError(conversationId);
+      if (answer.duplicate) throw new DuplicateEventIdError(answer.duplicate.eventId, answer.duplicate.index);
+      if (answer.aborted) return undefined;
+      this.db.committedElsewhere(answer.bytes ?? 0);
+      return { firstSeq: answer.firstSeq!, count, eventCount: answer.eventCount! };
+    });
+    written.catch(() => {}); // end or abort hands it on
+    return {
+      add: (chunk) => port1.postMessage(chunk, transferableChunks({ count: 0, chunks: [chunk] })),
+      end: async (n) => {
+        count = n;
+        port1.postMessage({ end: n });
+        const appended = await written;
+        if (!appended) throw new Error("the import writer rolled an event batch back unasked");
+        return appended;
+      },
+      abort: async () => {
+        port1.postMessage({ abort: true });
+        await written.catch(() => {});
+      },
+    };
   }
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]> {
     return this.inTurn(() => this.db.appendEvents(conversationId, events));
