@@ -111,6 +111,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // at 36,415 events/s beside 37,439 with the 4 MB list (05:19–05:20 UTC, load 4.5–5.2).
     sql: "alter index events_body set (gin_pending_list_limit = 128)",
   },
+  {
+    version: 6,
+    description: "event ids unique per conversation by the append, under the conversation's row lock: a hash index on (id, conv) instead of the unique btree",
+    // The unique (conv, id) btree on random ids (UUIDs) was the largest per-row cost of an ingest:
+    // each insert descends to a random leaf, and past shared_buffers that leaf is read back and
+    // written out again (and its first change after a checkpoint is a full-page image in the WAL).
+    // Every write of a conversation's events holds the conversation's row (FOR UPDATE, or a row it
+    // creates), so the store checks a batch's ids under that lock instead (takenIds, and the
+    // one-statement append's own check) and refuses a taken one with DuplicateEventIdError, as the
+    // index did. The lookups by id (those checks, positionOf) use a hash index on the id's 64-bit
+    // hash seeded by the conversation: 8 bytes an entry, one bucket page a lookup, and the same id
+    // in many conversations (one recording replayed into each) lands in different buckets.
+    // Measured in bench/notes/server-postgresql.md. A build before this migration relies on the
+    // unique index: upgrade every instance of a deployment (their appends are not checked here).
+    sql: `
+      create index events_conv_id_hash on events using hash (hashtextextended(id, conv));
+      alter table events drop constraint events_conv_id_key;
+    `,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */
