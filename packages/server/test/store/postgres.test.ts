@@ -52,6 +52,20 @@ describe("PostgresEventStore", () => {
     expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it("applies a migration that runs longer than the pool's statement timeout (an index built over a large table), and another instance waits for it", async () => {
+    const schema = schemaName();
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: db.url, max: 1, statement_timeout: 200, options: `-c search_path=${schema},public` }));
+    try {
+      const slow = { version: 99, description: "slow", sql: "select pg_sleep(0.6)" };
+      const applied = await Promise.all(pools.map((pool) => migratePostgres(pool, schema, [...PG_MIGRATIONS, slow])));
+      expect(applied.map((versions) => versions.length).sort()).toEqual([0, PG_MIGRATIONS.length + 1]);
+      // The connection goes back to the pool with the timeout: the store's statements keep it.
+      await expect(pools[0]!.query("select pg_sleep(0.6)")).rejects.toThrow(/statement timeout/);
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
+
   it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list", async () => {
     const schema = schemaName();
     const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });

@@ -154,6 +154,11 @@ export async function migratePostgres(pool: Pool, schema: string, migrations: re
   const onError = (error: Error) => void (broken = error); // a dying connection's event (the query rejects too)
   client.on("error", onError);
   try {
+    // Neither a migration nor the wait for another instance's is bounded by the store's statement
+    // timeout (10 s by default): building an index over a large events table takes longer
+    // (migration 6: 1.4 s for 1.2M rows here), and an instance starting meanwhile waits for it
+    // on the advisory lock. Reset before the connection goes back to the pool.
+    await client.query("set statement_timeout = 0");
     await client.query("select pg_advisory_lock($1::bigint)", [key]);
     try {
       // The extension is database-wide: one more lock, shared by every schema, for its creation.
@@ -184,6 +189,7 @@ export async function migratePostgres(pool: Pool, schema: string, migrations: re
       return applied;
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [key]).catch(() => undefined);
+      await client.query("reset statement_timeout").catch((error: unknown) => void (broken = error as Error));
     }
   } catch (error) {
     broken = error as Error;
