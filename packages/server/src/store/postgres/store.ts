@@ -182,9 +182,13 @@ function checkedPaging(query: SearchQuery): void {
 /**
  * The SQL condition "row `e` of events is conversation `conv`'s event `id`" (both SQL expressions),
  * in the form the hash index events_conv_id_hash (migration 6) answers: the id's 64-bit hash seeded
- * by the conversation, then the conversation and the id themselves (a hash may collide).
+ * by the conversation, then the conversation and the id themselves (a hash may collide). The
+ * conversation is compared as `e.conv + 0`, which no index serves, on purpose: with `e.conv = …`
+ * the planner ANDed the primary key's range of the whole conversation into a bitmap with the hash
+ * probe (the live append's check, its conversation from the locked row: 100,002 entries, 2.6 ms
+ * at 100k events, instead of one bucket).
  */
-export const sameEvent = (conv: string, id: string) => `hashtextextended(e.id, e.conv) = hashtextextended((${id}) collate "C", ${conv}) and e.conv = ${conv} and e.id = ${id}`;
+export const sameEvent = (conv: string, id: string) => `hashtextextended(e.id, e.conv) = hashtextextended((${id}) collate "C", ${conv}) and e.conv + 0 = ${conv} and e.id = ${id}`;
 
 /** @throws DuplicateEventIdError for the first row whose id is in `taken` or earlier in `rows` */
 function checkBatchIds(rows: readonly PreparedEvent[], taken: readonly string[]): void {
