@@ -169,7 +169,8 @@ describe("PostgresEventStore", () => {
       (client as { spied?: boolean }).spied = true;
       const q = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (typeof args[0] === "string") statements.push(args[0]);
+        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text; // a named statement: a config object
+        if (typeof text === "string") statements.push(text);
         return q(...args);
       };
     });
@@ -212,7 +213,8 @@ describe("PostgresEventStore", () => {
       (client as { spied?: boolean }).spied = true;
       const q = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (typeof args[0] === "string" && args[0].includes("insert into events")) sent.push((args[1] as unknown[]) ?? []);
+        const [text, values] = typeof args[0] === "string" ? [args[0], args[1]] : [(args[0] as { text?: unknown }).text, (args[0] as { values?: unknown }).values]; // a named statement: a config object
+        if (typeof text === "string" && text.includes("insert into events")) sent.push((values as unknown[]) ?? []);
         return q(...args);
       };
     });

@@ -496,7 +496,7 @@ export class PostgresEventStore implements EventStore {
         // A live append: one statement, which writes nothing (undefined) when an id is taken or
         // another append came in between its snapshot and its lock; the transaction below then
         // looks again under the lock, and names the taken id.
-        const stored = await this.appendInOneStatement(this.pool, conversationId, rows, restamp ? stampsOf(events) : undefined);
+        const stored = await this.appendInOneStatement(conversationId, rows, restamp ? stampsOf(events) : undefined);
         if (stored) return stored;
       }
       // A replay's batch (COPY from copyMinRows rows), or the fallback: lock, look up, insert.
@@ -558,7 +558,7 @@ export class PostgresEventStore implements EventStore {
    * not in this statement's snapshot, so the check could not see them. appendEvents then looks
    * again in a transaction, whose statements after the lock see every append before it.
    */
-  private async appendInOneStatement(q: Queryable, conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[] | undefined> {
+  private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[] | undefined> {
     checkBatchIds(rows, []);
     const c = counters(rows);
     const texts = packRows(rows);
@@ -653,7 +653,13 @@ export class PostgresEventStore implements EventStore {
            case when conv.pk is not null then pg_notify($13, $14 || conv.next_seq || ':' || (conv.next_seq + $11 - 1)) end
          from locked left join conv on true, batch`;
     }
-    const result = await q.query<{ first: number; ok: boolean; moved_o: number[] | null; moved_ts: number[] | null; moved_json: string[] | null }>(text, values);
+    // A named statement (two texts, one per variant): each connection of the pool parses and plans
+    // it once, then binds. Planning was ~0.17 of a live append's ~0.3 ms of server time.
+    const result = await this.pool.query<{ first: number; ok: boolean; moved_o: number[] | null; moved_ts: number[] | null; moved_json: string[] | null }>({
+      name: stamps ? "acs-append-stamped" : "acs-append",
+      text,
+      values,
+    });
     const head = result.rows[0];
     if (head === undefined) throw new ConversationNotFoundError(conversationId);
     if (!head.ok) return undefined;
