@@ -435,6 +435,38 @@ describe("PostgresEventStore", () => {
     expect((await store.pool.query(check, [CONV, ["not-stored"]])).rows).toEqual([{ taken: false }]);
   });
 
+  it("sends a live append again as one statement, not a transaction, when another instance's append came in between its snapshot and its lock", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const statements: string[] = [];
+    for (const store of [a, b]) {
+      store.pool.on("acquire", (client) => {
+        if ((client as { spied?: boolean }).spied) return;
+        (client as { spied?: boolean }).spied = true;
+        const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as { query: unknown }).query = (...args: unknown[]) => {
+          const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+          if (typeof text === "string") statements.push(text);
+          return q(...args);
+        };
+      });
+    }
+    const all = events(4);
+    const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
+    for (const [fromA, fromB] of [[[all[0]!], [all[1]!]], [[stamped(all[2]!)], [stamped(all[3]!)]]] as const) {
+      const hold = await holdConversation(a, 300);
+      const before = statements.length;
+      const stored = await Promise.all([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
+      await hold.released;
+      expect(stored.flat().map((e) => e.seq).sort()).toHaveLength(2);
+      const sent = statements.slice(before);
+      expect(sent.filter((t) => t === "begin")).toEqual([]); // no transaction
+      expect(sent.filter((t) => t.includes("for update"))).toHaveLength(3); // one of the two sent twice
+    }
+    expect((await a.readAfter(CONV, 0, 10)).map((e) => e.id).sort()).toEqual(all.map((e) => e.event.id).sort());
+  });
+
   it("lets exactly one of two instances append an id to a conversation when both append it at once, the other refused with DuplicateEventIdError", async () => {
     const schema = schemaName();
     const [a, b] = await Promise.all([open(schema), open(schema)]);

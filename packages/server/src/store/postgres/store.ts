@@ -68,6 +68,8 @@ const INSERT_CHUNK = 5_000;
  * statement in itself, the COPY's transaction with takenIds.
  */
 const ONE_STATEMENT_ROWS = 10_000;
+/** Times appendEvents sends its one statement when another append came in between (see appendInOneStatement). */
+const ONE_STATEMENT_ATTEMPTS = 3;
 /**
  * Rows written by this instance after which it refreshes the planner's statistics itself: right
  * after a large replay, stale statistics (autovacuum's analyze comes later) make PostgreSQL pick a
@@ -493,11 +495,16 @@ export class PostgresEventStore implements EventStore {
       const rows = events.map((entry, index) => prepareEvent(entry, index));
       const restamp = events.some((entry) => entry.stampedAtRecording);
       if (rows.length > 0 && rows.length <= ONE_STATEMENT_ROWS && (rows.length < this.copyMinRows || restamp)) {
-        // A live append: one statement, which writes nothing (undefined) when an id is taken or
-        // another append came in between its snapshot and its lock; the transaction below then
-        // looks again under the lock, and names the taken id.
-        const stored = await this.appendInOneStatement(conversationId, rows, restamp ? stampsOf(events) : undefined);
-        if (stored) return stored;
+        // A live append: one statement, which writes nothing when an id is taken (the transaction
+        // below then names it) or when another append came in between its snapshot and its lock
+        // (sent again: appends from two busy instances wait for each other's lock all the time,
+        // and the transaction holds the row across its round trips; after a few, the transaction).
+        const stamps = restamp ? stampsOf(events) : undefined;
+        for (let attempt = 0; attempt < ONE_STATEMENT_ATTEMPTS; attempt++) {
+          const stored = await this.appendInOneStatement(conversationId, rows, stamps);
+          if (stored === "taken") break;
+          if (stored !== "raced") return stored;
+        }
       }
       // A replay's batch (COPY from copyMinRows rows), or the fallback: lock, look up, insert.
       return this.appendInTransaction(conversationId, events, rows);
@@ -551,14 +558,14 @@ export class PostgresEventStore implements EventStore {
    * with two busy instances appending to one conversation (1,000 live subscribers at 100 events/s),
    * each append waited for the other's event loop and they queued (p50 7–11 s, 12–28% refused).
    *
-   * Event ids (no unique index since migration 6): the statement writes nothing, and resolves
-   * undefined, when one of the batch's ids is stored in the conversation (`conv` below is then
-   * empty), or when another append committed between this statement's snapshot and its lock — the
-   * locked row's next_seq (its latest version) is not the snapshot's, and that append's events are
-   * not in this statement's snapshot, so the check could not see them. appendEvents then looks
-   * again in a transaction, whose statements after the lock see every append before it.
+   * Event ids (no unique index since migration 6): the statement writes nothing when one of the
+   * batch's ids is stored in the conversation ("taken": `conv` below is empty), or when another
+   * append committed between this statement's snapshot and its lock ("raced": the locked row's
+   * next_seq, its latest version, is not the snapshot's, and that append's events are not in this
+   * statement's snapshot, so the check could not see them). appendEvents sends a raced statement
+   * again (its new snapshot holds the append it waited for), and names a taken id in a transaction.
    */
-  private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[] | undefined> {
+  private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[] | "taken" | "raced"> {
     checkBatchIds(rows, []);
     const c = counters(rows);
     const texts = packRows(rows);
@@ -585,9 +592,10 @@ export class PostgresEventStore implements EventStore {
       const order = timeOrder(rows);
       values.push(order.ordered, order.first, order.last);
       text = `with locked as (select pk, next_seq, last_ts from conversations where id = $1 for update),
+         fresh as (select locked.next_seq = (select next_seq from conversations where id = $1) as fresh from locked),
          conv as (
-           select locked.* from locked
-           where locked.next_seq = (select next_seq from conversations where id = $1)
+           select locked.* from locked, fresh
+           where fresh.fresh
              and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
          ),
          inserted as (
@@ -601,9 +609,9 @@ export class PostgresEventStore implements EventStore {
              ts_ordered = ts_ordered and $17 and coalesce(last_ts <= $18, true), last_ts = greatest(last_ts, $19)
            where pk = (select pk from conv)
          )
-         select locked.next_seq as first, conv.pk is not null as ok, null::bigint[] as moved_o, null::bigint[] as moved_ts, null::text[] as moved_json,
+         select locked.next_seq as first, conv.pk is not null as ok, fresh.fresh, null::bigint[] as moved_o, null::bigint[] as moved_ts, null::text[] as moved_json,
            case when conv.pk is not null then pg_notify($13, $14 || conv.next_seq || ':' || (conv.next_seq + $11 - 1)) end
-         from locked left join conv on true`;
+         from locked cross join fresh left join conv on true`;
     } else {
       // nts: a stamped row's timestamp moved up to the latest before it (the conversation's, then the
       // batch's own rows'); others keep theirs. The order kept in conversations.ts_ordered is the
@@ -613,9 +621,10 @@ export class PostgresEventStore implements EventStore {
         stamps.map((s) => s?.post ?? null),
       );
       text = `with locked as (select pk, next_seq, last_ts from conversations where id = $1 for update),
+         fresh as (select locked.next_seq = (select next_seq from conversations where id = $1) as fresh from locked),
          conv as (
-           select locked.* from locked
-           where locked.next_seq = (select next_seq from conversations where id = $1)
+           select locked.* from locked, fresh
+           where fresh.fresh
              and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
          ),
          src as (
@@ -649,20 +658,20 @@ export class PostgresEventStore implements EventStore {
              last_ts = greatest(conversations.last_ts, batch.last_ts)
            from batch where pk = (select pk from conv)
          )
-         select locked.next_seq as first, conv.pk is not null as ok, moved_o, moved_ts, moved_json,
+         select locked.next_seq as first, conv.pk is not null as ok, fresh.fresh, moved_o, moved_ts, moved_json,
            case when conv.pk is not null then pg_notify($13, $14 || conv.next_seq || ':' || (conv.next_seq + $11 - 1)) end
-         from locked left join conv on true, batch`;
+         from locked cross join fresh left join conv on true, batch`;
     }
     // A named statement (two texts, one per variant): each connection of the pool parses and plans
     // it once, then binds. Planning was ~0.17 of a live append's ~0.3 ms of server time.
-    const result = await this.pool.query<{ first: number; ok: boolean; moved_o: number[] | null; moved_ts: number[] | null; moved_json: string[] | null }>({
+    const result = await this.pool.query<{ first: number; ok: boolean; fresh: boolean; moved_o: number[] | null; moved_ts: number[] | null; moved_json: string[] | null }>({
       name: stamps ? "acs-append-stamped" : "acs-append",
       text,
       values,
     });
     const head = result.rows[0];
     if (head === undefined) throw new ConversationNotFoundError(conversationId);
-    if (!head.ok) return undefined;
+    if (!head.ok) return head.fresh ? "taken" : "raced";
     const first = head.first;
     this.rowsSinceAnalyze += rows.length;
     this.rowsWritten += rows.length;
