@@ -6,9 +6,10 @@
  * kind+source, body and a time range, with the ratio largest/smallest size. Then live delivery
  * across two server instances (postgres-live.bench.ts: 1,000 subscribers, 100 events/s over HTTP;
  * needs `pnpm build`; --no-live skips it). PostgreSQL runs in a scratch database (ACS_TEST_PG_URL,
- * default the local server), dropped at the end. ACS_PG_BENCH_SIZES=10000,100000 picks the sizes.
+ * default the local server), dropped at the end. ACS_PG_BENCH_SIZES=10000,100000 picks the sizes;
+ * --ingest-only measures the ingest alone (no pages, no counts, no live delivery).
  *
- *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live]      (from packages/server)
+ *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live] [--ingest-only]      (from packages/server)
  */
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,7 +49,10 @@ async function countLatency(store: EventStore, filters: SearchFilters, runs: num
 async function figures(store: EventStore, total: number, smoke: boolean): Promise<Record<string, number>> {
   const started = performance.now();
   const built = await build(store, total);
-  const out: Record<string, number> = { "ingest events/s": Math.round(total / ((performance.now() - started) / 1000)) };
+  // The first: the whole build (generating the events, the sampled positionOf calls); the second:
+  // the time of the store's calls alone (createConversation, appendEvents).
+  const out: Record<string, number> = { "ingest events/s": Math.round(total / ((performance.now() - started) / 1000)), "ingest events/s, store time": built.ingestPerSecond };
+  if (ingestOnly) return out;
   const random = seededRandom(7);
   for (const type of QUERY_TYPES) out[`page: ${type}`] = (await measure(store, queriesFor(type, smoke ? 20 : 100, built.positions, random))).p50;
   const middle = built.positions[Math.floor(built.positions.length / 2)]!;
@@ -60,6 +64,7 @@ async function figures(store: EventStore, total: number, smoke: boolean): Promis
 }
 
 const smoke = process.argv.includes("--smoke");
+const ingestOnly = process.argv.includes("--ingest-only");
 const sizes = process.env.ACS_PG_BENCH_SIZES ? process.env.ACS_PG_BENCH_SIZES.split(",").map(Number) : smoke ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
 let db: Awaited<ReturnType<typeof createScratchDatabase>>;
 try {
@@ -85,7 +90,7 @@ try {
       process.stderr.write(`${kind} ${total} done\n`);
     }
   }
-  if (!process.argv.includes("--no-live")) live = await benchPostgresLive({ url: db.url, smoke });
+  if (!process.argv.includes("--no-live") && !ingestOnly) live = await benchPostgresLive({ url: db.url, smoke });
 } finally {
   await db.drop();
   rmSync(dir, { recursive: true, force: true });
@@ -123,7 +128,8 @@ if (out) {
     const ingest = name.startsWith("ingest");
     const unit = ingest ? "events/s" : "ms";
     for (const n of sizes) {
-      const target = ingest && n === large && !smoke ? { target: "≥ 50,000 events/s", met: p[n]! >= 50_000 } : {};
+      // The target is the whole build's figure's (as before "store time" was printed beside it).
+      const target = name === "ingest events/s" && n === large && !smoke ? { target: "≥ 50,000 events/s", met: p[n]! >= 50_000 } : {};
       lines.push({ suite, name: `${name}, ${k(n)} events${tag}`, value: p[n], unit, peer: { name: "SQLite, same run", value: s[n], unit }, ratio: Number((p[n]! / Math.max(s[n]!, 0.001)).toFixed(2)), ...target });
     }
     if (!ingest) {

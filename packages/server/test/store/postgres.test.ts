@@ -7,9 +7,10 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
-import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError } from "../../src/store/types.js";
+import { sameEvent } from "../../src/store/postgres/store.js";
+import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
-import { CONV, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
+import { CONV, OTHER, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 
 let db: ScratchDatabase;
 const opened: PostgresEventStore[] = [];
@@ -48,7 +49,21 @@ describe("PostgresEventStore", () => {
     const schema = schemaName();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("applies a migration that runs longer than the pool's statement timeout (an index built over a large table), and another instance waits for it", async () => {
+    const schema = schemaName();
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: db.url, max: 1, statement_timeout: 200, options: `-c search_path=${schema},public` }));
+    try {
+      const slow = { version: 99, description: "slow", sql: "select pg_sleep(0.6)" };
+      const applied = await Promise.all(pools.map((pool) => migratePostgres(pool, schema, [...PG_MIGRATIONS, slow])));
+      expect(applied.map((versions) => versions.length).sort()).toEqual([0, PG_MIGRATIONS.length + 1]);
+      // The connection goes back to the pool with the timeout: the store's statements keep it.
+      await expect(pools[0]!.query("select pg_sleep(0.6)")).rejects.toThrow(/statement timeout/);
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
   });
 
   it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list", async () => {
@@ -61,7 +76,7 @@ describe("PostgresEventStore", () => {
       for (const [id, seq, ts] of rows) {
         await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
       }
-      expect(await migratePostgres(pool, schema)).toEqual([3, 4, 5]);
+      expect(await migratePostgres(pool, schema, PG_MIGRATIONS.slice(0, 5))).toEqual([3, 4, 5]);
       // Migration 4: id, kind and source compare bytes (the C collation); the rows and their indexes stay.
       const { rows: collations } = await pool.query("select column_name, collation_name from information_schema.columns where table_schema = $1 and table_name = 'events' and collation_name is not null order by column_name", [schema]);
       expect(collations).toEqual([
@@ -80,6 +95,20 @@ describe("PostgresEventStore", () => {
         { id: "empty", ts_ordered: true, last_ts: null },
         { id: "ordered", ts_ordered: true, last_ts: 30 },
       ]);
+      // Migration 6: the unique (conv, id) btree gives way to a hash index on the id's hash seeded by
+      // the conversation; the stored rows are found by id through it (the store checks uniqueness).
+      expect(await migratePostgres(pool, schema)).toEqual([6]);
+      const { rows: indexes } = await pool.query("select indexname, indexdef from pg_indexes where schemaname = $1 and tablename = 'events' and indexname like 'events_conv_id%'", [schema]);
+      expect(indexes).toEqual([{ indexname: "events_conv_id_hash", indexdef: expect.stringMatching(/USING hash \(hashtextextended\(id, conv\)\)/) }]);
+      const byId = `select e.seq::int from conversations c cross join lateral (select seq from events e where ${sameEvent("c.pk", "$2::text")} limit 1) e where c.id = $1`;
+      expect((await pool.query(byId, ["back", "2"])).rows).toEqual([{ seq: 2 }]);
+      expect((await pool.query(byId, ["ordered", "3"])).rows).toEqual([{ seq: 3 }]);
+      expect((await pool.query(byId, ["ordered", "4"])).rows).toEqual([]);
+      // Its plan probes the index (a table of 6 rows is scanned whole unless that is ruled out).
+      await pool.query("set enable_seqscan = off");
+      const plan = (await pool.query(`explain (costs off) ${byId}`, ["back", "2"])).rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n");
+      await pool.query("reset enable_seqscan");
+      expect(plan).toMatch(/Index Scan using events_conv_id_hash on events e\n.*Index Cond: \(hashtextextended\(id, conv\) = /);
     } finally {
       await pool.end();
     }
@@ -140,7 +169,8 @@ describe("PostgresEventStore", () => {
       (client as { spied?: boolean }).spied = true;
       const q = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (typeof args[0] === "string") statements.push(args[0]);
+        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text; // a named statement: a config object
+        if (typeof text === "string") statements.push(text);
         return q(...args);
       };
     });
@@ -183,7 +213,8 @@ describe("PostgresEventStore", () => {
       (client as { spied?: boolean }).spied = true;
       const q = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (typeof args[0] === "string" && args[0].includes("insert into events")) sent.push((args[1] as unknown[]) ?? []);
+        const [text, values] = typeof args[0] === "string" ? [args[0], args[1]] : [(args[0] as { text?: unknown }).text, (args[0] as { values?: unknown }).values]; // a named statement: a config object
+        if (typeof text === "string" && text.includes("insert into events")) sent.push((values as unknown[]) ?? []);
         return q(...args);
       };
     });
@@ -313,7 +344,7 @@ describe("PostgresEventStore", () => {
     expect(await again.count(CONV, {})).toBe(40);
   });
 
-  it("appends a replay-sized batch (6,000 events) with one binary COPY, its ids not looked up first", async () => {
+  it("appends a replay-sized batch (6,000 events) with one binary COPY, its ids looked up first under the conversation's lock in one statement", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
@@ -332,7 +363,13 @@ describe("PostgresEventStore", () => {
     expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
     expect(statements.filter((s) => s.includes("insert into events"))).toHaveLength(0);
     expect(statements.filter((s) => /^copy events .* from stdin with \(format binary\)$/.test(s))).toHaveLength(1);
-    expect(statements.filter((s) => /id = any/.test(s))).toHaveLength(0);
+    // Lock, then one statement that probes the batch's ids (the hash index, one probe an id), then the COPY.
+    const lock = statements.findIndex((s) => s.includes("for update"));
+    const lookUp = statements.findIndex((s) => s.includes("hashtextextended"));
+    const copy = statements.findIndex((s) => s.startsWith("copy events"));
+    expect(statements.filter((s) => s.includes("hashtextextended"))).toHaveLength(1);
+    expect(lock).toBeGreaterThanOrEqual(0);
+    expect([lock < lookUp, lookUp < copy]).toEqual([true, true]);
     const page = await store.search(CONV, { order: "asc", limit: 100, after: { ts: stored[2_999]!.ts, seq: stored[2_999]!.seq } });
     expect(page.items.map((e) => e.json)).toEqual(all.slice(3_000, 3_100).map((e) => e.json));
     // A taken id still fails the whole batch, named: a COPY batch's and a small one's.
@@ -340,6 +377,132 @@ describe("PostgresEventStore", () => {
     await expect(store.appendEvents(CONV, [all[6_000]!, all[5]!])).rejects.toBeInstanceOf(DuplicateEventIdError);
     expect(await store.count(CONV, {})).toBe(6_000);
     expect((await store.appendEvents(CONV, all.slice(6_000, 7_001))).map((e) => e.seq)).toEqual(Array.from({ length: 1_001 }, (_, i) => 6_001 + i));
+  });
+
+  it("refuses an event id stored in the conversation or twice in one batch on every append path, naming the first, and allows it in another conversation (migration 6: no unique index)", async () => {
+    const store = await open(schemaName());
+    const all = events(3_200);
+    const stored = await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 10));
+    expect(stored.eventCount).toBe(10);
+    const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
+    const taken = all[3]!;
+    const refused = (index: number, eventId: string) => expect.objectContaining({ constructor: DuplicateEventIdError, index, eventId });
+    // Against a stored event: a live append (one statement), a stamped one, a replay's batch (COPY).
+    await expect(store.appendEvents(CONV, [all[10]!, all[11]!, taken])).rejects.toThrow(refused(2, taken.event.id));
+    await expect(store.appendEvents(CONV, [stamped(all[10]!), stamped(taken)])).rejects.toThrow(refused(1, taken.event.id));
+    await expect(store.appendEvents(CONV, [...all.slice(10, 1_510), taken])).rejects.toThrow(refused(1_500, taken.event.id));
+    // Twice in the batch itself: the second one is named.
+    await expect(store.appendEvents(CONV, [all[10]!, all[11]!, all[10]!])).rejects.toThrow(refused(2, all[10]!.event.id));
+    await expect(store.appendEvents(CONV, [...all.slice(10, 1_510), all[700]!])).rejects.toThrow(refused(1_500, all[700]!.event.id));
+    await expect(store.createConversation({ id: "dup-in-batch", status: "RUNNING" }, [...all.slice(10, 1_510), all[20]!])).rejects.toThrow(refused(1_500, all[20]!.event.id));
+    expect(await store.count(CONV, {})).toBe(10);
+    expect(await store.getConversation("dup-in-batch")).toBeUndefined();
+    // Nothing was written by the refused appends: the next ones take the next seqs.
+    expect((await store.appendEvents(CONV, all.slice(10, 12))).map((e) => e.seq)).toEqual([11, 12]);
+    expect((await store.appendEvents(CONV, all.slice(12, 1_512))).map((e) => e.seq)).toEqual(Array.from({ length: 1_500 }, (_, i) => 13 + i));
+    // The same ids in another conversation: allowed, each found in its own.
+    await store.createConversation({ id: OTHER, status: "RUNNING" }, all.slice(5, 1_505));
+    expect((await store.appendEvents(OTHER, [all[0]!, stamped(all[1]!)])).map((e) => e.seq)).toEqual([1_501, 1_502]);
+    expect(await store.positionOf(CONV, all[5]!.event.id)).toEqual({ ts: expect.any(Number), seq: 6 });
+    expect(await store.positionOf(OTHER, all[5]!.event.id)).toEqual({ ts: expect.any(Number), seq: 1 });
+    expect(await store.positionOf(OTHER, all[2_000]!.event.id)).toBeUndefined();
+    await expect(store.appendEvents(OTHER, [all[2_000]!, all[6]!])).rejects.toThrow(refused(1, all[6]!.event.id));
+    // An id holding a newline (the lookup's ids are sent joined by newlines, else as text[]).
+    const odd = toStore(message("line\nbreak", iso(T0), "an odd id"));
+    await store.appendEvents(OTHER, [odd]);
+    await expect(store.appendEvents(OTHER, [...all.slice(2_000, 3_100), odd])).rejects.toThrow(refused(1_100, "line\nbreak"));
+    await expect(store.appendEvents(OTHER, [...all.slice(2_000, 2_005), odd])).rejects.toThrow(refused(5, "line\nbreak"));
+  });
+
+  it("probes one bucket of the hash index for an id, not the conversation's range of the primary key, when the conversation comes from the locked row (the live append's check)", async () => {
+    // Right after a replay, before any ANALYZE (autovacuum's comes later): what the planner had when
+    // it chose the primary key's range (EXPLAIN ANALYZE of the statement at 100k events: 2.6 ms).
+    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: Number.MAX_SAFE_INTEGER });
+    opened.push(store);
+    await store.createConversation({ id: CONV, status: "RUNNING" }, events(60_000));
+    // The shape of appendInOneStatement's check.
+    const check = `with locked as (select pk, next_seq from conversations where id = $1 for update),
+      conv as (
+        select locked.* from locked
+        where locked.next_seq = (select next_seq from conversations where id = $1)
+          and not exists (select from unnest($2::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
+      )
+      select conv.pk is null as taken from locked left join conv on true`;
+    const plan = (await store.pool.query(`explain (costs off) ${check}`, [CONV, ["not-stored"]])).rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n");
+    expect(plan).toMatch(/events_conv_id_hash/);
+    expect(plan).not.toMatch(/events_pkey/);
+    expect((await store.pool.query(check, [CONV, ["not-stored", events(1)[0]!.event.id]])).rows).toEqual([{ taken: true }]);
+    expect((await store.pool.query(check, [CONV, ["not-stored"]])).rows).toEqual([{ taken: false }]);
+  });
+
+  it("sends a live append again as one statement, not a transaction, when another instance's append came in between its snapshot and its lock", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const statements: string[] = [];
+    for (const store of [a, b]) {
+      store.pool.on("acquire", (client) => {
+        if ((client as { spied?: boolean }).spied) return;
+        (client as { spied?: boolean }).spied = true;
+        const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as { query: unknown }).query = (...args: unknown[]) => {
+          const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+          if (typeof text === "string") statements.push(text);
+          return q(...args);
+        };
+      });
+    }
+    const all = events(4);
+    const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
+    for (const [fromA, fromB] of [[[all[0]!], [all[1]!]], [[stamped(all[2]!)], [stamped(all[3]!)]]] as const) {
+      const hold = await holdConversation(a, 300);
+      const before = statements.length;
+      const stored = await Promise.all([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
+      await hold.released;
+      expect(stored.flat().map((e) => e.seq).sort()).toHaveLength(2);
+      const sent = statements.slice(before);
+      expect(sent.filter((t) => t === "begin")).toEqual([]); // no transaction
+      expect(sent.filter((t) => t.includes("for update"))).toHaveLength(3); // one of the two sent twice
+    }
+    expect((await a.readAfter(CONV, 0, 10)).map((e) => e.id).sort()).toEqual(all.map((e) => e.event.id).sort());
+  });
+
+  it("lets exactly one of two instances append an id to a conversation when both append it at once, the other refused with DuplicateEventIdError", async () => {
+    const schema = schemaName();
+    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    await a.createConversation({ id: CONV, status: "RUNNING" }, []);
+    const all = events(6_000);
+    const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
+    // Each round: another session holds the conversation's row while both appends start, so that
+    // both take their snapshot before either writes (then the one that locks second must see the
+    // first's events anyway); a live append each, a stamped one each, a replay's batch each.
+    const rounds: Array<[EventToStore[], EventToStore[], string]> = [
+      [[all[0]!, all[1]!], [all[2]!, all[1]!], all[1]!.event.id],
+      [[stamped(all[3]!)], [stamped(all[4]!), stamped(all[3]!)], all[3]!.event.id],
+      [all.slice(10, 1_510), [...all.slice(2_000, 3_000), all[1_000]!], all[1_000]!.event.id],
+      [[all[5]!], all.slice(3_000, 4_500).map((e, i) => (i === 700 ? all[5]! : e)), all[5]!.event.id],
+    ];
+    let total = 0;
+    for (const [fromA, fromB, shared] of rounds) {
+      const hold = await holdConversation(a, 300);
+      const settled = await Promise.allSettled([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
+      await hold.released;
+      expect(settled.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+      const loser = settled.find((r) => r.status === "rejected") as PromiseRejectedResult;
+      expect(loser.reason).toBeInstanceOf(DuplicateEventIdError);
+      expect((loser.reason as DuplicateEventIdError).eventId).toBe(shared);
+      const winner = settled.find((r) => r.status === "fulfilled") as PromiseFulfilledResult<unknown[]>;
+      total += winner.value.length;
+      expect(await b.count(CONV, {})).toBe(total);
+    }
+    // And without a holder: many appends of one id from both instances at once, one stored.
+    const racers = Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).appendEvents(CONV, [all[5_000 + i]!, all[5_999]!]));
+    const raced = await Promise.allSettled(racers);
+    expect(raced.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    for (const r of raced) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(DuplicateEventIdError);
+    const ids = (await a.readAfter(CONV, 0, 10_000)).map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(total + 2);
   });
 
   it("runs its own ANALYZE after 20k, 40k, 80k … rows written (doubling), not after every 20k", async () => {

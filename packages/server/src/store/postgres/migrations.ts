@@ -111,6 +111,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // at 36,415 events/s beside 37,439 with the 4 MB list (05:19–05:20 UTC, load 4.5–5.2).
     sql: "alter index events_body set (gin_pending_list_limit = 128)",
   },
+  {
+    version: 6,
+    description: "event ids unique per conversation by the append, under the conversation's row lock: a hash index on (id, conv) instead of the unique btree",
+    // The unique (conv, id) btree on random ids (UUIDs) was the largest per-row cost of an ingest:
+    // each insert descends to a random leaf, and past shared_buffers that leaf is read back and
+    // written out again (and its first change after a checkpoint is a full-page image in the WAL).
+    // Every write of a conversation's events holds the conversation's row (FOR UPDATE, or a row it
+    // creates), so the store checks a batch's ids under that lock instead (takenIds, and the
+    // one-statement append's own check) and refuses a taken one with DuplicateEventIdError, as the
+    // index did. The lookups by id (those checks, positionOf) use a hash index on the id's 64-bit
+    // hash seeded by the conversation: 8 bytes an entry, one bucket page a lookup, and the same id
+    // in many conversations (one recording replayed into each) lands in different buckets.
+    // Measured in bench/notes/server-postgresql.md. A build before this migration relies on the
+    // unique index: upgrade every instance of a deployment (their appends are not checked here).
+    sql: `
+      create index events_conv_id_hash on events using hash (hashtextextended(id, conv));
+      alter table events drop constraint events_conv_id_key;
+    `,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */
@@ -135,6 +154,11 @@ export async function migratePostgres(pool: Pool, schema: string, migrations: re
   const onError = (error: Error) => void (broken = error); // a dying connection's event (the query rejects too)
   client.on("error", onError);
   try {
+    // Neither a migration nor the wait for another instance's is bounded by the store's statement
+    // timeout (10 s by default): building an index over a large events table takes longer
+    // (migration 6: 1.4 s for 1.2M rows here), and an instance starting meanwhile waits for it
+    // on the advisory lock. Reset before the connection goes back to the pool.
+    await client.query("set statement_timeout = 0");
     await client.query("select pg_advisory_lock($1::bigint)", [key]);
     try {
       // The extension is database-wide: one more lock, shared by every schema, for its creation.
@@ -165,6 +189,7 @@ export async function migratePostgres(pool: Pool, schema: string, migrations: re
       return applied;
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [key]).catch(() => undefined);
+      await client.query("reset statement_timeout").catch((error: unknown) => void (broken = error as Error));
     }
   } catch (error) {
     broken = error as Error;
