@@ -51,7 +51,7 @@ async function figures(store: EventStore, total: number, smoke: boolean): Promis
   const built = await build(store, total);
   // The first: the whole build (generating the events, the sampled positionOf calls); the second:
   // the time of the store's calls alone (createConversation, appendEvents).
-  const out: Record<string, number> = { "ingest events/s": Math.round(total / ((performance.now() - started) / 1000)), "ingest events/s, store time": built.ingestPerSecond };
+  const out: Record<string, number> = { "ingest events/s, whole build": Math.round(total / ((performance.now() - started) / 1000)), "ingest events/s, store time": built.ingestPerSecond };
   if (ingestOnly) return out;
   const random = seededRandom(7);
   for (const type of QUERY_TYPES) out[`page: ${type}`] = (await measure(store, queriesFor(type, smoke ? 20 : 100, built.positions, random))).p50;
@@ -128,8 +128,9 @@ if (out) {
     const ingest = name.startsWith("ingest");
     const unit = ingest ? "events/s" : "ms";
     for (const n of sizes) {
-      // The target is the whole build's figure's (as before "store time" was printed beside it).
-      const target = name === "ingest events/s" && n === large && !smoke ? { target: "≥ 50,000 events/s", met: p[n]! >= 50_000 } : {};
+      // The target is on the store's time, as for SQLite's "replay ingest" (search.bench.ts): the
+      // whole build's figure also counts this process generating the events and the sampled positionOf calls.
+      const target = name === "ingest events/s, store time" && n === large && !smoke ? { target: "≥ 50,000 events/s", met: p[n]! >= 50_000 } : {};
       lines.push({ suite, name: `${name}, ${k(n)} events${tag}`, value: p[n], unit, peer: { name: "SQLite, same run", value: s[n], unit }, ratio: Number((p[n]! / Math.max(s[n]!, 0.001)).toFixed(2)), ...target });
     }
     if (!ingest) {
