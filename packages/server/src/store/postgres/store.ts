@@ -192,6 +192,19 @@ function checkedPaging(query: SearchQuery): void {
  */
 export const sameEvent = (conv: string, id: string) => `hashtextextended(e.id, e.conv) = hashtextextended((${id}) collate "C", ${conv}) and e.conv + 0 = ${conv} and e.id = ${id}`;
 
+/**
+ * The one-statement append's head (both forms): `locked`, the conversation's row under FOR UPDATE;
+ * `fresh`, whether no append committed between this statement's snapshot and that lock; `conv`,
+ * the locked row when it is fresh and none of the batch's ids ($3) is stored in the conversation.
+ */
+const LOCKED_UNTAKEN = `with locked as (select pk, next_seq, last_ts from conversations where id = $1 for update),
+         fresh as (select locked.next_seq = (select next_seq from conversations where id = $1) as fresh from locked),
+         conv as (
+           select locked.* from locked, fresh
+           where fresh.fresh
+             and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
+         ),`;
+
 /** @throws DuplicateEventIdError for the first row whose id is in `taken` or earlier in `rows` */
 function checkBatchIds(rows: readonly PreparedEvent[], taken: readonly string[]): void {
   const seen = new Set(taken);
@@ -591,13 +604,7 @@ export class PostgresEventStore implements EventStore {
     if (!stamps) {
       const order = timeOrder(rows);
       values.push(order.ordered, order.first, order.last);
-      text = `with locked as (select pk, next_seq, last_ts from conversations where id = $1 for update),
-         fresh as (select locked.next_seq = (select next_seq from conversations where id = $1) as fresh from locked),
-         conv as (
-           select locked.* from locked, fresh
-           where fresh.fresh
-             and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
-         ),
+      text = `${LOCKED_UNTAKEN}
          inserted as (
            insert into events (conv, seq, ts, id, kind, source, body, json)
            select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, ${unpackedTexts(15, 16)}
@@ -620,13 +627,7 @@ export class PostgresEventStore implements EventStore {
         stamps.map((s) => s?.pre ?? null),
         stamps.map((s) => s?.post ?? null),
       );
-      text = `with locked as (select pk, next_seq, last_ts from conversations where id = $1 for update),
-         fresh as (select locked.next_seq = (select next_seq from conversations where id = $1) as fresh from locked),
-         conv as (
-           select locked.* from locked, fresh
-           where fresh.fresh
-             and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
-         ),
+      text = `${LOCKED_UNTAKEN}
          src as (
            select t.*, ${unpackedTexts(15, 16).replace(" end,", " end as body,")} as json
            from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $17::text[], $18::text[]) with ordinality as t(ts, id, kind, source, bl, jl, pre, post, o)
