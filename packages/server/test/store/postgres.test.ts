@@ -38,6 +38,20 @@ async function holdConversation(store: PostgresEventStore, ms: number): Promise<
   return { released };
 }
 
+/** Calls `seen` with each query's text and values that `store`'s pool clients send (a named statement comes as a config object). */
+function spyQueries(store: PostgresEventStore, seen: (text: string, values: unknown[]) => void): void {
+  store.pool.on("acquire", (client) => {
+    if ((client as { spied?: boolean }).spied) return;
+    (client as { spied?: boolean }).spied = true;
+    const q = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const [text, values] = typeof args[0] === "string" ? [args[0], args[1]] : [(args[0] as { text?: unknown } | undefined)?.text, (args[0] as { values?: unknown } | undefined)?.values];
+      if (typeof text === "string") seen(text, (values as unknown[] | undefined) ?? []);
+      return q(...args);
+    };
+  });
+}
+
 async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
   const store = await openPostgresStore({ url: db.url, schema, maxConnections: 4, ...options });
   opened.push(store);
@@ -164,16 +178,7 @@ describe("PostgresEventStore", () => {
     await b.appendEvents(CONV, [{ ...toStore(message("late", iso(T0 + 5_000), "stamped later")), stampedAtRecording: true }]);
     // A transaction (begin … commit) holds the row lock across its round trips: none may run.
     const statements: string[] = [];
-    a.pool.on("acquire", (client) => {
-      if ((client as { spied?: boolean }).spied) return;
-      (client as { spied?: boolean }).spied = true;
-      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text; // a named statement: a config object
-        if (typeof text === "string") statements.push(text);
-        return q(...args);
-      };
-    });
+    spyQueries(a, (text) => statements.push(text));
     const stamped = (id: string, micros: number, text: string) => ({ ...toStore(message(id, iso(micros), text)), stampedAtRecording: true });
     const stored = await a.appendEvents(CONV, [
       stamped("s1", T0 + 1_000, 'é "quoted" 😀'), // moved to T0 + 5 ms
@@ -208,15 +213,8 @@ describe("PostgresEventStore", () => {
   it("sends a batch's texts as one binary parameter, not escaped text[] literals, and stores their exact bytes", async () => {
     const store = await open(schemaName());
     const sent: unknown[][] = [];
-    store.pool.on("acquire", (client) => {
-      if ((client as { spied?: boolean }).spied) return;
-      (client as { spied?: boolean }).spied = true;
-      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const [text, values] = typeof args[0] === "string" ? [args[0], args[1]] : [(args[0] as { text?: unknown }).text, (args[0] as { values?: unknown }).values]; // a named statement: a config object
-        if (typeof text === "string" && text.includes("insert into events")) sent.push((values as unknown[]) ?? []);
-        return q(...args);
-      };
+    spyQueries(store, (text, values) => {
+      if (text.includes("insert into events")) sent.push(values);
     });
     // Quotes, backslashes, braces, commas, NULL-like words, tabs, newlines, 2-, 3- and 4-byte UTF-8.
     const texts = ['say "hi" {a,b}', "back\\slash \\\" NULL", "tab\tnew\nline é € 😀", "NULL", ""];
@@ -348,16 +346,7 @@ describe("PostgresEventStore", () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
-    store.pool.on("acquire", (client) => {
-      if ((client as { spied?: boolean }).spied) return;
-      (client as { spied?: boolean }).spied = true;
-      const q = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
-        if (typeof text === "string") statements.push(text);
-        return q(...args);
-      };
-    });
+    spyQueries(store, (text) => statements.push(text));
     const all = events(7_001);
     const stored = await store.appendEvents(CONV, all.slice(0, 6_000));
     expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 6_000 }, (_, i) => i + 1));
@@ -440,18 +429,7 @@ describe("PostgresEventStore", () => {
     const [a, b] = await Promise.all([open(schema), open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
-    for (const store of [a, b]) {
-      store.pool.on("acquire", (client) => {
-        if ((client as { spied?: boolean }).spied) return;
-        (client as { spied?: boolean }).spied = true;
-        const q = client.query.bind(client) as (...args: unknown[]) => unknown;
-        (client as { query: unknown }).query = (...args: unknown[]) => {
-          const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
-          if (typeof text === "string") statements.push(text);
-          return q(...args);
-        };
-      });
-    }
+    for (const store of [a, b]) spyQueries(store, (text) => statements.push(text));
     const all = events(4);
     const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
     for (const [fromA, fromB] of [[[all[0]!], [all[1]!]], [[stamped(all[2]!)], [stamped(all[3]!)]]] as const) {
