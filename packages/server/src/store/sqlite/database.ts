@@ -159,13 +159,9 @@ export class SqliteDatabase {
    * conversation's count after, and the bytes of event JSON written (for the checkpointer).
    */
   appendRows(conversationId: string, rows: readonly PreparedEvent[]): { firstSeq: number; eventCount: number; bytes: number } {
-    const [firstSeq, eventCount] = this.write(() => {
-      const row = this.stmts.conversationById.get(conversationId) as ConversationRow | undefined;
-      if (!row) throw new ConversationNotFoundError(conversationId);
-      insertRows(this.ingest, row.pk, row.next_seq, rows, new Date().toISOString());
-      return [row.next_seq, row.event_count + rows.length];
-    });
-    return { firstSeq, eventCount, bytes: this.ingest.bytes };
+    const batch = this.openRows(conversationId);
+    batch.add(rows);
+    return batch.commit();
   }
 
   /**
@@ -211,6 +207,7 @@ export class SqliteDatabase {
           throw error;
         }
         open = false;
+        this.checkpointer?.committed(this.ingest.bytes);
         return { firstSeq: row.next_seq, eventCount: row.event_count + added, bytes: this.ingest.bytes };
       },
       rollback,
