@@ -13,9 +13,11 @@
  *   the one-statement append's own check), through a hash index on the id's hash seeded by the
  *   conversation (migration 6), not by a unique index; a taken id is a DuplicateEventIdError;
  * - body: a LIKE on the lower-cased searchable text column (`%`, `_` and `\` escaped), indexed by a
- *   pg_trgm GIN index (a body it cannot index, 1–2 characters, walks the messages in order, at most
- *   BODY_SCAN_BUDGET of them per page); the text is lower-cased in JavaScript, as the other stores do, so that case
- *   folding is the toolkit's, not the database collation's;
+ *   pg_trgm GIN index, or answered by walking the messages in order (events_message_time, a partial
+ *   index: migration 7) where the planner expects that to fill the page sooner (a frequent term);
+ *   a body it cannot index, 1–2 characters, always walks, at most BODY_SCAN_BUDGET messages a
+ *   page. The text is lower-cased in JavaScript, as the other stores do, so that case folding is
+ *   the toolkit's, not the database collation's;
  * - counts: no filter, kind, source and kind+source add up the per-conversation counters that the
  *   append keeps in its transaction (a few rows, never a scan). A time range alone, in a conversation
  *   whose timestamps never go back in seq order (conversations.ts_ordered, kept by the append), is
@@ -72,14 +74,18 @@ const ONE_STATEMENT_ROWS = 10_000;
 const ONE_STATEMENT_ATTEMPTS = 3;
 /**
  * Rows written by this instance after which it refreshes the planner's statistics itself: right
- * after a large replay, stale statistics (autovacuum's analyze comes later) make PostgreSQL pick a
- * bitmap scan and a sort over the whole conversation instead of walking the (conv, kind|source|ts)
- * index for a page: 7-32 ms instead of 0.1 ms per page at 100k events. The next one waits for at
- * least as many rows as this instance had written by then (20k, 40k, 80k, …: statistics stay
- * within a factor of 2 of the rows written): an ANALYZE after every 20k rows ran back to back with
- * a long replay, on the same cores (50 of them during 1M events).
+ * after a large replay, stale statistics (autovacuum's analyze comes later, or never where an
+ * operator turned autovacuum off) make PostgreSQL pick a bitmap scan and a sort over the whole
+ * conversation instead of walking the (conv, kind|source|ts) index for a page: 7-32 ms instead of
+ * 0.1 ms per page at 100k events. A table never analyzed fares as badly: with the first ANALYZE
+ * at 20k rows, a 10k-event conversation's deep-cursor page took 7.0 ms and its 2-character body
+ * page 8.5 ms on a server with autovacuum off; at 5k rows, 0.84 and 1.05 ms (an ANALYZE of a
+ * small table costs a few ms). The next one waits for at least as many rows as this instance had
+ * written by then (5k, 10k, 20k, …: statistics stay within a factor of 2 of the rows written): an
+ * ANALYZE after every 20k rows ran back to back with a long replay, on the same cores (50 of them
+ * during 1M events).
  */
-const ANALYZE_AFTER_ROWS = 20_000;
+const ANALYZE_AFTER_ROWS = 5_000;
 /**
  * Messages that one page of a body search pg_trgm cannot narrow (a body with no run of 3 letters or
  * digits: 1–2 characters, punctuation) tests, walking the conversation's messages in the page's
@@ -895,7 +901,7 @@ export class PostgresEventStore implements EventStore {
       // The messages in order, at most bodyScanBudget of them (the inner LIMIT), each tested; the
       // outer LIMIT stops the walk at limit + 1 hits. The budget's last message comes back too, hit
       // or not: where a short page's cursor resumes.
-      where.add("kind = 'MessageEvent'");
+      where.add("body is not null"); // the messages, over events_message_time
       const pattern = where.values.push(likeSubstring(query.body.toLowerCase()));
       const budget = where.values.push(this.bodyScanBudget);
       const want = where.values.push(limit + 2);
@@ -926,7 +932,10 @@ export class PostgresEventStore implements EventStore {
   private filters(conversationId: string, f: SearchFilters, page = false): Where | undefined {
     if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
     const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
-    if (f.kind !== undefined) where.add("kind = ?", f.kind);
+    // Only MessageEvents have a body: with one, kind = 'MessageEvent' says nothing more, and it would
+    // make the planner multiply the two selectivities (see migration 7) and pick a plan that sorts
+    // every match.
+    if (f.kind !== undefined && f.body === undefined) where.add("kind = ?", f.kind);
     if (f.source !== undefined) where.add("source = ?", f.source);
     if (f.body === "") where.add("body is not null");
     else if (f.body !== undefined && !(page && walked(f.body))) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
