@@ -515,6 +515,51 @@ describe("PostgresEventStore", () => {
     expect(plan).not.toContain("Sort");
   });
 
+  it("empties the trigram index's pending list at the end of a replay's COPY, gathered under a 4 MB bound, and keeps 128 kB for other writes (migration 8)", async () => {
+    const store = await open(schemaName());
+    await store.pool.query("create extension if not exists pgstattuple with schema public");
+    const pending = async () => (await store.pool.query<{ pages: number; tuples: number }>("select pending_pages as pages, pending_tuples as tuples from pgstatginindex('events_body')")).rows[0]!;
+    const sent: string[] = [];
+    spyQueries(store, (text) => void sent.push(text));
+    const texts = Array.from({ length: 2_000 }, (_, i) => toStore(message(`m${i}`, iso(T0 + i * 1000), `message number ${i} about the ${i % 7 === 0 ? "repository" : "weather"}`)));
+    await store.createConversation({ id: CONV, status: "RUNNING" }, texts);
+    expect(sent).toContain("set local gin_pending_list_limit = 4096");
+    expect(sent).toContain("select gin_clean_pending_list('events_body'::regclass)");
+    expect(await pending()).toEqual({ pages: 0, tuples: 0 });
+    // The bound is the connection's, not the index's (an index's storage parameter would override it).
+    expect((await store.pool.query("show gin_pending_list_limit")).rows).toEqual([{ gin_pending_list_limit: "128kB" }]);
+    expect((await store.pool.query("select reloptions from pg_class where oid = 'events_body'::regclass")).rows).toEqual([{ reloptions: null }]);
+    // A live append leaves its entries in the list, for the next flush (at 128 kB).
+    await store.appendEvents(CONV, [toStore(message("live", iso(T0 + 3_000_000), "one more about the repository"))]);
+    expect((await pending()).tuples).toBeGreaterThan(0);
+    expect(await store.count(CONV, { body: "REPOSITORY" })).toBe(287);
+  });
+
+  it("appends a replay through a role that does not own the tables, leaving the pending list to its own flushes", async () => {
+    const owner = await open(schemaName());
+    const role = `acs_app_${process.pid}`;
+    await adminQuery(`drop role if exists ${role}`, [], db.url);
+    await adminQuery(`create role ${role} login`, [], db.url);
+    try {
+      await owner.pool.query(`grant usage on schema "${owner.schema}" to ${role}; grant all on all tables in schema "${owner.schema}" to ${role}; grant all on all sequences in schema "${owner.schema}" to ${role}`);
+      const url = new URL(db.url);
+      url.username = role;
+      const app = await openPostgresStore({ url: url.toString(), schema: owner.schema, maxConnections: 2 });
+      try {
+        expect(owner.ownsBodyIndex).toBe(true);
+        expect(app.ownsBodyIndex).toBe(false);
+        const texts = Array.from({ length: 1_500 }, (_, i) => toStore(message(`m${i}`, iso(T0 + i * 1000), `text ${i} about the repository`)));
+        await app.createConversation({ id: CONV, status: "RUNNING" }, texts);
+        expect(await app.count(CONV, { body: "repository" })).toBe(1_500);
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await owner.pool.query(`drop owned by ${role}`);
+      await adminQuery(`drop role if exists ${role}`, [], db.url);
+    }
+  });
+
   it("analyzes a conversation of a few thousand events by default, so that its pages walk an index even where autovacuum never runs", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(6_000));

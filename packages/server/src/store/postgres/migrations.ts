@@ -144,6 +144,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // ANALYZE at 1M events: 0.8 ms a page; rare terms keep the trigram plan, 0.6 ms).
     sql: "create index events_message_time on events (conv, ts, seq) where body is not null",
   },
+  {
+    version: 8,
+    description: "events_body: the pending list's bound from the connection (128 kB, 4 MB for a replay's COPY), not the index",
+    // Migration 5's 128 kB bound made a replay flush the list every ~130 messages: 20 inserts of
+    // 10,000 of the bench's events (5,063 messages) took 3.6-4.1 s with it, 2.9-3.1 s with a 4 MB
+    // list cleaned (gin_clean_pending_list) at the end of each, 2.3-2.4 s without the index (psql,
+    // 2026-11-26 14:35 UTC). An index's storage parameter overrides the setting, so the bound now
+    // comes from the store's connections (poolConfig: 128 kB, what searches read at most), and a
+    // COPY raises it for its transaction and leaves the list empty (insertRows). An instance of a
+    // build before it would write under PostgreSQL's default 4 MB: upgrade every instance together.
+    sql: "alter index events_body reset (gin_pending_list_limit)",
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */
@@ -175,15 +187,28 @@ export async function migratePostgres(pool: Pool, schema: string, migrations: re
     await client.query("set statement_timeout = 0");
     await client.query("select pg_advisory_lock($1::bigint)", [key]);
     try {
-      // The extension is database-wide: one more lock, shared by every schema, for its creation.
-      await client.query("select pg_advisory_lock($1::bigint)", [lockKey("")]);
-      try {
-        await client.query("create extension if not exists pg_trgm with schema public");
-      } finally {
-        await client.query("select pg_advisory_unlock($1::bigint)", [lockKey("")]);
+      // What exists is not created again: CREATE … IF NOT EXISTS checks the privilege to create
+      // first, and a role given only the use of a migrated schema (not its owner, no CREATE on the
+      // database) would be refused.
+      const [exists] = (
+        await client.query<{ trgm: boolean; schema: boolean; table: boolean }>(
+          `select exists (select from pg_extension where extname = 'pg_trgm') as trgm,
+             exists (select from pg_namespace where nspname = $1) as schema,
+             to_regclass($2) is not null as table`,
+          [schema, `${s}.schema_migrations`],
+        )
+      ).rows;
+      if (!exists!.trgm) {
+        // The extension is database-wide: one more lock, shared by every schema, for its creation.
+        await client.query("select pg_advisory_lock($1::bigint)", [lockKey("")]);
+        try {
+          await client.query("create extension if not exists pg_trgm with schema public");
+        } finally {
+          await client.query("select pg_advisory_unlock($1::bigint)", [lockKey("")]);
+        }
       }
-      await client.query(`create schema if not exists ${s}`);
-      await client.query(`create table if not exists ${s}.schema_migrations (version integer primary key, description text not null, applied_at timestamptz not null default now())`);
+      if (!exists!.schema) await client.query(`create schema if not exists ${s}`);
+      if (!exists!.table) await client.query(`create table if not exists ${s}.schema_migrations (version integer primary key, description text not null, applied_at timestamptz not null default now())`);
       const done = new Set((await client.query<{ version: number }>(`select version from ${s}.schema_migrations`)).rows.map((r) => r.version));
       const applied: number[] = [];
       for (const m of migrations) {

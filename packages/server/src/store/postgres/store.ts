@@ -98,6 +98,10 @@ const ANALYZE_AFTER_ROWS = 5_000;
  * benchmark asks for 2). A sparse term costs more round trips instead: a page per 500 messages.
  */
 export const BODY_SCAN_BUDGET = 500;
+/** The trigram index's pending list bound on the store's connections, kB: what a body search reads of it at most (migrations 5 and 8). */
+const GIN_PENDING_LIST_KB = 128;
+/** The bound within a COPY's transaction, kB, which empties the list at its end (migration 8). */
+const COPY_GIN_PENDING_LIST_KB = 4096;
 /** A staged import untouched this long belongs to a process that died: removed at open. */
 const STALE_IMPORT_MS = 60 * 60 * 1000;
 
@@ -397,6 +401,8 @@ export class PostgresEventStore implements EventStore {
   private analyzing: Promise<void> | undefined;
   /** See COPY_MIN_ROWS. */
   copyMinRows = COPY_MIN_ROWS;
+  /** Whether this role may empty the trigram index's pending list (its owner, or a superuser): see insertRows. */
+  ownsBodyIndex = false;
 
   /** @internal use openPostgresStore */
   constructor(
@@ -741,10 +747,15 @@ export class PostgresEventStore implements EventStore {
     if (rows.length === 0) return [];
     checkBatchIds(rows, taken);
     if (rows.length >= this.copyMinRows && isClient(tx)) {
+      // The trigram index's new entries gather in a pending list of up to 4 MB for this transaction,
+      // moved into the index at once at its end (migration 8), so that searches read 128 kB at most.
+      // Only the index's owner may empty the list (a role that does not keeps the 128 kB flushes).
+      if (this.ownsBodyIndex) await tx.query(`set local gin_pending_list_limit = ${COPY_GIN_PENDING_LIST_KB}`);
       for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
         const stream = tx.query(postgresDriver().copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
         await pipeline(Readable.from(copyChunks(conv, firstSeq + from, rows.slice(from, from + ONE_STATEMENT_ROWS))), stream);
       }
+      if (this.ownsBodyIndex) await tx.query("select gin_clean_pending_list('events_body'::regclass)");
     } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
       const texts = packRows(chunk);
@@ -1073,7 +1084,8 @@ export function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 10_000,
     application_name: "acs-server",
-    options: `-c search_path=${quoteIdent(schema).replaceAll(" ", "\\ ")},public`,
+    // gin_pending_list_limit: what a body search reads of the trigram index's pending list at most (migrations 5 and 8).
+    options: `-c search_path=${quoteIdent(schema).replaceAll(" ", "\\ ")},public -c gin_pending_list_limit=${GIN_PENDING_LIST_KB}`,
     types,
   };
 }
@@ -1093,6 +1105,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await migratePostgres(pool, schema);
     const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
     if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
+    const { rows: [owner] } = await pool.query<{ owns: boolean }>("select pg_has_role(current_user, relowner, 'USAGE') as owns from pg_class where oid = 'events_body'::regclass");
+    store.ownsBodyIndex = owner?.owns === true;
     await store.removeStaleImports();
     return store;
   } catch (error) {
