@@ -79,10 +79,17 @@ describe("FanOutWriter", () => {
     return { target: { socket: stream as unknown as Duplex, writable: () => open.value }, stream, writes, open };
   }
   const turn = () => new Promise((resolve) => setImmediate(resolve));
+  /**
+   * A clock that stands still: every flush takes no time, so none is paced and each turn's flush
+   * runs at the next setImmediate. With the real clock a flush that took 2 ms or more (a slow or
+   * loaded machine: CI, 2026-11-26) paced the next one by a timer, after the test's `turn()`.
+   * Pacing has its own tests, on their own clocks.
+   */
+  const still = () => 0;
   const texts = (writes: Buffer[][]) => writes.map((chunks) => chunks.map(String));
 
   it("lets one turn's writes to a socket go out in one write of one Buffer, and each turn's separately", async () => {
-    const writer = new FanOutWriter();
+    const writer = new FanOutWriter(still);
     const a = recorder();
     const b = recorder();
     for (let i = 0; i < 3; i++) writer.write(a.target, Buffer.from(`a${i}`), false);
@@ -99,7 +106,7 @@ describe("FanOutWriter", () => {
   });
 
   it("writes the shared frames of a flush to every socket that got them as the same Buffer, joined once", async () => {
-    const writer = new FanOutWriter();
+    const writer = new FanOutWriter(still);
     const sockets = [recorder(), recorder(), recorder()];
     const events = [Buffer.from("e0"), Buffer.from("e1"), Buffer.from("e2")];
     for (const event of events) for (const s of sockets) writer.write(s.target, event, true);
@@ -112,7 +119,7 @@ describe("FanOutWriter", () => {
   });
 
   it("keeps each socket's own order when shared frames and its own are mixed, or it joined late", async () => {
-    const writer = new FanOutWriter();
+    const writer = new FanOutWriter(still);
     const early = recorder();
     const late = recorder();
     const mixed = recorder();
@@ -134,7 +141,7 @@ describe("FanOutWriter", () => {
   });
 
   it("release writes a socket's held frames at once (what is sent next goes after them); a closing socket's are dropped", async () => {
-    const writer = new FanOutWriter();
+    const writer = new FanOutWriter(still);
     const a = recorder();
     const b = recorder();
     writer.write(a.target, Buffer.from("e0"), true);
@@ -193,7 +200,7 @@ describe("FanOutWriter", () => {
 
   it("does not pace cheap flushes", async () => {
     const a = recorder();
-    const writer = new FanOutWriter(() => 0); // every flush takes no time
+    const writer = new FanOutWriter(still);
     for (let i = 0; i < 3; i++) {
       writer.write(a.target, Buffer.from(`e${i}`), true);
       await turn();
