@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import { sameEvent } from "../../src/store/postgres/store.js";
-import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore } from "../../src/store/types.js";
+import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore, type SearchPage, type SearchQuery } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, OTHER, events, message, template, toStore, iso, T0 } from "./contract/fixtures.js";
 
@@ -50,6 +50,24 @@ function spyQueries(store: PostgresEventStore, seen: (text: string, values: unkn
       return q(...args);
     };
   });
+}
+
+/** The plan (EXPLAIN, costs off) of `text` with `values`, a line per node. */
+async function planOf(db: Pick<pg.Pool, "query">, text: string, values: unknown[] = []): Promise<string> {
+  const { rows } = await db.query<{ "QUERY PLAN": string }>(`explain (costs off) ${text}`, values);
+  return rows.map((r) => r["QUERY PLAN"]).join("\n");
+}
+
+/** A search through `store` that also answers the plan of the statement it read the page with. */
+function searchWithPlan(store: PostgresEventStore): (query: SearchQuery) => Promise<{ page: SearchPage; plan: string }> {
+  const sent: { text: string; values: unknown[] }[] = [];
+  spyQueries(store, (text, values) => void (text.includes("from events") && sent.push({ text, values })));
+  return async (query) => {
+    sent.length = 0;
+    const page = await store.search(CONV, query);
+    const [{ text, values }] = sent as [{ text: string; values: unknown[] }];
+    return { page, plan: await planOf(store.pool, text, values) };
+  };
 }
 
 async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
@@ -120,7 +138,7 @@ describe("PostgresEventStore", () => {
       expect((await pool.query(byId, ["ordered", "4"])).rows).toEqual([]);
       // Its plan probes the index (a table of 6 rows is scanned whole unless that is ruled out).
       await pool.query("set enable_seqscan = off");
-      const plan = (await pool.query(`explain (costs off) ${byId}`, ["back", "2"])).rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n");
+      const plan = await planOf(pool, byId, ["back", "2"]);
       await pool.query("reset enable_seqscan");
       expect(plan).toMatch(/Index Scan using events_conv_id_hash on events e\n.*Index Cond: \(hashtextextended\(id, conv\) = /);
     } finally {
@@ -417,7 +435,7 @@ describe("PostgresEventStore", () => {
           and not exists (select from unnest($2::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
       )
       select conv.pk is null as taken from locked left join conv on true`;
-    const plan = (await store.pool.query(`explain (costs off) ${check}`, [CONV, ["not-stored"]])).rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n");
+    const plan = await planOf(store.pool, check, [CONV, ["not-stored"]]);
     expect(plan).toMatch(/events_conv_id_hash/);
     expect(plan).not.toMatch(/events_pkey/);
     expect((await store.pool.query(check, [CONV, ["not-stored", events(1)[0]!.event.id]])).rows).toEqual([{ taken: true }]);
@@ -506,11 +524,7 @@ describe("PostgresEventStore", () => {
       if (!analyzed) await new Promise((r) => setTimeout(r, 100));
     }
     expect(analyzed).toBe(true);
-    const { rows } = await store.pool.query(
-      "explain (costs off) select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and source = $2 order by ts, seq limit 101",
-      [CONV, "user"],
-    );
-    const plan = rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    const plan = await planOf(store.pool, "select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and source = $2 order by ts, seq limit 101", [CONV, "user"]);
     expect(plan).toContain("Index Scan using events_source_time");
     expect(plan).not.toContain("Sort");
   });
@@ -567,11 +581,8 @@ describe("PostgresEventStore", () => {
     expect(store.analyzes).toBe(1);
     const { rows: positions } = await store.pool.query<{ ts: string; seq: string }>("select ts, seq from events order by seq offset 3000 limit 1");
     const { ts, seq } = positions[0]!;
-    const pageSql: { text: string; values: unknown[] }[] = [];
-    spyQueries(store, (text, values) => void (text.includes("from events") && pageSql.push({ text, values })));
-    expect((await store.search(CONV, { order: "asc", limit: 100, after: { ts: Number(ts), seq: Number(seq) } })).items.length).toBe(100);
-    const [{ text, values }] = pageSql as [{ text: string; values: unknown[] }];
-    const plan = (await store.pool.query(`explain (costs off) ${text}`, values)).rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    const { page, plan } = await searchWithPlan(store)({ order: "asc", limit: 100, after: { ts: Number(ts), seq: Number(seq) } });
+    expect(page.items.length).toBe(100);
     expect(plan).toContain("Index Scan using events_time");
     expect(plan).not.toContain("Sort");
   });
@@ -587,8 +598,7 @@ describe("PostgresEventStore", () => {
     });
     await store.createConversation({ id: CONV, status: "RUNNING" }, all);
     await store.pool.query("analyze events");
-    const pageSql: { text: string; values: unknown[] }[] = [];
-    spyQueries(store, (text, values) => void (text.includes("from events") && pageSql.push({ text, values })));
+    const search = searchWithPlan(store);
     const plans: string[] = [];
     for (const query of [
       { order: "asc", limit: 100, body: "REPOSITORY" },
@@ -596,11 +606,9 @@ describe("PostgresEventStore", () => {
       { order: "desc", limit: 100, body: "repository", kind: "MessageEvent" },
       { order: "asc", limit: 100, body: "quasar" },
     ] as const) {
-      pageSql.length = 0;
-      const page = await store.search(CONV, query);
+      const { page, plan } = await search(query);
       expect(page.items.length).toBe(query.body === "quasar" ? 1 : 100);
-      const [{ text, values }] = pageSql as [{ text: string; values: unknown[] }];
-      plans.push((await store.pool.query(`explain (costs off) ${text}`, values)).rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
+      plans.push(plan);
     }
     for (const plan of plans.slice(0, 3)) {
       expect(plan).toMatch(/Index Scan (Backward )?using events_message_time/);
