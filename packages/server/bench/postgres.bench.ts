@@ -11,6 +11,7 @@
  *
  *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live] [--ingest-only]      (from packages/server)
  */
+import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -18,7 +19,7 @@ import { seededRandom } from "@acs-toolkit/schema/examples";
 import { openPostgresStore, PostgresEventStore } from "../src/store/postgres/index.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, SearchFilters } from "../src/store/types.js";
-import { createScratchDatabase } from "../test/support/postgres.js";
+import { adminQuery, createScratchDatabase } from "../test/support/postgres.js";
 import { benchPostgresLive } from "./postgres-live.bench.js";
 import { build, CONVERSATION, measure, ONE_PERCENT, QUERY_TYPES, queriesFor, RARE, UNEQUAL_PAGES } from "./search.bench.js";
 
@@ -59,7 +60,21 @@ async function settle(store: EventStore): Promise<void> {
   await store.pool.query("checkpoint").catch(() => undefined);
 }
 
+/**
+ * Before each build, of either store: the kernel's dirty pages written out (sync) and a PostgreSQL
+ * checkpoint, so that a build does not pay for the one before it. The 1M SQLite build leaves about
+ * a gigabyte of its file for the kernel to write while the PostgreSQL build that follows it runs:
+ * 31,781 events/s of PostgreSQL store time at 1M without this, 41,184 with it, and 41,826 with each
+ * build in a process of its own as well (tried, not kept); 43,769-48,234 that build alone in a
+ * process of its own (2026-11-26 21:00-21:15 UTC, migration 9 in all).
+ */
+async function quiesce(): Promise<void> {
+  execFileSync("sync");
+  await adminQuery("checkpoint");
+}
+
 async function figures(store: EventStore, total: number, smoke: boolean): Promise<Record<string, number>> {
+  await quiesce();
   const started = performance.now();
   const built = await build(store, total);
   // The first: the whole build (generating the events, the sampled positionOf calls); the second:
@@ -79,6 +94,7 @@ async function figures(store: EventStore, total: number, smoke: boolean): Promis
 
 const smoke = process.argv.includes("--smoke");
 const ingestOnly = process.argv.includes("--ingest-only");
+
 const sizes = process.env.ACS_PG_BENCH_SIZES ? process.env.ACS_PG_BENCH_SIZES.split(",").map(Number) : smoke ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
 let db: Awaited<ReturnType<typeof createScratchDatabase>>;
 try {

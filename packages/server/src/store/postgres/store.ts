@@ -22,9 +22,12 @@
  *   append keeps in its transaction (a few rows, never a scan). A time range alone, in a conversation
  *   whose timestamps never go back in seq order (conversations.ts_ordered, kept by the append), is
  *   the difference of two seqs found by two probes of the time index (O(log n)). Body counts and
- *   time ranges with kind/source (or out of order) use the indexes (GIN bitmap, time index range),
- *   O(the rows they count); they are bounded by the statement timeout: one that runs past it fails
- *   with StoreUnavailableError (503), it never holds a request.
+ *   time ranges with kind/source (or out of order) use the indexes (GIN bitmap, a range of the
+ *   time index or of the kind/source index per pair), O(the rows they count); they are bounded by
+ *   the statement timeout: one that runs past it fails with StoreUnavailableError (503), it never
+ *   holds a request;
+ * - kind and source: one index on (conv, a hash of the pair, ts, seq), walked once per matching
+ *   pair of the conversation (kindSourcePage, migration 9).
  */
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
@@ -76,7 +79,7 @@ const ONE_STATEMENT_ATTEMPTS = 3;
  * Rows written by this instance after which it refreshes the planner's statistics itself: right
  * after a large replay, stale statistics (autovacuum's analyze comes later, or never where an
  * operator turned autovacuum off) make PostgreSQL pick a bitmap scan and a sort over the whole
- * conversation instead of walking the (conv, kind|source|ts) index for a page: 7-32 ms instead of
+ * conversation instead of walking a (conv, …, ts, seq) index for a page: 7-32 ms instead of
  * 0.1 ms per page at 100k events. A table never analyzed fares as badly: with the first ANALYZE
  * at 20k rows, a 10k-event conversation's deep-cursor page took 7.0 ms and its 2-character body
  * page 8.5 ms on a server with autovacuum off; at 5k rows, 0.84 and 1.05 ms (an ANALYZE of a
@@ -111,7 +114,7 @@ export interface PostgresStoreOptions {
   url: string;
   /** The schema holding the store's tables, created when missing. Default `acs`. */
   schema?: string;
-  /** Most connections in the pool. Default 10. */
+  /** Most connections in the pool. Default 10. A replay's batches use one more, of their own (PostgresEventStore.idCheckPool). */
   maxConnections?: number;
   /** Longest a statement may run, in ms, before it fails with StoreUnavailableError. Default 10,000; 0 for none. */
   statementTimeoutMs?: number;
@@ -178,6 +181,9 @@ function unavailable(error: unknown): StoreUnavailableError | undefined {
   const detail = code === "57014" ? "the database did not answer within the statement timeout" : `the database is unavailable (${error.message})`;
   return new StoreUnavailableError(detail, { cause: error });
 }
+
+/** The key of events_kind_source_time after conv (migration 9), as the planner must see it to use the index. */
+const KIND_SOURCE_KEY = "hashtext(kind || ' ' || source)";
 
 /** `%`, `_` and the escape character itself stand for themselves in a LIKE pattern. */
 export const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -403,6 +409,8 @@ export class PostgresEventStore implements EventStore {
   copyMinRows = COPY_MIN_ROWS;
   /** Whether this role may empty the trigram index's pending list (its owner, or a superuser): see insertRows. */
   ownsBodyIndex = false;
+  /** One connection (opened when first used) that looks up a replay batch's ids while its COPY runs (insertChecked); none: on the batch's own connection, before. */
+  idCheckPool: pg.Pool | undefined;
 
   /** @internal use openPostgresStore */
   constructor(
@@ -545,7 +553,7 @@ export class PostgresEventStore implements EventStore {
       const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
       if (!conv) throw new ConversationNotFoundError(conversationId);
       if (restamp) rows = await this.restamped(tx, conv.pk, events, rows);
-      const stored = await this.insertRows(tx, conv.pk, conv.next_seq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
+      const stored = await this.insertChecked(tx, conv.pk, conv.next_seq, rows, new Date().toISOString());
       // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
       if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
       return stored;
@@ -560,7 +568,7 @@ export class PostgresEventStore implements EventStore {
         const conv = (await tx.query<{ pk: number; next_seq: number; event_count: number }>("select pk, next_seq, event_count from conversations where id = $1 for update", [conversationId])).rows[0];
         if (!conv) throw new ConversationNotFoundError(conversationId);
         const firstSeq = Number(conv.next_seq);
-        const stored = await this.insertRows(tx, conv.pk, firstSeq, rows, await this.takenIds(tx, conv.pk, rows), new Date().toISOString());
+        const stored = await this.insertChecked(tx, conv.pk, firstSeq, rows, new Date().toISOString());
         // The live fan-out of every instance reads the batch from the store once it is committed.
         if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${firstSeq}:${firstSeq + stored.length - 1}`]);
         return { firstSeq, count: rows.length, eventCount: Number(conv.event_count) + rows.length };
@@ -740,6 +748,31 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
+   * insertRows after takenIds, inside a transaction holding the conversation's row (FOR UPDATE, or a
+   * staged import's). A replay's batch (a COPY) looks its ids up on the id-check pool while the COPY
+   * runs, and the transaction fails (rolls back) when one is taken: 2.1-2.4 s of a 1M-event replay's
+   * ~21 s of store time was that lookup, before the COPY on the same connection. It sees what
+   * takenIds on `tx` would: its statement starts after this transaction took the conversation's row,
+   * which every write of the conversation takes first (any instance), so no other write of it
+   * commits until this one does; its snapshot holds every event committed before, none of this
+   * transaction's. Ids repeated within the batch are refused before the COPY.
+   */
+  private async insertChecked(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], now: string): Promise<StoredEvent[]> {
+    if (!(rows.length >= this.copyMinRows && isClient(tx) && this.idCheckPool)) return this.insertRows(tx, conv, firstSeq, rows, await this.takenIds(tx, conv, rows), now);
+    checkBatchIds(rows, []);
+    const lookup = this.takenIds(this.idCheckPool, conv, rows);
+    let stored: StoredEvent[];
+    try {
+      stored = await this.insertRows(tx, conv, firstSeq, rows, [], now);
+    } catch (error) {
+      await lookup.catch(() => undefined); // its own failure, if any, is not this one's cause
+      throw error;
+    }
+    checkBatchIds(rows, await lookup);
+    return stored;
+  }
+
+  /**
    * Inside a transaction holding the conversation's row (new or FOR UPDATE): checks ids, then
    * writes rows from `firstSeq`, the counters and the conversation's next_seq and count.
    */
@@ -825,7 +858,7 @@ export class PostgresEventStore implements EventStore {
       await this.transaction(async (tx) => {
         const next = await this.lockStaged(tx, staged.pk);
         if (next === undefined) throw new Error("the staged import is gone");
-        await this.insertRows(tx, staged.pk, next, rows, await this.takenIds(tx, staged.pk, rows), new Date().toISOString());
+        await this.insertChecked(tx, staged.pk, next, rows, new Date().toISOString());
       });
       staged.written += rows.length;
     });
@@ -839,7 +872,7 @@ export class PostgresEventStore implements EventStore {
         const next = await this.lockStaged(tx, staged.pk);
         if (next === undefined) throw new Error("the staged import is gone");
         const now = new Date().toISOString();
-        await this.insertRows(tx, staged.pk, next, rows, await this.takenIds(tx, staged.pk, rows), now);
+        await this.insertChecked(tx, staged.pk, next, rows, now);
         if ((await tx.query("select 1 from conversations where id = $1", [staged.finalId])).rows.length > 0) throw new ConversationExistsError(staged.finalId);
         try {
           const { rows: [row] } = await tx.query<ConversationRow>("update conversations set id = $2, created_at = $3, updated_at = $3 where pk = $1 returning *", [staged.pk, staged.finalId, now]);
@@ -908,6 +941,10 @@ export class PostgresEventStore implements EventStore {
     const { after, order, limit } = query;
     if (after) where.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
     const by = order === "asc" ? "order by ts, seq" : "order by ts desc, seq desc";
+    if (query.body === undefined && (query.kind !== undefined || query.source !== undefined)) {
+      const page = await this.kindSourcePage(conversationId, query);
+      if (page) return page; // else two pairs share a hash: the filters on the rows themselves, below
+    }
     if (query.body !== undefined && walked(query.body)) {
       // The messages in order, at most bodyScanBudget of them (the inner LIMIT), each tested; the
       // outer LIMIT stops the walk at limit + 1 hits. The budget's last message comes back too, hit
@@ -939,6 +976,47 @@ export class PostgresEventStore implements EventStore {
     return { items: hasMore ? rows.slice(0, limit) : rows, hasMore };
   }
 
+  /**
+   * A page of a kind and/or a source without a body (migration 9): for each (kind, source) pair of
+   * the conversation that matches (its event_counts rows, read in the same statement, so in the same
+   * snapshot as the events), the first limit + 1 rows after the cursor on events_kind_source_time in
+   * the page's order; the page is the first limit + 1 of them all. So a page reads at most (matching
+   * pairs) × (limit + 1) index entries and rows, whatever the conversation's size: one pair for most
+   * kinds, up to one per kind for a source (9 of the bench's 20 pairs for "environment"). PostgreSQL
+   * 15 merges no ordered UNION ALL of index scans (it sorts their whole output) and no ordered
+   * `= ANY` over an index column, hence the per-pair LIMIT. The branches select by the hash alone:
+   * with `kind = … and source = …` as well the planner multiplies the three selectivities, expects
+   * a handful of rows and sorts a bitmap scan of the whole pair (0.7 s for 300k rows). A hash shared
+   * by two pairs shows here as a row of another pair, or one row twice: undefined, and page reads
+   * the rows' own columns instead.
+   */
+  private async kindSourcePage(conversationId: string, query: SearchQuery): Promise<SearchPage | undefined> {
+    const { after, order, limit, kind, source } = query;
+    const values: unknown[] = [conversationId];
+    const branch = new Where(values).add(`conv = c.conv and ${KIND_SOURCE_KEY} = hashtext(c.kind || ' ' || c.source)`);
+    if (query.timestampGte !== undefined) branch.add("ts >= ?", query.timestampGte);
+    if (query.timestampLt !== undefined) branch.add("ts < ?", query.timestampLt);
+    if (after) branch.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
+    const pairs = new Where(values).add("c.conv = (select pk from conversations where id = $1)");
+    if (kind !== undefined) pairs.add("c.kind = ?", kind);
+    if (source !== undefined) pairs.add("c.source = ?", source);
+    const want = values.push(limit + 1);
+    const by = (t: string) => (order === "asc" ? `order by ${t}ts, ${t}seq` : `order by ${t}ts desc, ${t}seq desc`);
+    const rows = await this.query<StoredEvent & { kind: string; source: string }>(
+      `select e.id, e.json, e.ts, e.seq, e.kind, e.source from event_counts c
+       cross join lateral (select id, json, ts, seq, kind, source from events where ${branch.text} ${by("")} limit $${want}) e
+       where ${pairs.text} ${by("e.")} limit $${want}`,
+      values,
+    );
+    const items: StoredEvent[] = [];
+    for (const row of rows) {
+      if ((kind !== undefined && row.kind !== kind) || (source !== undefined && row.source !== source) || items.at(-1)?.seq === row.seq) return undefined;
+      items.push({ id: row.id, json: row.json, ts: row.ts, seq: row.seq });
+    }
+    const hasMore = items.length > limit;
+    return { items: hasMore ? items.slice(0, limit) : items, hasMore };
+  }
+
   /** The WHERE clause of the filters, or undefined when nothing can match. */
   private filters(conversationId: string, f: SearchFilters, page = false): Where | undefined {
     if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
@@ -963,6 +1041,22 @@ export class PostgresEventStore implements EventStore {
         if (filters.kind !== undefined) where.add("kind = ?", filters.kind);
         if (filters.source !== undefined) where.add("source = ?", filters.source);
         const [row] = await this.query<{ n: number }>(`select coalesce(sum(n), 0)::bigint as n from event_counts where ${where.text}`, where.values);
+        return row!.n;
+      }
+      if (filters.body === undefined && (filters.kind !== undefined || filters.source !== undefined)) {
+        // A time range with a kind or a source: per matching pair (as kindSourcePage), the rows of its
+        // range on events_kind_source_time, the pair's own columns checked (a shared hash counts once).
+        const values: unknown[] = [conversationId];
+        const branch = new Where(values).add(`conv = c.conv and ${KIND_SOURCE_KEY} = hashtext(c.kind || ' ' || c.source) and kind = c.kind and source = c.source`);
+        if (filters.timestampGte !== undefined) branch.add("ts >= ?", filters.timestampGte);
+        if (filters.timestampLt !== undefined) branch.add("ts < ?", filters.timestampLt);
+        const pairs = new Where(values).add("c.conv = (select pk from conversations where id = $1)");
+        if (filters.kind !== undefined) pairs.add("c.kind = ?", filters.kind);
+        if (filters.source !== undefined) pairs.add("c.source = ?", filters.source);
+        const [row] = await this.query<{ n: number }>(
+          `select coalesce(sum(e.n), 0)::bigint as n from event_counts c cross join lateral (select count(*) as n from events where ${branch.text}) e where ${pairs.text}`,
+          values,
+        );
         return row!.n;
       }
       if (filters.body === undefined && filters.kind === undefined && filters.source === undefined) {
@@ -1038,7 +1132,7 @@ export class PostgresEventStore implements EventStore {
       this.closed = true;
       await Promise.all([...this.tails.values()]);
       await this.analyzing;
-      await this.pool.end();
+      await Promise.all([this.pool.end(), this.idCheckPool?.end()]);
     })();
     return this.closing;
   }
@@ -1107,6 +1201,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
     const { rows: [owner] } = await pool.query<{ owns: boolean }>("select pg_has_role(current_user, relowner, 'USAGE') as owns from pg_class where oid = 'events_body'::regclass");
     store.ownsBodyIndex = owner?.owns === true;
+    // One more connection than maxConnections, used by replays only (insertChecked).
+    store.idCheckPool = new pg.Pool({ ...poolConfig(options), max: 1, application_name: "acs-server id check" });
+    store.idCheckPool.on("error", () => undefined); // as the pool's, below
     await store.removeStaleImports();
     return store;
   } catch (error) {
