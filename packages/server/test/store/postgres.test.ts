@@ -99,7 +99,7 @@ describe("PostgresEventStore", () => {
     }
   });
 
-  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list", async () => {
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list; 6-9 apply over stored rows", async () => {
     const schema = schemaName();
     const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
     try {
@@ -142,6 +142,12 @@ describe("PostgresEventStore", () => {
       const plan = await planOf(pool, byId, ["back", "2"]);
       await pool.query("reset enable_seqscan");
       expect(plan).toMatch(/Index Scan using events_conv_id_hash on events e\n.*Index Cond: \(hashtextextended\(id, conv\) = /);
+      // Migrations 7-9 over the same rows; 9: one index on the hash of (kind, source) instead of one on each.
+      expect(await migratePostgres(pool, schema)).toEqual([7, 8, 9]);
+      const { rows: names } = await pool.query<{ indexname: string }>("select indexname from pg_indexes where schemaname = $1 and tablename = 'events' order by indexname", [schema]);
+      expect(names.map((r) => r.indexname)).toEqual(["events_body", "events_conv_id_hash", "events_kind_source_time", "events_message_time", "events_pkey", "events_time"]);
+      const byPair = "select e.id from events e join conversations c on c.pk = e.conv where c.id = 'back' and hashtext(e.kind || ' ' || e.source) = hashtext('MessageEvent user') order by e.ts, e.seq";
+      expect((await pool.query(byPair)).rows.map((r: { id: string }) => r.id)).toEqual(["1", "3", "2"]);
     } finally {
       await pool.end();
     }
