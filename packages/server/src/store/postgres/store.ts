@@ -390,6 +390,22 @@ class Where {
   }
 }
 
+/**
+ * The clauses of a statement over the (kind, source) pairs of a conversation that match `f`
+ * (`pairs`, on event_counts as c, $1 the conversation's id) and of each pair's rows in the time
+ * range (`branch`, on events_kind_source_time, `recheck` appended): kindSourcePage and count.
+ */
+function pairWhere(conversationId: string, f: SearchFilters, recheck: string): { values: unknown[]; branch: Where; pairs: Where } {
+  const values: unknown[] = [conversationId];
+  const branch = new Where(values).add(`conv = c.conv and ${KIND_SOURCE_KEY} = hashtext(c.kind || ' ' || c.source)${recheck}`);
+  if (f.timestampGte !== undefined) branch.add("ts >= ?", f.timestampGte);
+  if (f.timestampLt !== undefined) branch.add("ts < ?", f.timestampLt);
+  const pairs = new Where(values).add("c.conv = (select pk from conversations where id = $1)");
+  if (f.kind !== undefined) pairs.add("c.kind = ?", f.kind);
+  if (f.source !== undefined) pairs.add("c.source = ?", f.source);
+  return { values, branch, pairs };
+}
+
 /** The PostgreSQL EventStore (see the module comment); open it with {@link openPostgresStore}. */
 export class PostgresEventStore implements EventStore {
   readonly kind = "postgres";
@@ -992,14 +1008,8 @@ export class PostgresEventStore implements EventStore {
    */
   private async kindSourcePage(conversationId: string, query: SearchQuery): Promise<SearchPage | undefined> {
     const { after, order, limit, kind, source } = query;
-    const values: unknown[] = [conversationId];
-    const branch = new Where(values).add(`conv = c.conv and ${KIND_SOURCE_KEY} = hashtext(c.kind || ' ' || c.source)`);
-    if (query.timestampGte !== undefined) branch.add("ts >= ?", query.timestampGte);
-    if (query.timestampLt !== undefined) branch.add("ts < ?", query.timestampLt);
+    const { values, branch, pairs } = pairWhere(conversationId, query, "");
     if (after) branch.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
-    const pairs = new Where(values).add("c.conv = (select pk from conversations where id = $1)");
-    if (kind !== undefined) pairs.add("c.kind = ?", kind);
-    if (source !== undefined) pairs.add("c.source = ?", source);
     const want = values.push(limit + 1);
     const by = (t: string) => (order === "asc" ? `order by ${t}ts, ${t}seq` : `order by ${t}ts desc, ${t}seq desc`);
     const rows = await this.query<StoredEvent & { kind: string; source: string }>(
@@ -1046,13 +1056,7 @@ export class PostgresEventStore implements EventStore {
       if (filters.body === undefined && (filters.kind !== undefined || filters.source !== undefined)) {
         // A time range with a kind or a source: per matching pair (as kindSourcePage), the rows of its
         // range on events_kind_source_time, the pair's own columns checked (a shared hash counts once).
-        const values: unknown[] = [conversationId];
-        const branch = new Where(values).add(`conv = c.conv and ${KIND_SOURCE_KEY} = hashtext(c.kind || ' ' || c.source) and kind = c.kind and source = c.source`);
-        if (filters.timestampGte !== undefined) branch.add("ts >= ?", filters.timestampGte);
-        if (filters.timestampLt !== undefined) branch.add("ts < ?", filters.timestampLt);
-        const pairs = new Where(values).add("c.conv = (select pk from conversations where id = $1)");
-        if (filters.kind !== undefined) pairs.add("c.kind = ?", filters.kind);
-        if (filters.source !== undefined) pairs.add("c.source = ?", filters.source);
+        const { values, branch, pairs } = pairWhere(conversationId, filters, " and kind = c.kind and source = c.source");
         const [row] = await this.query<{ n: number }>(
           `select coalesce(sum(e.n), 0)::bigint as n from event_counts c cross join lateral (select count(*) as n from events where ${branch.text}) e where ${pairs.text}`,
           values,
