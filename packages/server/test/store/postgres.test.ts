@@ -9,6 +9,7 @@ import type { EventKind } from "@acs-toolkit/schema";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import { sameEvent } from "../../src/store/postgres/store.js";
+import { prepareEvent } from "../../src/store/prepare.js";
 import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore, type SearchPage, type SearchQuery } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, OTHER, events, message, pages, template, toStore, iso, T0 } from "./contract/fixtures.js";
@@ -99,7 +100,7 @@ describe("PostgresEventStore", () => {
     }
   });
 
-  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list; 6-9 apply over stored rows", async () => {
+  it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list; 6-10 apply over stored rows (10 moves the texts to message_texts)", async () => {
     const schema = schemaName();
     const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
     try {
@@ -107,7 +108,7 @@ describe("PostgresEventStore", () => {
       await pool.query(`insert into conversations (id, status, created_at, updated_at, next_seq) values ('ordered', 'IDLE', '', '', 4), ('back', 'IDLE', '', '', 4), ('empty', 'IDLE', '', '', 1)`);
       const rows = [["ordered", 1, 10], ["ordered", 2, 10], ["ordered", 3, 30], ["back", 1, 10], ["back", 2, 30], ["back", 3, 20]] as const;
       for (const [id, seq, ts] of rows) {
-        await pool.query(`insert into events (conv, seq, ts, id, kind, source, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
+        await pool.query(`insert into events (conv, seq, ts, id, kind, source, body, json) select pk, $2::bigint, $3::bigint, $4, 'MessageEvent', 'user', 'text ' || $1 || ' ' || $4, '{}' from conversations where id = $1`, [id, seq, ts, String(seq)]);
       }
       expect(await migratePostgres(pool, schema, PG_MIGRATIONS.slice(0, 5))).toEqual([3, 4, 5]);
       // Migration 4: id, kind and source compare bytes (the C collation); the rows and their indexes stay.
@@ -142,10 +143,19 @@ describe("PostgresEventStore", () => {
       const plan = await planOf(pool, byId, ["back", "2"]);
       await pool.query("reset enable_seqscan");
       expect(plan).toMatch(/Index Scan using events_conv_id_hash on events e\n.*Index Cond: \(hashtextextended\(id, conv\) = /);
-      // Migrations 7-9 over the same rows; 9: one index on the hash of (kind, source) instead of one on each.
-      expect(await migratePostgres(pool, schema)).toEqual([7, 8, 9]);
-      const { rows: names } = await pool.query<{ indexname: string }>("select indexname from pg_indexes where schemaname = $1 and tablename = 'events' order by indexname", [schema]);
-      expect(names.map((r) => r.indexname)).toEqual(["events_body", "events_conv_id_hash", "events_kind_source_time", "events_message_time", "events_pkey", "events_time"]);
+      // Migrations 7-10 over the same rows; 9: one index on the hash of (kind, source) instead of one
+      // on each; 10: the texts move to message_texts, with the trigram and time indexes.
+      await pool.query("insert into events (conv, seq, ts, id, kind, source, json) select pk, 4, 40, '4', 'ActionEvent', 'agent', '{}' from conversations where id = 'ordered'");
+      expect(await migratePostgres(pool, schema)).toEqual([7, 8, 9, 10]);
+      const indexesOf = async (table: string) =>
+        (await pool.query<{ indexname: string }>("select indexname from pg_indexes where schemaname = $1 and tablename = $2 order by indexname", [schema, table])).rows.map((r) => r.indexname);
+      expect(await indexesOf("events")).toEqual(["events_conv_id_hash", "events_kind_source_time", "events_pkey", "events_time"]);
+      expect(await indexesOf("message_texts")).toEqual(["message_texts_body", "message_texts_time"]);
+      const { rows: columns } = await pool.query("select column_name from information_schema.columns where table_schema = $1 and table_name = 'events' order by ordinal_position", [schema]);
+      expect(columns.map((r: { column_name: string }) => r.column_name)).toEqual(["conv", "seq", "ts", "id", "kind", "source", "json"]);
+      const { rows: texts } = await pool.query("select c.id as conv, m.seq::int, m.ts::int, m.source, m.body from message_texts m join conversations c on c.pk = m.conv order by c.id, m.seq");
+      expect(texts).toEqual(rows.map(([id, seq, ts]) => ({ conv: id, seq, ts, source: "user", body: `text ${id} ${seq}` })).sort((x, y) => x.conv.localeCompare(y.conv) || x.seq - y.seq));
+      expect((await pool.query("select seq::int from message_texts where body like '%back 3%'")).rows).toEqual([{ seq: 3 }]);
       const byPair = "select e.id from events e join conversations c on c.pk = e.conv where c.id = 'back' and hashtext(e.kind || ' ' || e.source) = hashtext('MessageEvent user') order by e.ts, e.seq";
       expect((await pool.query(byPair)).rows.map((r: { id: string }) => r.id)).toEqual(["1", "3", "2"]);
     } finally {
@@ -222,6 +232,25 @@ describe("PostgresEventStore", () => {
     // The conversation's timestamps went back ("own"): time-range counts count rows, still exactly.
     expect(await b.count(CONV, { timestampGte: T0 + 2_000, timestampLt: T0 + 7_000 })).toBe(3);
     expect(await b.count(CONV, { timestampGte: T0 + 7_000 })).toBe(2);
+    // The messages' texts (message_texts) carry the moved timestamps too: body pages (walked and
+    // indexed) order by them, and a body count in a time range counts by them.
+    expect((await b.search(CONV, { order: "asc", limit: 10, body: "e" })).items.map((e) => e.id)).toEqual(["own", "late", "s1", "s2", "s3"]);
+    expect((await b.search(CONV, { order: "desc", limit: 10, body: "" })).items.map((e) => e.id)).toEqual(["s3", "s2", "s1", "late", "own"]);
+    expect((await b.search(CONV, { order: "asc", limit: 10, body: "MOVED", timestampGte: T0 + 7_000 })).items).toEqual([{ id: "s3", json: stored[3]!.json, ts: T0 + 7_000, seq: 5 }]);
+    expect(await b.count(CONV, { body: "s", timestampGte: T0 + 7_000 })).toBe(1);
+  });
+
+  it("discards a staged import's events and their messages' texts (message_texts), leaving the other conversations' rows", async () => {
+    const store = await open(schemaName());
+    await store.createConversation({ id: OTHER, status: "STOPPED" }, events(50, { seed: 9 }));
+    const raw = async () => (await store.pool.query<{ events: number; texts: number }>("select (select count(*)::int from events) as events, (select count(*)::int from message_texts) as texts")).rows[0]!;
+    const before = await raw();
+    expect(before.texts).toBeGreaterThan(0);
+    const handle = await store.beginImport({ id: CONV, status: "STOPPED" });
+    await store.importRows(handle, events(2_000).map((entry, index) => prepareEvent(entry, index, true)));
+    expect((await raw()).texts).toBeGreaterThan(before.texts);
+    while (!(await store.discardImport(handle, 300)));
+    expect(await raw()).toEqual(before);
   });
 
   it("matches %, _ and \\ in a body as themselves", async () => {
@@ -570,17 +599,17 @@ describe("PostgresEventStore", () => {
   it("empties the trigram index's pending list at the end of a replay's COPY, gathered under a 4 MB bound, and keeps 128 kB for other writes (migration 8)", async () => {
     const store = await open(schemaName());
     await store.pool.query("create extension if not exists pgstattuple with schema public");
-    const pending = async () => (await store.pool.query<{ pages: number; tuples: number }>("select pending_pages as pages, pending_tuples as tuples from pgstatginindex('events_body')")).rows[0]!;
+    const pending = async () => (await store.pool.query<{ pages: number; tuples: number }>("select pending_pages as pages, pending_tuples as tuples from pgstatginindex('message_texts_body')")).rows[0]!;
     const sent: string[] = [];
     spyQueries(store, (text) => void sent.push(text));
     const texts = Array.from({ length: 2_000 }, (_, i) => toStore(message(`m${i}`, iso(T0 + i * 1000), `message number ${i} about the ${i % 7 === 0 ? "repository" : "weather"}`)));
     await store.createConversation({ id: CONV, status: "RUNNING" }, texts);
     expect(sent).toContain("set local gin_pending_list_limit = 4096");
-    expect(sent).toContain("select gin_clean_pending_list('events_body'::regclass)");
+    expect(sent).toContain("select gin_clean_pending_list('message_texts_body'::regclass)");
     expect(await pending()).toEqual({ pages: 0, tuples: 0 });
     // The bound is the connection's, not the index's (an index's storage parameter would override it).
     expect((await store.pool.query("show gin_pending_list_limit")).rows).toEqual([{ gin_pending_list_limit: "128kB" }]);
-    expect((await store.pool.query("select reloptions from pg_class where oid = 'events_body'::regclass")).rows).toEqual([{ reloptions: null }]);
+    expect((await store.pool.query("select reloptions from pg_class where oid = 'message_texts_body'::regclass")).rows).toEqual([{ reloptions: null }]);
     // A live append leaves its entries in the list, for the next flush (at 128 kB).
     await store.appendEvents(CONV, [toStore(message("live", iso(T0 + 3_000_000), "one more about the repository"))]);
     expect((await pending()).tuples).toBeGreaterThan(0);
@@ -625,17 +654,18 @@ describe("PostgresEventStore", () => {
     expect(plan).not.toContain("Sort");
   });
 
-  it("walks the messages in order for a page of a body in many of them (migration 7), with or without kind=MessageEvent, and sorts the trigram index's few matches for a rare one", async () => {
+  it("walks the messages' texts in order for a page of a body in many of them, with or without kind=MessageEvent, sorts the trigram index's few matches for a rare one, and reads only the page's events rows (migration 10)", async () => {
     const store = await open(schemaName());
-    // 40,000 events, one in 40 a message; half the messages hold "repository", one holds "quasar".
+    // 40,000 events, one in 4 a message (10,000 texts: enough that a scan of them all costs more
+    // than the trigram index); half the messages hold "repository", one holds "quasar".
     const other = template("ActionEvent");
     const all = Array.from({ length: 40_000 }, (_, i): EventToStore => {
       const timestamp = iso(T0 + i * 1000);
-      if (i % 40 !== 0) return toStore({ ...other, id: `a${i}`, timestamp } as typeof other);
-      return toStore(message(`m${i}`, timestamp, i === 20_000 ? "a quasar" : i % 80 === 0 ? "see the repository" : "nothing to see"));
+      if (i % 4 !== 0) return toStore({ ...other, id: `a${i}`, timestamp } as typeof other);
+      return toStore(message(`m${i}`, timestamp, i === 20_000 ? "a quasar" : i % 8 === 0 ? "see the repository" : "nothing to see"));
     });
     await store.createConversation({ id: CONV, status: "RUNNING" }, all);
-    await store.pool.query("analyze events");
+    await store.pool.query("analyze events, message_texts");
     const search = searchWithPlan(store);
     const plans: string[] = [];
     for (const query of [
@@ -649,9 +679,11 @@ describe("PostgresEventStore", () => {
       plans.push(plan);
     }
     for (const plan of plans.slice(0, 3)) {
-      expect(plan).toMatch(/Index Scan (Backward )?using events_message_time/);
+      expect(plan).toMatch(/Index Scan (Backward )?using message_texts_time on message_texts/);
       expect(plan).not.toContain("Sort");
     }
-    expect(plans[3]).toContain("Bitmap Index Scan on events_body");
+    expect(plans[3]).toContain("Bitmap Index Scan on message_texts_body");
+    // The events table is read by primary key, one row a match, never walked or rechecked.
+    for (const plan of plans) expect(plan.split("\n").filter((line) => / on events( |$)/.test(line))).toEqual([expect.stringMatching(/Index Scan using events_pkey on events$/)]);
   });
 });

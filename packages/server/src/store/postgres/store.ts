@@ -12,9 +12,11 @@
  * - event ids: unique per conversation, checked by every write under that row lock (takenIds, or
  *   the one-statement append's own check), through a hash index on the id's hash seeded by the
  *   conversation (migration 6), not by a unique index; a taken id is a DuplicateEventIdError;
- * - body: a LIKE on the lower-cased searchable text column (`%`, `_` and `\` escaped), indexed by a
- *   pg_trgm GIN index, or answered by walking the messages in order (events_message_time, a partial
- *   index: migration 7) where the planner expects that to fill the page sooner (a frequent term);
+ * - body: a LIKE on the messages' lower-cased searchable texts (`%`, `_` and `\` escaped), kept in a
+ *   narrow table of their own (message_texts: conv, seq, ts, source, body; migration 10), indexed by
+ *   a pg_trgm GIN index, or answered by walking the texts in order (message_texts_time) where the
+ *   planner expects that to fill the page sooner (a frequent term); only the page's own events
+ *   rows are read, by primary key;
  *   a body it cannot index, 1–2 characters, always walks, at most BODY_SCAN_BUDGET messages a
  *   page. The text is lower-cased in JavaScript, as the other stores do, so that case folding is
  *   the toolkit's, not the database collation's;
@@ -191,6 +193,9 @@ export const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) =
 /** Whether a body search walks the messages (BODY_SCAN_BUDGET): pg_trgm finds no trigram in a body without a run of 3 letters or digits. */
 const walked = (body: string) => body !== "" && !/[\p{L}\p{N}]{3}/u.test(body);
 
+/** A page's ORDER BY in `order`, on the columns ts and seq of `table` (a prefix such as `e.`). */
+const orderBy = (order: SearchQuery["order"], table = "") => (order === "asc" ? `order by ${table}ts, ${table}seq` : `order by ${table}ts desc, ${table}seq desc`);
+
 function checkedPaging(query: SearchQuery): void {
   const { limit, order } = query;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be an integer in 1..${MAX_LIMIT}, got ${limit}`);
@@ -274,57 +279,76 @@ const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 /** Rows per chunk of copyChunks: the server parses and inserts one while the next is encoded. */
 const COPY_CHUNK_ROWS = 500;
 
+/** Writes the rows of a binary COPY (see copyChunks) into a buffer that grows as needed. */
+export class CopyRowWriter {
+  private buffer: Buffer;
+  private at = 0;
+  constructor(private readonly size = 1 << 20) {
+    this.buffer = Buffer.allocUnsafe(size);
+  }
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.at + bytes));
+    this.buffer.copy(grown, 0, 0, this.at);
+    this.buffer = grown;
+  }
+  /** The header of a row of `fields` fields. */
+  row(fields: number): void {
+    this.room(2);
+    this.at = this.buffer.writeInt16BE(fields, this.at);
+  }
+  /** An int8 field (a safe integer, negative or not). */
+  int8(n: number): void {
+    this.room(12);
+    const b = this.buffer;
+    this.at = b.writeInt32BE(8, this.at);
+    const hi = Math.floor(n / 4294967296);
+    this.at = b.writeInt32BE(hi, this.at);
+    this.at = b.writeUInt32BE(n - hi * 4294967296, this.at);
+  }
+  /** A text field, as UTF-8; null: a NULL. */
+  text(value: string | null): void {
+    if (value === null) {
+      this.room(4);
+      this.at = this.buffer.writeInt32BE(-1, this.at);
+      return;
+    }
+    this.room(4 + value.length * 3); // ≤ 3 bytes per UTF-16 unit
+    const n = this.buffer.write(value, this.at + 4, "utf8");
+    this.buffer.writeInt32BE(n, this.at);
+    this.at += 4 + n;
+  }
+  /** Raw bytes (the COPY's header and trailer). */
+  bytes(value: Buffer): void {
+    this.room(value.length);
+    this.at += value.copy(this.buffer, this.at);
+  }
+  /** What was written since the last take, in a buffer of its own. */
+  take(): Buffer {
+    const out = this.buffer.subarray(0, this.at);
+    this.buffer = Buffer.allocUnsafe(this.size);
+    this.at = 0;
+    return out;
+  }
+}
+
+const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]); // flags 0, header extension length 0
+const COPY_TRAILER = Buffer.from([0xff, 0xff]); // a field count of -1
+
 /**
- * The rows of `conv` from `firstSeq` as the data of `COPY events (conv, seq, ts, id, kind, source,
- * body, json) FROM STDIN (FORMAT binary)`, in chunks of COPY_CHUNK_ROWS rows: the header first, then
- * per row its field count and each field's byte length and bytes (int8 big-endian; text as UTF-8;
- * -1 for a null body), then -1.
+ * `count` rows, row i written by `writeRow(writer, i)` (its field count, then each field in the
+ * COPY's column order), as the data of a `COPY … FROM STDIN (FORMAT binary)`, in chunks of
+ * COPY_CHUNK_ROWS rows: the header first, then per row its field count and each field's byte length
+ * and bytes (int8 big-endian, text as UTF-8, -1 for a null), then -1.
  */
-export function* copyChunks(conv: number, firstSeq: number, rows: readonly PreparedEvent[]): Generator<Buffer> {
-  for (let from = 0; from === 0 || from < rows.length; from += COPY_CHUNK_ROWS) {
-    const to = Math.min(rows.length, from + COPY_CHUNK_ROWS);
-    let max = COPY_SIGNATURE.length + 8 + 2;
-    const bodies: Array<string | null> = [];
-    for (let i = from; i < to; i++) {
-      const r = rows[i]!;
-      const body = searchTextOf(r);
-      bodies.push(body);
-      max += 2 + 8 * 4 + 3 * 12 + (r.id.length + r.kind.length + r.source.length + r.json.length + (body?.length ?? 0)) * 3;
-    }
-    const b = Buffer.allocUnsafe(max);
-    let at = 0;
-    if (from === 0) {
-      at = COPY_SIGNATURE.copy(b, 0);
-      at = b.writeInt32BE(0, at); // flags
-      at = b.writeInt32BE(0, at); // header extension length
-    }
-    const int8 = (n: number) => {
-      at = b.writeInt32BE(8, at);
-      const hi = Math.floor(n / 4294967296);
-      at = b.writeInt32BE(hi, at);
-      at = b.writeUInt32BE(n - hi * 4294967296, at);
-    };
-    const text = (value: string) => {
-      const n = b.write(value, at + 4, "utf8");
-      b.writeInt32BE(n, at);
-      at += 4 + n;
-    };
-    for (let i = from; i < to; i++) {
-      const r = rows[i]!;
-      at = b.writeInt16BE(8, at);
-      int8(conv);
-      int8(firstSeq + i);
-      int8(r.ts);
-      text(r.id);
-      text(r.kind);
-      text(r.source);
-      const body = bodies[i - from];
-      if (body === null || body === undefined) at = b.writeInt32BE(-1, at);
-      else text(body);
-      text(r.json);
-    }
-    if (to === rows.length) at = b.writeInt16BE(-1, at);
-    yield b.subarray(0, at);
+export function* copyChunks(count: number, writeRow: (writer: CopyRowWriter, i: number) => void): Generator<Buffer> {
+  const writer = new CopyRowWriter();
+  writer.bytes(COPY_HEADER);
+  for (let from = 0; from === 0 || from < count; from += COPY_CHUNK_ROWS) {
+    const to = Math.min(count, from + COPY_CHUNK_ROWS);
+    for (let i = from; i < to; i++) writeRow(writer, i);
+    if (to === count) writer.bytes(COPY_TRAILER);
+    yield writer.take();
   }
 }
 
@@ -332,10 +356,10 @@ export function* copyChunks(conv: number, firstSeq: number, rows: readonly Prepa
 const unnestRows = (first: number) =>
   `unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[], $${first + 4}::int[], $${first + 5}::int[]) with ordinality as t(ts, id, kind, source, bl, jl, o)`;
 
-/** The body and json columns of row `o`, cut out of packRows' buffer ($bytes) at its offsets ($offsets). */
+/** The columns body and json of row `o`, cut out of packRows' buffer ($bytes) at its offsets ($offsets). */
 const unpackedTexts = (bytes: number, offsets: number) =>
-  `case when bl < 0 then null else convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o - 1] for bl), 'UTF8') end,
-   convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o] for jl), 'UTF8')`;
+  `case when bl < 0 then null else convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o - 1] for bl), 'UTF8') end as body,
+   convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o] for jl), 'UTF8') as json`;
 
 /** Whether the rows' timestamps never decrease, the first and the largest: what keeps conversations.ts_ordered (migration 3). */
 function timeOrder(rows: readonly PreparedEvent[]): { ordered: boolean; first: number; last: number } {
@@ -513,7 +537,7 @@ export class PostgresEventStore implements EventStore {
     this.analyzeAfterRows = Math.max(this.analyzeAfterRows, this.rowsWritten);
     this.analyzes++;
     this.analyzing = this.pool
-      .query("analyze events")
+      .query("analyze events, message_texts")
       .then(() => undefined, () => undefined) // autovacuum's analyze comes anyway
       .finally(() => (this.analyzing = undefined));
   }
@@ -641,10 +665,14 @@ export class PostgresEventStore implements EventStore {
       const order = timeOrder(rows);
       values.push(order.ordered, order.first, order.last);
       text = `${LOCKED_UNTAKEN}
+         src as (select t.*, ${unpackedTexts(15, 16)} from ${unnestRows(2)}),
          inserted as (
-           insert into events (conv, seq, ts, id, kind, source, body, json)
-           select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, ${unpackedTexts(15, 16)}
-           from conv, ${unnestRows(2)}
+           insert into events (conv, seq, ts, id, kind, source, json)
+           select conv.pk, conv.next_seq + o - 1, ts, id, kind, source, json from conv, src
+         ),
+         texts as (
+           insert into message_texts (conv, seq, ts, source, body)
+           select conv.pk, conv.next_seq + o - 1, ts, source, body from conv, src where body is not null
          ),
          counted as (${COUNTED}),
          moved as (
@@ -665,7 +693,7 @@ export class PostgresEventStore implements EventStore {
       );
       text = `${LOCKED_UNTAKEN}
          src as (
-           select t.*, ${unpackedTexts(15, 16).replace(" end,", " end as body,")} as json
+           select t.*, ${unpackedTexts(15, 16)}
            from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $17::text[], $18::text[]) with ordinality as t(ts, id, kind, source, bl, jl, pre, post, o)
          ),
          stamped as (
@@ -678,8 +706,12 @@ export class PostgresEventStore implements EventStore {
            from stamped
          ),
          inserted as (
-           insert into events (conv, seq, ts, id, kind, source, body, json)
-           select conv.pk, conv.next_seq + o - 1, nts, id, kind, source, body, json from conv, rows
+           insert into events (conv, seq, ts, id, kind, source, json)
+           select conv.pk, conv.next_seq + o - 1, nts, id, kind, source, json from conv, rows
+         ),
+         texts as (
+           insert into message_texts (conv, seq, ts, source, body)
+           select conv.pk, conv.next_seq + o - 1, nts, source, body from conv, rows where body is not null
          ),
          counted as (${COUNTED}),
          batch as (
@@ -800,18 +832,47 @@ export class PostgresEventStore implements EventStore {
       // moved into the index at once at its end (migration 8), so that searches read 128 kB at most.
       // Only the index's owner may empty the list (a role that does not keeps the 128 kB flushes).
       if (this.ownsBodyIndex) await tx.query(`set local gin_pending_list_limit = ${COPY_GIN_PENDING_LIST_KB}`);
+      const copy = (into: string, count: number, writeRow: (w: CopyRowWriter, i: number) => void) =>
+        pipeline(Readable.from(copyChunks(count, writeRow)), tx.query(postgresDriver().copyFrom(`copy ${into} from stdin with (format binary)`)));
       for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
-        const stream = tx.query(postgresDriver().copyFrom("copy events (conv, seq, ts, id, kind, source, body, json) from stdin with (format binary)"));
-        await pipeline(Readable.from(copyChunks(conv, firstSeq + from, rows.slice(from, from + ONE_STATEMENT_ROWS))), stream);
+        const first = firstSeq + from;
+        await copy("events (conv, seq, ts, id, kind, source, json)", Math.min(ONE_STATEMENT_ROWS, rows.length - from), (w, i) => {
+          const r = rows[from + i]!;
+          w.row(7);
+          w.int8(conv);
+          w.int8(first + i);
+          w.int8(r.ts);
+          w.text(r.id);
+          w.text(r.kind);
+          w.text(r.source);
+          w.text(r.json);
+        });
       }
-      if (this.ownsBodyIndex) await tx.query("select gin_clean_pending_list('events_body'::regclass)");
+      // The messages' texts (a few percent of the rows), after their events.
+      const messages: Array<{ seq: number; ts: number; source: string; body: string }> = [];
+      rows.forEach((r, i) => {
+        const body = searchTextOf(r);
+        if (body !== null) messages.push({ seq: firstSeq + i, ts: r.ts, source: r.source, body });
+      });
+      if (messages.length > 0) {
+        await copy("message_texts (conv, seq, ts, source, body)", messages.length, (w, i) => {
+          const m = messages[i]!;
+          w.row(5);
+          w.int8(conv);
+          w.int8(m.seq);
+          w.int8(m.ts);
+          w.text(m.source);
+          w.text(m.body);
+        });
+        if (this.ownsBodyIndex) await tx.query("select gin_clean_pending_list('message_texts_body'::regclass)");
+      }
     } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
       const chunk = rows.slice(from, from + INSERT_CHUNK);
       const texts = packRows(chunk);
       await tx.query(
-        `insert into events (conv, seq, ts, id, kind, source, body, json)
-         select $1, $2::bigint + o - 1, ts, id, kind, source, ${unpackedTexts(9, 10)}
-         from ${unnestRows(3)}`,
+        `with src as (select t.*, ${unpackedTexts(9, 10)} from ${unnestRows(3)}),
+           inserted as (insert into events (conv, seq, ts, id, kind, source, json) select $1, $2::bigint + o - 1, ts, id, kind, source, json from src)
+         insert into message_texts (conv, seq, ts, source, body) select $1, $2::bigint + o - 1, ts, source, body from src where body is not null`,
         [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), texts.bodyLengths, texts.jsonLengths, texts.bytes, texts.offsets],
       );
     }
@@ -915,6 +976,7 @@ export class PostgresEventStore implements EventStore {
       if (next === undefined) return true;
       const from = Math.max(1, next - n);
       await tx.query("delete from events where conv = $1 and seq >= $2", [pk, from]);
+      await tx.query("delete from message_texts where conv = $1 and seq >= $2", [pk, from]);
       if (from > 1) {
         await tx.query("update conversations set next_seq = $2 where pk = $1", [pk, from]);
         return false;
@@ -956,24 +1018,26 @@ export class PostgresEventStore implements EventStore {
     if (!where) return { items: [], hasMore: false };
     const { after, order, limit } = query;
     if (after) where.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
-    const by = order === "asc" ? "order by ts, seq" : "order by ts desc, seq desc";
+    const by = orderBy(order);
     if (query.body === undefined && (query.kind !== undefined || query.source !== undefined)) {
       const page = await this.kindSourcePage(conversationId, query);
       if (page) return page; // else two pairs share a hash: the filters on the rows themselves, below
     }
     if (query.body !== undefined && walked(query.body)) {
-      // The messages in order, at most bodyScanBudget of them (the inner LIMIT), each tested; the
-      // outer LIMIT stops the walk at limit + 1 hits. The budget's last message comes back too, hit
-      // or not: where a short page's cursor resumes.
-      where.add("body is not null"); // the messages, over events_message_time
+      // The messages' texts in order (message_texts_time), at most bodyScanBudget of them (the inner
+      // LIMIT), each tested; the outer LIMIT stops the walk at limit + 1 hits. The budget's last
+      // message comes back too, hit or not: where a short page's cursor resumes. Only the hits'
+      // events rows are read.
       const pattern = where.values.push(likeSubstring(query.body.toLowerCase()));
       const budget = where.values.push(this.bodyScanBudget);
       const want = where.values.push(limit + 2);
       const rows = await this.query<StoredEvent & { hit: boolean; n: number }>(
-        `select id, case when hit then json end as json, ts, seq, hit, n from (
-           select id, json, ts, seq, body like $${pattern} as hit, row_number() over (${by}) as n
-           from events where ${where.text} ${by} limit $${budget}
-         ) walk where hit or n = $${budget} limit $${want}`,
+        `select e.id, e.json, w.ts, w.seq, w.hit, w.n from (
+           select conv, ts, seq, hit, n from (
+             select conv, ts, seq, body like $${pattern} as hit, row_number() over (${by}) as n
+             from message_texts where ${where.text} ${by} limit $${budget}
+           ) walk where hit or n = $${budget} limit $${want}
+         ) w left join lateral (select id, json from events where conv = w.conv and seq = w.seq and w.hit) e on true order by w.n`,
         where.values,
       );
       const items: StoredEvent[] = [];
@@ -987,7 +1051,15 @@ export class PostgresEventStore implements EventStore {
       return resumeAfter ? { items, hasMore: true, resumeAfter } : { items, hasMore: false };
     }
     where.values.push(limit + 1);
-    const rows = await this.query<StoredEvent>(`select id, json, ts, seq from events where ${where.text} ${by} limit $${where.values.length}`, where.values);
+    const rows = await this.query<StoredEvent>(
+      query.body === undefined
+        ? `select id, json, ts, seq from events where ${where.text} ${by} limit $${where.values.length}`
+        : // The page's messages from their texts (walking message_texts_time, or the trigram index's
+          // matches sorted), then only their own events rows, by primary key.
+          `select e.id, e.json, m.ts, m.seq from (select conv, ts, seq from message_texts where ${where.text} ${by} limit $${where.values.length}) m
+           cross join lateral (select id, json from events where conv = m.conv and seq = m.seq) e ${orderBy(order, "m.")}`,
+      where.values,
+    );
     const hasMore = rows.length > limit;
     return { items: hasMore ? rows.slice(0, limit) : rows, hasMore };
   }
@@ -1011,11 +1083,10 @@ export class PostgresEventStore implements EventStore {
     const { values, branch, pairs } = pairWhere(conversationId, query, "");
     if (after) branch.add(order === "asc" ? "(ts, seq) > (?, ?)" : "(ts, seq) < (?, ?)", after.ts, after.seq);
     const want = values.push(limit + 1);
-    const by = (t: string) => (order === "asc" ? `order by ${t}ts, ${t}seq` : `order by ${t}ts desc, ${t}seq desc`);
     const rows = await this.query<StoredEvent & { kind: string; source: string }>(
       `select e.id, e.json, e.ts, e.seq, e.kind, e.source from event_counts c
-       cross join lateral (select id, json, ts, seq, kind, source from events where ${branch.text} ${by("")} limit $${want}) e
-       where ${pairs.text} ${by("e.")} limit $${want}`,
+       cross join lateral (select id, json, ts, seq, kind, source from events where ${branch.text} ${orderBy(order)} limit $${want}) e
+       where ${pairs.text} ${orderBy(order, "e.")} limit $${want}`,
       values,
     );
     const items: StoredEvent[] = [];
@@ -1027,7 +1098,11 @@ export class PostgresEventStore implements EventStore {
     return { items: hasMore ? items.slice(0, limit) : items, hasMore };
   }
 
-  /** The WHERE clause of the filters, or undefined when nothing can match. */
+  /**
+   * The WHERE clause of the filters, or undefined when nothing can match: over events, or with a
+   * body over message_texts (only MessageEvents have one; its columns conv, seq, ts and source are
+   * the event's).
+   */
   private filters(conversationId: string, f: SearchFilters, page = false): Where | undefined {
     if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
     const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
@@ -1036,8 +1111,8 @@ export class PostgresEventStore implements EventStore {
     // every match.
     if (f.kind !== undefined && f.body === undefined) where.add("kind = ?", f.kind);
     if (f.source !== undefined) where.add("source = ?", f.source);
-    if (f.body === "") where.add("body is not null");
-    else if (f.body !== undefined && !(page && walked(f.body))) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
+    // An empty body: every message (every row of message_texts).
+    if (f.body !== undefined && f.body !== "" && !(page && walked(f.body))) where.add("body like ?", likeSubstring(f.body.toLowerCase()));
     if (f.timestampGte !== undefined) where.add("ts >= ?", f.timestampGte);
     if (f.timestampLt !== undefined) where.add("ts < ?", f.timestampLt);
     return where;
@@ -1084,7 +1159,7 @@ export class PostgresEventStore implements EventStore {
       }
       const where = this.filters(conversationId, filters);
       if (!where) return 0;
-      const [row] = await this.query<{ n: number }>(`select count(*) as n from events where ${where.text}`, where.values);
+      const [row] = await this.query<{ n: number }>(`select count(*) as n from ${filters.body === undefined ? "events" : "message_texts"} where ${where.text}`, where.values);
       return row!.n;
     });
   }
@@ -1203,7 +1278,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await migratePostgres(pool, schema);
     const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
     if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
-    const { rows: [owner] } = await pool.query<{ owns: boolean }>("select pg_has_role(current_user, relowner, 'USAGE') as owns from pg_class where oid = 'events_body'::regclass");
+    const { rows: [owner] } = await pool.query<{ owns: boolean }>("select pg_has_role(current_user, relowner, 'USAGE') as owns from pg_class where oid = 'message_texts_body'::regclass");
     store.ownsBodyIndex = owner?.owns === true;
     // One more connection than maxConnections, used by replays only (insertChecked).
     store.idCheckPool = new pg.Pool({ ...poolConfig(options), max: 1, application_name: "acs-server id check" });
