@@ -179,7 +179,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     description: "message_texts: the messages' searchable texts in a table of their own, with the trigram and time indexes, instead of events.body",
     // A body page or count tested each candidate message's text on its events row: a walk of
     // events_message_time or a recheck of the trigram bitmap visited one events row per message, and
-    // at 1M events those rows are spread over a heap of ~1 GB, far past shared_buffers (a page of
+    // at 1M events those rows are spread over a heap of ~0.6 GB, far past shared_buffers (a page of
     // 2 of a term in 1% of the messages: 0.6-0.8 ms at 10k, 1.5-2.2 ms at 1M). Here a walk or a
     // recheck reads the narrow rows of the messages alone (~2.5% of the events, tens of texts a
     // page), and only the page's own rows are read from events, by primary key (the SQLite store's

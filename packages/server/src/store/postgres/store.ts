@@ -281,14 +281,13 @@ const COPY_CHUNK_ROWS = 500;
 
 /** Writes the rows of a binary COPY (see copyChunks) into a buffer that grows as needed. */
 export class CopyRowWriter {
-  private buffer: Buffer;
+  /** Allocated when first written to (a chunk's buffer is handed on by take). */
+  private buffer = Buffer.alloc(0);
   private at = 0;
-  constructor(private readonly size = 1 << 20) {
-    this.buffer = Buffer.allocUnsafe(size);
-  }
+  constructor(private readonly size = 1 << 20) {}
   private room(bytes: number): void {
     if (this.at + bytes <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.at + bytes));
+    const grown = Buffer.allocUnsafe(Math.max(this.size, 2 * this.buffer.length, this.at + bytes));
     this.buffer.copy(grown, 0, 0, this.at);
     this.buffer = grown;
   }
@@ -326,7 +325,7 @@ export class CopyRowWriter {
   /** What was written since the last take, in a buffer of its own. */
   take(): Buffer {
     const out = this.buffer.subarray(0, this.at);
-    this.buffer = Buffer.allocUnsafe(this.size);
+    this.buffer = Buffer.alloc(0);
     this.at = 0;
     return out;
   }
@@ -1106,9 +1105,8 @@ export class PostgresEventStore implements EventStore {
   private filters(conversationId: string, f: SearchFilters, page = false): Where | undefined {
     if (f.body !== undefined && f.kind !== undefined && f.kind !== "MessageEvent") return undefined;
     const where = new Where([]).add("conv = (select pk from conversations where id = ?)", conversationId);
-    // Only MessageEvents have a body: with one, kind = 'MessageEvent' says nothing more, and it would
-    // make the planner multiply the two selectivities (see migration 7) and pick a plan that sorts
-    // every match.
+    // Only MessageEvents have a body: with one, the query reads message_texts (which has no kind
+    // column), and kind = 'MessageEvent' says nothing more.
     if (f.kind !== undefined && f.body === undefined) where.add("kind = ?", f.kind);
     if (f.source !== undefined) where.add("source = ?", f.source);
     // An empty body: every message (every row of message_texts).
