@@ -10,7 +10,10 @@
  * (messages, terminal and finish actions and observations; a 16 KB system prompt every 1,000
  * events), each with a fresh id and an increasing timestamp: ~0.6 KB an event.
  *
- *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000]   (from packages/server, after pnpm build)
+ * With --postgres, the server and the store alone on PostgreSQL (issue 17; ACS_TEST_PG_URL's server,
+ * a scratch database for each run, dropped after it): postgres.bench.ts runs it so.
+ *
+ *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000] [--postgres] [--http-only]   (from packages/server, after pnpm build)
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -19,9 +22,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Event } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
+import { openPostgresStore } from "../src/store/postgres/index.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
+import type { EventStore } from "../src/store/types.js";
 import { prepareEvent, type PreparedEvent, type RowBatch } from "../src/store/prepare.js";
 import { encodeRows } from "../src/store/row-batch.js";
+import { createScratchDatabase } from "../test/support/postgres.js";
 import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
 import { eventLoopOf, startServerProcess } from "./server-process.js";
 
@@ -105,9 +111,16 @@ export interface IngestRow {
   load: [number, number];
 }
 
-async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
+/**
+ * Where the server keeps the events: its default SQLite file in a temporary data directory, or a
+ * PostgreSQL database (`--store <url>`, issue 17), for which the caller gives a fresh database per run.
+ */
+export type IngestStore = { kind: "sqlite" } | { kind: "postgres"; url: () => Promise<{ url: string; drop(): Promise<void> }> };
+
+async function overHttp(events: number, tag: number, target: IngestStore = { kind: "sqlite" }): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-"));
-  const server = await startServerProcess(["--data-dir", dataDir, "--log-level", "warn"], KEY);
+  const database = target.kind === "postgres" ? await target.url() : undefined;
+  const server = await startServerProcess(["--data-dir", dataDir, "--log-level", "warn", ...(database ? ["--store", database.url] : [])], KEY);
   const pid = server.child.pid!;
   try {
     const created = await request(`${server.url}/api/conversations`, "POST", { "Content-Type": "application/json" }, async (req) => void req.write("{}"));
@@ -143,13 +156,15 @@ async function overHttp(events: number, tag: number): Promise<Pick<IngestRow, "h
     server.child.kill("SIGTERM");
     await new Promise((resolve) => server.child.once("exit", resolve));
     rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
 
-/** The store alone, in this process: the same rows as RowBatches of 10,000 through appendBatch (import writer thread). */
-async function storeAlone(events: number, tag: number): Promise<number> {
+/** The store alone, in this process: the same rows as RowBatches of 10,000 through appendBatch (SQLite: on its import writer thread). */
+async function storeAlone(events: number, tag: number, target: IngestStore = { kind: "sqlite" }): Promise<number> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-store-"));
-  const store = openSqliteStore({ file: path.join(dataDir, "acs.sqlite"), importThread: true });
+  const database = target.kind === "postgres" ? await target.url() : undefined;
+  const store: EventStore = database ? await openPostgresStore({ url: database.url }) : openSqliteStore({ file: path.join(dataDir, "acs.sqlite"), importThread: true });
   try {
     const id = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
     await store.createConversation({ id, status: "STOPPED" }, []);
@@ -176,6 +191,7 @@ async function storeAlone(events: number, tag: number): Promise<number> {
   } finally {
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
 
@@ -198,14 +214,14 @@ function lineWork(events: number, tag: number): { full: number; parse: number } 
   return { full, parse };
 }
 
-export async function benchIngest({ sizes = [100_000, 1_000_000], log = (_: string) => {} } = {}): Promise<IngestRow[]> {
+export async function benchIngest({ sizes = [100_000, 1_000_000], log = (_: string) => {}, store = { kind: "sqlite" } as IngestStore } = {}): Promise<IngestRow[]> {
   const rows: IngestRow[] = [];
   for (const [k, events] of sizes.entries()) {
     const load0 = loadavg()[0]!;
     log(`  ${events.toLocaleString("en")} events over HTTP…`);
-    const http = await overHttp(events, 0x100 + k);
+    const http = await overHttp(events, 0x100 + k, store);
     log(`    ${http.httpEventsPerSecond.toLocaleString("en")} events/s; the store alone…`);
-    const storeEventsPerSecond = await storeAlone(events, 0x200 + k);
+    const storeEventsPerSecond = await storeAlone(events, 0x200 + k, store);
     const work = lineWork(events, 0x300 + k);
     rows.push({ events, ...http, storeEventsPerSecond, lineWorkEventsPerSecond: work.full, parseEventsPerSecond: work.parse, load: [load0, loadavg()[0]!] });
   }
@@ -215,8 +231,8 @@ export async function benchIngest({ sizes = [100_000, 1_000_000], log = (_: stri
 const mib = (n: number) => (n / 2 ** 20).toFixed(0);
 const size = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
 
-export function ingestFigures(rows: readonly IngestRow[]): BenchFigure[] {
-  const suite = "server";
+/** The rows' figures for BENCHMARKS.md, in `suite` ("server (PostgreSQL)" for a PostgreSQL-backed server). */
+export function ingestFigures(rows: readonly IngestRow[], suite: BenchFigure["suite"] = "server"): BenchFigure[] {
   return rows.flatMap((r): BenchFigure[] => [
     { suite, name: `HTTP bulk ingest (events/batch, 10k per request), ${size(r.events)} events`, value: r.httpEventsPerSecond, unit: "events/s", peer: { name: "the store alone (appendBatch, in process)", value: r.storeEventsPerSecond, unit: "events/s" }, ratio: Number((r.httpEventsPerSecond / r.storeEventsPerSecond).toFixed(2)), target: "≥ 50,000 events/s", met: r.httpEventsPerSecond >= 50_000 },
     { suite, name: `HTTP bulk ingest, ${size(r.events)} events: server RSS, max`, value: Number(mib(r.rssMax.rss)), unit: "MiB" },
@@ -242,13 +258,15 @@ export function formatIngest(rows: readonly IngestRow[]): string {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const at = process.argv.indexOf("--sizes");
   const sizes = at > 0 ? process.argv[at + 1]!.split(",").map(Number) : process.argv.includes("--smoke") ? [20_000] : [100_000, 1_000_000];
+  // --postgres: the server on PostgreSQL (ACS_TEST_PG_URL's server, a scratch database per run).
+  const store: IngestStore = process.argv.includes("--postgres") ? { kind: "postgres", url: createScratchDatabase } : { kind: "sqlite" };
   if (process.argv.includes("--http-only")) {
-    for (const events of sizes) console.log(JSON.stringify({ events, load: loadavg()[0], ...(await overHttp(events, 0x400)) }));
+    for (const events of sizes) console.log(JSON.stringify({ events, load: loadavg()[0], ...(await overHttp(events, 0x400, store)) }));
     agent.destroy();
     process.exit(0);
   }
-  const rows = await benchIngest({ sizes, log: (l) => console.log(l) });
-  appendBenchFigures(ingestFigures(rows));
+  const rows = await benchIngest({ sizes, log: (l) => console.log(l), store });
+  appendBenchFigures(ingestFigures(rows, store.kind === "postgres" ? "server (PostgreSQL)" : "server"));
   console.log(formatIngest(rows));
   agent.destroy();
 }

@@ -3,13 +3,16 @@
  * conversation of 10k, 100k and 1M events (--smoke: 1k and 10k) built the same way in both, then
  * ingest events/s (createConversation, then appendEvents, in batches of 10,000), the p50 of a page
  * of 100 (searchJson) for each query type of search.bench.ts and of count for no filter, kind,
- * kind+source, body and a time range, with the ratio largest/smallest size. Then live delivery
- * across two server instances (postgres-live.bench.ts: 1,000 subscribers, 100 events/s over HTTP;
- * needs `pnpm build`; --no-live skips it). PostgreSQL runs in a scratch database (ACS_TEST_PG_URL,
- * default the local server), dropped at the end. ACS_PG_BENCH_SIZES=10000,100000 picks the sizes;
- * --ingest-only measures the ingest alone (no pages, no counts, no live delivery).
+ * kind+source, body and a time range, with the ratio largest/smallest size. Then bulk ingest as a
+ * client sees it (ingest.bench.ts --postgres: the built server on PostgreSQL, 100k and 1M events in
+ * JSONL batches of 10,000 over HTTP, beside the store's appendBatch of the same rows in process;
+ * --no-http skips it), and live delivery across two server instances (postgres-live.bench.ts: 1,000
+ * subscribers, 100 events/s over HTTP; --no-live skips it); both need `pnpm build`. PostgreSQL runs
+ * in a scratch database (ACS_TEST_PG_URL, default the local server), dropped at the end.
+ * ACS_PG_BENCH_SIZES=10000,100000 picks the sizes of the store's builds; --ingest-only measures
+ * their ingest alone (no pages, no counts, no live delivery).
  *
- *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live] [--ingest-only]      (from packages/server)
+ *   pnpm exec tsx bench/postgres.bench.ts [--smoke] [--no-live] [--no-http] [--ingest-only]      (from packages/server)
  */
 import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -20,6 +23,7 @@ import { openPostgresStore, PostgresEventStore } from "../src/store/postgres/ind
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, SearchFilters } from "../src/store/types.js";
 import { adminQuery, createScratchDatabase } from "../test/support/postgres.js";
+import { benchIngest, formatIngest, ingestFigures, type IngestRow } from "./ingest.bench.js";
 import { benchPostgresLive } from "./postgres-live.bench.js";
 import { build, CONVERSATION, measure, ONE_PERCENT, QUERY_TYPES, queriesFor, RARE, UNEQUAL_PAGES } from "./search.bench.js";
 
@@ -107,6 +111,7 @@ try {
 const dir = mkdtempSync(path.join(tmpdir(), "acs-pg-bench-"));
 const results: Record<string, Record<string, Record<number, number>>> = { sqlite: {}, postgres: {} };
 let live: Awaited<ReturnType<typeof benchPostgresLive>> | undefined;
+let overHttp: IngestRow[] = [];
 try {
   for (const total of sizes) {
     for (const kind of ["sqlite", "postgres"] as const) {
@@ -119,6 +124,10 @@ try {
       }
       process.stderr.write(`${kind} ${total} done\n`);
     }
+  }
+  // Bulk ingest as a client sees it: the built server on PostgreSQL, JSONL batches over HTTP from this process (ingest.bench.ts).
+  if (!process.argv.includes("--no-http")) {
+    overHttp = await benchIngest({ sizes: smoke ? [20_000] : [100_000, 1_000_000], store: { kind: "postgres", url: createScratchDatabase }, log: (line) => process.stderr.write(`${line}\n`) });
   }
   if (!process.argv.includes("--no-live") && !ingestOnly) live = await benchPostgresLive({ url: db.url, smoke });
 } finally {
@@ -140,6 +149,7 @@ for (const name of Object.keys(results.postgres!)) {
   lines.push(`| ${name} | ${sizes.map((n) => s[n]).join(" | ")} | ${ratio(s)} | ${sizes.map((n) => p[n]).join(" | ")} | ${ratio(p)} |`);
 }
 console.log(lines.join("\n"));
+if (overHttp.length > 0) console.log(`\n${formatIngest(overHttp)}`);
 if (live) {
   console.log(`\nlive delivery across two instances (${live.subscribers} subscribers, half on each; ${live.rate} events/s over HTTP from a producer process, alternately through each):`);
   console.log(`  events ${live.events}/${live.attempted}, missing ${live.missing}, duplicates ${live.duplicates}, closed ${live.closed}`);
@@ -168,6 +178,7 @@ if (out) {
       lines.push({ suite, name: `${name}, ${k(large)} vs ${k(small)} events${tag}`, value: p[large], unit, peer: { name: `${k(small)} events`, value: p[small], unit }, ratio, ...(smoke || UNEQUAL.has(name) ? {} : { target: "≤ 2×", met: ratio <= 2 }) });
     }
   }
+  lines.push(...ingestFigures(overHttp, suite).map((f) => (smoke ? { ...f, name: `${f.name}${tag}`, target: undefined, met: undefined } : f)));
   if (live) {
     const at = `${live.rate} events/s × ${live.subscribers} subscribers on two instances${tag}`;
     lines.push(

@@ -308,7 +308,7 @@ export async function benchSearch({ smoke = false, log = () => {} }: { smoke?: b
 
 /** One figure of BENCHMARKS.md (see tools/src/bench-report.ts). */
 export interface BenchFigure {
-  suite: "server";
+  suite: "server" | "server (PostgreSQL)";
   name: string;
   value: number;
   unit: string;

@@ -226,7 +226,8 @@ export interface EventStore {
   appendBatch(conversationId: string, batch: RowBatch): Promise<AppendedBatch>;
   /**
    * appendBatch with the rows given as they are parsed (optional: a store whose write runs on
-   * another thread, so that the write overlaps the parse of the batch's last lines). The
+   * another thread or in another process, SQLite's import writer or the PostgreSQL server, so that
+   * the write overlaps the parse of the batch's last lines). The
    * transaction begins now, in turn with the store's other writes; it commits at `end`, or rolls
    * back at `abort` or on a failure: atomic like appendBatch. The caller calls it only once the
    * request's whole body has arrived (no client holds the write lock), and must call end or abort.

@@ -359,4 +359,24 @@ describe("on a PostgreSQL store", () => {
       peer.ws.close();
     }
   });
+
+  it("rolls back a large batch whose COPY had begun when a late line is bad or its id is taken, and writes the next on the same connections", async () => {
+    const created = await pgServer.call("POST", "/api/conversations", { json: {} });
+    const id = created.body.conversation_id as string;
+    const first = batchEvents(3_000, "0000ab01");
+    expect((await pgServer.call("POST", route(id), { body: jsonl(first), headers: NDJSON })).body).toEqual({ appended: 3_000, event_count: 3_000 });
+    // The import thread hands over rows 1,000 at a time and the COPY takes them as they come: line
+    // 9,500 fails after thousands of rows went into the open transaction.
+    const big = batchEvents(9_600, "0000ab02");
+    const broken = await pgServer.call("POST", route(id), { body: jsonl([...big.slice(0, 9_499), { ...big[9_499], kind: "Nope" }, ...big.slice(9_500)]), headers: NDJSON });
+    expect(broken.status).toBe(422);
+    expect(broken.body.detail[0].loc.slice(0, 2)).toEqual(["body", 9_500]);
+    const taken = await pgServer.call("POST", route(id), { body: jsonl([...big.slice(0, 9_000), first[17]!, ...big.slice(9_001)]), headers: NDJSON });
+    expect422("appendEventBatch", taken, ["body", 9_001, "id"]);
+    expect((await pgServer.call("GET", `/api/conversations/${id}`)).body.event_count).toBe(3_000);
+    expect(await pgServer.server.store.count(id, {})).toBe(3_000);
+    const reply = await pgServer.call("POST", route(id), { body: jsonl(big), headers: NDJSON });
+    expect(reply.body).toEqual({ appended: 9_600, event_count: 12_600 });
+    expect((await pgServer.server.store.readAfter(id, 0, 20_000)).map((e) => e.id)).toEqual([...first, ...big].map((e) => e.id));
+  });
 });

@@ -13,6 +13,7 @@ import { prepareEvent } from "../../src/store/prepare.js";
 import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore, type SearchPage, type SearchQuery } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
 import { CONV, OTHER, events, message, pages, template, toStore, iso, T0 } from "./contract/fixtures.js";
+import { describeStreamBatch } from "./stream-batch.js";
 
 let db: ScratchDatabase;
 const opened: PostgresEventStore[] = [];
@@ -686,4 +687,23 @@ describe("PostgresEventStore", () => {
     // The events table is read by primary key, one row a match, never walked or rechecked.
     for (const plan of plans) expect(plan.split("\n").filter((line) => / on events( |$)/.test(line))).toEqual([expect.stringMatching(/Index Scan using events_pkey on events$/)]);
   });
+});
+
+describeStreamBatch("PostgreSQL, COPY as the chunks come", {
+  open: async () => {
+    // copyMinRows 1,000: a batch's COPY starts with its first chunk (the small batch writes by INSERT).
+    const store = await openPostgresStore({ url: db.url, schema: schemaName(), copyMinRows: 1_000 });
+    opened.push(store);
+    return store;
+  },
+  rawCounts: async (store) => {
+    const { schema } = store as PostgresEventStore;
+    const [row] = await adminQuery<Record<string, number>>(
+      `select (select count(*)::int from "${schema}".conversations) as conversations, (select count(*)::int from "${schema}".events) as events,
+         (select count(*)::int from "${schema}".message_texts) as message_texts, (select coalesce(sum(n), 0)::int from "${schema}".event_counts) as counted`,
+      [],
+      db.url,
+    );
+    return row!;
+  },
 });

@@ -18,6 +18,7 @@ import { idHash, openSqliteStore, type SqliteEventStore } from "../../src/store/
 import { DuplicateEventIdError, type EventToStore, type SearchFilters } from "../../src/store/types.js";
 import { collidingIdPairs } from "./colliding-ids.js";
 import { CRASH_BATCH, CRASH_CONVERSATIONS, crashBatch } from "./crash-writer.js";
+import { describeStreamBatch } from "./stream-batch.js";
 
 const CONV = "4c0d5e8a-1f2b-4c3d-8e9f-0a1b2c3d4e5f";
 const OTHER = "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a";
@@ -373,66 +374,13 @@ describe("staged creation (large replays, in several transactions)", () => {
   });
 });
 
-describe("an event batch streamed to the import writer (streamBatch: parse and write overlapping)", () => {
-  const rows = (batch: EventToStore[]) => batch.map((entry, index) => prepareEvent(entry, index, true));
-  const chunksOf = (batch: EventToStore[], size: number) => Array.from({ length: Math.ceil(batch.length / size) }, (_, i) => encodeRows(rows(batch.slice(i * size, (i + 1) * size))));
-  const openWithWriter = () => {
+describeStreamBatch("SQLite, on the import writer", {
+  open: () => {
     const store = openSqliteStore({ file: path.join(dir, "events.db"), importThread: true });
     opened.push(store);
     return store;
-  };
-
-  it("commits every chunk in one transaction at the end, while the store's other writes wait their turn", async () => {
-    const store = openWithWriter();
-    await store.createConversation({ id: CONV, status: "STOPPED" }, []);
-    await store.createConversation({ id: OTHER, status: "STOPPED" }, []);
-    const batch = events(2_500);
-    const stream = store.streamBatch!(CONV)!;
-    const chunks = chunksOf(batch, 1_000);
-    stream.add(chunks[0]!);
-    stream.add(chunks[1]!);
-    // Made while the batch's transaction is open: it goes in after the batch, in order.
-    const other = store.appendEvents(OTHER, events(1, { seed: 3 }));
-    expect((await store.getConversation(CONV))?.eventCount).toBe(0); // nothing visible before the commit
-    stream.add(chunks[2]!);
-    expect(await stream.end(2_500)).toEqual({ firstSeq: 1, count: 2_500, eventCount: 2_500 });
-    expect((await other).map((e) => e.seq)).toEqual([1]);
-    expect((await store.readAfter(CONV, 0, 5_000)).map((e) => e.id)).toEqual(batch.map((e) => e.event.id));
-    expect(await store.count(CONV, { kind: "MessageEvent" })).toBe(batch.filter((e) => e.event.kind === "MessageEvent").length);
-    // The next batch goes on from there.
-    const next = store.streamBatch!(CONV)!;
-    next.add(encodeRows(rows(events(10, { seed: 4 }))));
-    expect(await next.end(10)).toEqual({ firstSeq: 2_501, count: 10, eventCount: 2_510 });
-  });
-
-  it("rolls back what it wrote when aborted, or on an id already stored (its index within the whole batch)", async () => {
-    const store = openWithWriter();
-    await store.createConversation({ id: CONV, status: "STOPPED" }, []);
-    const stored = events(5, { seed: 5 });
-    await store.appendEvents(CONV, stored);
-    const before = rawCounts(path.join(dir, "events.db"));
-    // Aborted after two chunks were written into the open transaction.
-    const aborted = store.streamBatch!(CONV)!;
-    for (const chunk of chunksOf(events(2_000, { seed: 6 }), 1_000)) aborted.add(chunk);
-    await aborted.abort();
-    expect(rawCounts(path.join(dir, "events.db"))).toEqual(before);
-    // An id stored before, at index 1,234 of the batch (in its second chunk).
-    const batch = events(2_000, { seed: 7 });
-    batch[1_234] = stored[2]!;
-    const duplicate = store.streamBatch!(CONV)!;
-    for (const chunk of chunksOf(batch, 1_000)) duplicate.add(chunk);
-    const error = await duplicate.end(2_000).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(DuplicateEventIdError);
-    expect(error).toMatchObject({ eventId: stored[2]!.event.id, index: 1_234 });
-    expect(rawCounts(path.join(dir, "events.db"))).toEqual(before);
-    expect((await store.getConversation(CONV))?.eventCount).toBe(5);
-    expect(await store.count(CONV, { kind: stored[0]!.event.kind })).toBe(stored.filter((e) => e.event.kind === stored[0]!.event.kind).length);
-    // An unknown conversation; and the store writes on afterwards.
-    const unknown = store.streamBatch!("0b0b0b0b-0000-4000-8000-000000000000")!;
-    unknown.add(encodeRows(rows(events(3, { seed: 8 }))));
-    await expect(unknown.end(3)).rejects.toMatchObject({ name: "ConversationNotFoundError" });
-    expect((await store.appendEvents(CONV, events(1, { seed: 9 })))[0]!.seq).toBe(6);
-  });
+  },
+  rawCounts: () => rawCounts(path.join(dir, "events.db")),
 });
 
 describe("message_fts's FTS5 settings for bulk ingest (open.ts, FTS_SETTINGS)", () => {

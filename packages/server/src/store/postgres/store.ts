@@ -31,8 +31,9 @@
  * - kind and source: one index on (conv, a hash of the pair, ts, seq), walked once per matching
  *   pair of the conversation (kindSourcePage, migration 9).
  */
-import { pipeline } from "node:stream/promises";
-import { Readable } from "node:stream";
+import { once } from "node:events";
+import { finished, pipeline } from "node:stream/promises";
+import { Readable, type Writable } from "node:stream";
 import type pg from "pg";
 import type { from as CopyFrom } from "pg-copy-streams";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
@@ -40,6 +41,7 @@ import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from ".
 import { decodeRows } from "../row-batch.js";
 import {
   type AppendedBatch,
+  type BatchStream,
   ConversationExistsError,
   ConversationNotFoundError,
   DuplicateEventIdError,
@@ -226,26 +228,49 @@ const LOCKED_UNTAKEN = `with locked as (select pk, next_seq, last_ts from conver
              and not exists (select from unnest($3::text[]) as t(id) cross join lateral (select from events e where ${sameEvent("locked.pk", "t.id")} limit 1) taken)
          ),`;
 
-/** @throws DuplicateEventIdError for the first row whose id is in `taken` or earlier in `rows` */
-function checkBatchIds(rows: readonly PreparedEvent[], taken: readonly string[]): void {
+/** @throws DuplicateEventIdError for the first of a batch's `ids` that is in `taken` or earlier in the batch */
+function checkBatchIds(ids: readonly string[], taken: readonly string[]): void {
   const seen = new Set(taken);
-  for (const [index, { id }] of rows.entries()) {
+  for (const [index, id] of ids.entries()) {
     if (seen.has(id)) throw new DuplicateEventIdError(id, index);
     seen.add(id);
   }
 }
 
-/** How many of `rows` there are per (kind, source): what the append adds to event_counts. */
-function counters(rows: readonly PreparedEvent[]): Array<{ kind: string; source: string; n: number }> {
-  const counts = new Map<string, { kind: string; source: string; n: number }>();
-  for (const r of rows) {
-    const key = `${r.kind}\u0000${r.source}`;
-    const c = counts.get(key);
-    if (c) c.n++;
-    else counts.set(key, { kind: r.kind, source: r.source, n: 1 });
+const idsOf = (rows: readonly PreparedEvent[]) => rows.map((r) => r.id);
+
+/**
+ * What a batch's rows add to their conversation, taken as they come: how many there are per
+ * (kind, source) (event_counts), and whether their timestamps never decrease, the first and the
+ * largest (conversations.ts_ordered, migration 3).
+ */
+class RowTally {
+  private readonly counts = new Map<string, { kind: string; source: string; n: number }>();
+  count = 0;
+  ordered = true;
+  first = 0;
+  last = 0;
+  add(rows: readonly PreparedEvent[]): void {
+    for (const r of rows) {
+      if (this.count++ === 0) this.first = this.last = r.ts;
+      if (r.ts < this.last) this.ordered = false;
+      else this.last = r.ts;
+      const key = `${r.kind}\u0000${r.source}`;
+      const c = this.counts.get(key);
+      if (c) c.n++;
+      else this.counts.set(key, { kind: r.kind, source: r.source, n: 1 });
+    }
   }
-  return [...counts.values()];
+  counters(): Array<{ kind: string; source: string; n: number }> {
+    return [...this.counts.values()];
+  }
 }
+
+const tallyOf = (rows: readonly PreparedEvent[]) => {
+  const tally = new RowTally();
+  tally.add(rows);
+  return tally;
+};
 
 /**
  * The rows' searchable texts and JSON texts as one buffer, sent as one binary parameter, with each
@@ -351,6 +376,137 @@ export function* copyChunks(count: number, writeRow: (writer: CopyRowWriter, i: 
   }
 }
 
+/**
+ * A batch's rows written by binary COPY, inside the transaction of `tx`, as they come (insertRows;
+ * an event batch as the import thread parses it, streamBatch): the events in COPY statements of at
+ * most ONE_STATEMENT_ROWS rows (each within the statement timeout), encoded COPY_CHUNK_ROWS at a
+ * time so that the server inserts one chunk while the next is encoded; then, at `end`, the
+ * messages' searchable texts, gathered meanwhile, with what the rows add to the conversation.
+ */
+class BatchCopy {
+  /** What the rows add to the conversation's counters and time order. */
+  readonly tally = new RowTally();
+  /** The rows' ids, in order. */
+  readonly ids: string[] = [];
+  private readonly texts: Array<{ seq: number; ts: number; source: string; body: string }> = [];
+  private statement: { stream: Writable; done: Promise<void>; rows: number } | undefined;
+  private constructor(
+    private readonly tx: pg.PoolClient,
+    private readonly conv: number,
+    /** The seq of the next row. */
+    private next: number,
+    private readonly ownsBodyIndex: boolean,
+  ) {}
+
+  static async begin(tx: pg.PoolClient, conv: number, firstSeq: number, ownsBodyIndex: boolean): Promise<BatchCopy> {
+    // The trigram index's new entries gather in a pending list of up to 4 MB for this transaction,
+    // moved into the index at once at `end` (migration 8), so that searches read 128 kB at most.
+    // Only the index's owner may empty the list (a role that does not keeps the 128 kB flushes).
+    if (ownsBodyIndex) await tx.query(`set local gin_pending_list_limit = ${COPY_GIN_PENDING_LIST_KB}`);
+    return new BatchCopy(tx, conv, firstSeq, ownsBodyIndex);
+  }
+
+  /** Writes `rows` after those before. @throws what the server answers the COPY */
+  async add(rows: readonly PreparedEvent[]): Promise<void> {
+    this.tally.add(rows);
+    const writer = new CopyRowWriter();
+    for (let from = 0; from < rows.length; ) {
+      if (this.statement?.rows === ONE_STATEMENT_ROWS) await this.endStatement();
+      const statement = (this.statement ??= this.startStatement());
+      const to = Math.min(rows.length, from + COPY_CHUNK_ROWS, from + ONE_STATEMENT_ROWS - statement.rows);
+      for (let i = from; i < to; i++) {
+        const r = rows[i]!;
+        const seq = this.next++;
+        writer.row(7);
+        writer.int8(this.conv);
+        writer.int8(seq);
+        writer.int8(r.ts);
+        writer.text(r.id);
+        writer.text(r.kind);
+        writer.text(r.source);
+        writer.text(r.json);
+        this.ids.push(r.id);
+        const body = searchTextOf(r);
+        if (body !== null) this.texts.push({ seq, ts: r.ts, source: r.source, body });
+      }
+      statement.rows += to - from;
+      from = to;
+      if (!statement.stream.write(writer.take()) && !statement.stream.destroyed) await Promise.race([once(statement.stream, "drain"), statement.done]);
+    }
+  }
+
+  /** Ends the events' COPY, then writes the messages' texts (a few percent of the rows) and moves their trigrams into the index. */
+  async end(): Promise<void> {
+    if (this.statement) await this.endStatement();
+    const texts = this.texts;
+    if (texts.length === 0) return;
+    const into = this.tx.query(postgresDriver().copyFrom("copy message_texts (conv, seq, ts, source, body) from stdin with (format binary)"));
+    await pipeline(
+      Readable.from(
+        copyChunks(texts.length, (w, i) => {
+          const m = texts[i]!;
+          w.row(5);
+          w.int8(this.conv);
+          w.int8(m.seq);
+          w.int8(m.ts);
+          w.text(m.source);
+          w.text(m.body);
+        }),
+      ),
+      into,
+    );
+    if (this.ownsBodyIndex) await this.tx.query("select gin_clean_pending_list('message_texts_body'::regclass)");
+  }
+
+  /** Fails the COPY under way, if any (the server rolls it back; the connection can roll the transaction back). */
+  async cancel(reason: Error): Promise<void> {
+    const statement = this.statement;
+    this.statement = undefined;
+    if (!statement) return;
+    statement.stream.destroy(reason);
+    await statement.done.catch(() => undefined);
+  }
+
+  private startStatement(): { stream: Writable; done: Promise<void>; rows: number } {
+    const stream = this.tx.query(postgresDriver().copyFrom("copy events (conv, seq, ts, id, kind, source, json) from stdin with (format binary)"));
+    const done = finished(stream);
+    done.catch(() => undefined); // awaited by endStatement or cancel; until then, a failure waits there
+    stream.write(COPY_HEADER);
+    return { stream, done, rows: 0 };
+  }
+
+  private async endStatement(): Promise<void> {
+    const { stream, done } = this.statement!;
+    this.statement = undefined;
+    stream.end(COPY_TRAILER);
+    await done;
+  }
+}
+
+/** A queue whose reader waits for the next item (a streamed batch's chunks, as the request thread gets them). */
+class Inbox<T> {
+  private readonly items: T[] = [];
+  private waiting: ((item: T) => void) | undefined;
+  push(item: T): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting(item);
+    else this.items.push(item);
+  }
+  next(): Promise<T> {
+    if (this.items.length > 0) return Promise.resolve(this.items.shift()!);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+}
+
+/** A streamed batch's abort (BatchStream.abort): its transaction rolls back. */
+class BatchAbortedError extends Error {
+  override readonly name = "BatchAbortedError";
+  constructor() {
+    super("the event batch was aborted");
+  }
+}
+
 /** `unnest(ts, id, kind, source, body length, json length) with ordinality as t(…, o)` from parameter $first on. */
 const unnestRows = (first: number) =>
   `unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[], $${first + 4}::int[], $${first + 5}::int[]) with ordinality as t(ts, id, kind, source, bl, jl, o)`;
@@ -360,16 +516,6 @@ const unpackedTexts = (bytes: number, offsets: number) =>
   `case when bl < 0 then null else convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o - 1] for bl), 'UTF8') end as body,
    convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o] for jl), 'UTF8') as json`;
 
-/** Whether the rows' timestamps never decrease, the first and the largest: what keeps conversations.ts_ordered (migration 3). */
-function timeOrder(rows: readonly PreparedEvent[]): { ordered: boolean; first: number; last: number } {
-  let ordered = true;
-  let last = rows[0]!.ts;
-  for (const r of rows) {
-    if (r.ts < last) ordered = false;
-    else last = r.ts;
-  }
-  return { ordered, first: rows[0]!.ts, last };
-}
 
 /** A stamped event's JSON around its timestamp's value (see appendInOneStatement): `pre` ends with the opening quote, `post` starts with the closing one. */
 interface Stamp {
@@ -616,6 +762,83 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
+   * appendBatch with the rows given as the import thread parses them (ConversationService.appendBatch):
+   * the batch's transaction begins in turn and takes the conversation's row; from copyMinRows rows
+   * on, each chunk goes into the events' COPY as it is added, while the import thread parses the
+   * batch's last lines, and its ids are looked up beside it on the id-check connection (insertChecked's
+   * rule). A batch that ends smaller is written as appendBatch writes it, in the same transaction.
+   * Without the id-check pool, undefined (appendBatch then).
+   */
+  streamBatch(conversationId: string): BatchStream | undefined {
+    const idCheckPool = this.idCheckPool;
+    if (!idCheckPool) return undefined;
+    const inbox = new Inbox<Uint8Array | { end: number } | "abort">();
+    const written = this.serial(conversationId, () =>
+      this.transaction(async (tx): Promise<AppendedBatch> => {
+        // The row lock orders the batch after any other instance's append to the conversation.
+        const conv = (await tx.query<{ pk: number; next_seq: number; event_count: number }>("select pk, next_seq, event_count from conversations where id = $1 for update", [conversationId])).rows[0];
+        if (!conv) throw new ConversationNotFoundError(conversationId);
+        const firstSeq = Number(conv.next_seq);
+        const now = new Date().toISOString();
+        let held: PreparedEvent[] = []; // the rows before the COPY starts
+        let copy: BatchCopy | undefined;
+        const lookups: Array<Promise<string[]>> = [];
+        const lookUp = (rows: readonly PreparedEvent[]) => {
+          const lookup = this.takenIds(idCheckPool, conv.pk, idsOf(rows));
+          lookup.catch(() => undefined); // awaited after the COPY
+          lookups.push(lookup);
+        };
+        try {
+          for (let item = await inbox.next(); ; item = await inbox.next()) {
+            if (item === "abort") throw new BatchAbortedError();
+            if (!(item instanceof Uint8Array)) {
+              const added = (copy?.tally.count ?? 0) + held.length;
+              if (item.end !== added) throw new Error(`an event batch ended at ${item.end} rows after ${added} were added`);
+              break;
+            }
+            const rows = decodeRows({ count: 0, chunks: [item] });
+            if (copy) {
+              lookUp(rows);
+              await copy.add(rows);
+            } else if ((held = held.concat(rows)).length >= this.copyMinRows && isClient(tx)) {
+              copy = await BatchCopy.begin(tx, conv.pk, firstSeq, this.ownsBodyIndex);
+              lookUp(held);
+              await copy.add(held);
+              held = [];
+            }
+          }
+          await copy?.end();
+        } catch (error) {
+          await copy?.cancel(error as Error);
+          await Promise.allSettled(lookups);
+          throw error;
+        }
+        let count: number;
+        if (copy) {
+          checkBatchIds(copy.ids, (await Promise.all(lookups)).flat());
+          await this.recordRows(tx, conv.pk, copy.tally, now);
+          count = copy.tally.count;
+        } else count = (await this.insertChecked(tx, conv.pk, firstSeq, held, now)).length;
+        // The live fan-out of every instance reads the batch from the store once it is committed.
+        if (count > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${firstSeq}:${firstSeq + count - 1}`]);
+        return { firstSeq, count, eventCount: Number(conv.event_count) + count };
+      }),
+    );
+    written.catch(() => undefined); // end or abort hands it on
+    return {
+      add: (chunk) => inbox.push(chunk),
+      end: (count) => {
+        inbox.push({ end: count });
+        return written;
+      },
+      abort: async () => {
+        inbox.push("abort");
+        await written.catch(() => undefined);
+      },
+    };
+  }
+
+  /**
    * A live append (a few events) as one statement, so one round trip and one commit: lock the
    * conversation's row, insert the rows after its next_seq, add to the counters, move next_seq and
    * notify; all or nothing. At ~0.5 ms a round trip, the transaction of appendEvents spent more in
@@ -638,8 +861,9 @@ export class PostgresEventStore implements EventStore {
    * again (its new snapshot holds the append it waited for), and names a taken id in a transaction.
    */
   private async appendInOneStatement(conversationId: string, rows: readonly PreparedEvent[], stamps?: ReadonlyArray<Stamp | null>): Promise<StoredEvent[] | "taken" | "raced"> {
-    checkBatchIds(rows, []);
-    const c = counters(rows);
+    checkBatchIds(idsOf(rows), []);
+    const tally = tallyOf(rows);
+    const c = tally.counters();
     const texts = packRows(rows);
     const values: unknown[] = [
       conversationId,
@@ -661,8 +885,7 @@ export class PostgresEventStore implements EventStore {
     ];
     let text: string;
     if (!stamps) {
-      const order = timeOrder(rows);
-      values.push(order.ordered, order.first, order.last);
+      values.push(tally.ordered, tally.first, tally.last);
       text = `${LOCKED_UNTAKEN}
          src as (select t.*, ${unpackedTexts(15, 16)} from ${unnestRows(2)}),
          inserted as (
@@ -779,9 +1002,8 @@ export class PostgresEventStore implements EventStore {
    * id (the LIMIT keeps each a nested loop, never a hash join over the conversation). Called under
    * the conversation's row lock, in a statement after it: what makes ids unique (migration 6).
    */
-  private async takenIds(tx: Queryable, conv: number, rows: readonly PreparedEvent[]): Promise<string[]> {
-    if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
+  private async takenIds(tx: Queryable, conv: number, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
     // The ids as one text joined by newlines, split by the server: as a text[] parameter, the
     // array literal's escaping and parsing were half of the lookup (10k ids: 12–15 ms → 8–10 ms).
     // An id that is empty or holds a newline (none do in practice) takes the text[] way.
@@ -805,9 +1027,10 @@ export class PostgresEventStore implements EventStore {
    * transaction's. Ids repeated within the batch are refused before the COPY.
    */
   private async insertChecked(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], now: string): Promise<StoredEvent[]> {
-    if (!(rows.length >= this.copyMinRows && isClient(tx) && this.idCheckPool)) return this.insertRows(tx, conv, firstSeq, rows, await this.takenIds(tx, conv, rows), now);
-    checkBatchIds(rows, []);
-    const lookup = this.takenIds(this.idCheckPool, conv, rows);
+    const ids = idsOf(rows);
+    if (!(rows.length >= this.copyMinRows && isClient(tx) && this.idCheckPool)) return this.insertRows(tx, conv, firstSeq, rows, await this.takenIds(tx, conv, ids), now);
+    checkBatchIds(ids, []);
+    const lookup = this.takenIds(this.idCheckPool, conv, ids);
     let stored: StoredEvent[];
     try {
       stored = await this.insertRows(tx, conv, firstSeq, rows, [], now);
@@ -815,7 +1038,7 @@ export class PostgresEventStore implements EventStore {
       await lookup.catch(() => undefined); // its own failure, if any, is not this one's cause
       throw error;
     }
-    checkBatchIds(rows, await lookup);
+    checkBatchIds(ids, await lookup);
     return stored;
   }
 
@@ -825,72 +1048,51 @@ export class PostgresEventStore implements EventStore {
    */
   private async insertRows(tx: Queryable, conv: number, firstSeq: number, rows: readonly PreparedEvent[], taken: readonly string[], now: string): Promise<StoredEvent[]> {
     if (rows.length === 0) return [];
-    checkBatchIds(rows, taken);
+    checkBatchIds(idsOf(rows), taken);
+    let tally: RowTally;
     if (rows.length >= this.copyMinRows && isClient(tx)) {
-      // The trigram index's new entries gather in a pending list of up to 4 MB for this transaction,
-      // moved into the index at once at its end (migration 8), so that searches read 128 kB at most.
-      // Only the index's owner may empty the list (a role that does not keeps the 128 kB flushes).
-      if (this.ownsBodyIndex) await tx.query(`set local gin_pending_list_limit = ${COPY_GIN_PENDING_LIST_KB}`);
-      const copy = (into: string, count: number, writeRow: (w: CopyRowWriter, i: number) => void) =>
-        pipeline(Readable.from(copyChunks(count, writeRow)), tx.query(postgresDriver().copyFrom(`copy ${into} from stdin with (format binary)`)));
-      for (let from = 0; from < rows.length; from += ONE_STATEMENT_ROWS) {
-        const first = firstSeq + from;
-        await copy("events (conv, seq, ts, id, kind, source, json)", Math.min(ONE_STATEMENT_ROWS, rows.length - from), (w, i) => {
-          const r = rows[from + i]!;
-          w.row(7);
-          w.int8(conv);
-          w.int8(first + i);
-          w.int8(r.ts);
-          w.text(r.id);
-          w.text(r.kind);
-          w.text(r.source);
-          w.text(r.json);
-        });
+      const copy = await BatchCopy.begin(tx, conv, firstSeq, this.ownsBodyIndex);
+      try {
+        await copy.add(rows);
+        await copy.end();
+      } catch (error) {
+        await copy.cancel(error as Error);
+        throw error;
       }
-      // The messages' texts (a few percent of the rows), after their events.
-      const messages: Array<{ seq: number; ts: number; source: string; body: string }> = [];
-      rows.forEach((r, i) => {
-        const body = searchTextOf(r);
-        if (body !== null) messages.push({ seq: firstSeq + i, ts: r.ts, source: r.source, body });
-      });
-      if (messages.length > 0) {
-        await copy("message_texts (conv, seq, ts, source, body)", messages.length, (w, i) => {
-          const m = messages[i]!;
-          w.row(5);
-          w.int8(conv);
-          w.int8(m.seq);
-          w.int8(m.ts);
-          w.text(m.source);
-          w.text(m.body);
-        });
-        if (this.ownsBodyIndex) await tx.query("select gin_clean_pending_list('message_texts_body'::regclass)");
+      tally = copy.tally;
+    } else {
+      tally = tallyOf(rows);
+      for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
+        const chunk = rows.slice(from, from + INSERT_CHUNK);
+        const texts = packRows(chunk);
+        await tx.query(
+          `with src as (select t.*, ${unpackedTexts(9, 10)} from ${unnestRows(3)}),
+             inserted as (insert into events (conv, seq, ts, id, kind, source, json) select $1, $2::bigint + o - 1, ts, id, kind, source, json from src)
+           insert into message_texts (conv, seq, ts, source, body) select $1, $2::bigint + o - 1, ts, source, body from src where body is not null`,
+          [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), texts.bodyLengths, texts.jsonLengths, texts.bytes, texts.offsets],
+        );
       }
-    } else for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
-      const chunk = rows.slice(from, from + INSERT_CHUNK);
-      const texts = packRows(chunk);
-      await tx.query(
-        `with src as (select t.*, ${unpackedTexts(9, 10)} from ${unnestRows(3)}),
-           inserted as (insert into events (conv, seq, ts, id, kind, source, json) select $1, $2::bigint + o - 1, ts, id, kind, source, json from src)
-         insert into message_texts (conv, seq, ts, source, body) select $1, $2::bigint + o - 1, ts, source, body from src where body is not null`,
-        [conv, firstSeq + from, chunk.map((r) => r.ts), chunk.map((r) => r.id), chunk.map((r) => r.kind), chunk.map((r) => r.source), texts.bodyLengths, texts.jsonLengths, texts.bytes, texts.offsets],
-      );
     }
-    this.rowsSinceAnalyze += rows.length;
-    this.rowsWritten += rows.length;
-    const c = counters(rows);
+    await this.recordRows(tx, conv, tally, now);
+    return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: firstSeq + i }));
+  }
+
+  /** After a batch's rows are written: what they add to the counters, and the conversation's next_seq, count and time order. */
+  private async recordRows(tx: Queryable, conv: number, tally: RowTally, now: string): Promise<void> {
+    this.rowsSinceAnalyze += tally.count;
+    this.rowsWritten += tally.count;
+    const c = tally.counters();
     await tx.query(
       `insert into event_counts (conv, kind, source, n)
        select $1, kind, source, n from unnest($2::text[], $3::text[], $4::bigint[]) as t(kind, source, n)
        on conflict (conv, kind, source) do update set n = event_counts.n + excluded.n`,
       [conv, c.map((x) => x.kind), c.map((x) => x.source), c.map((x) => x.n)],
     );
-    const order = timeOrder(rows);
     await tx.query(
       `update conversations set next_seq = next_seq + $2, event_count = event_count + $2, updated_at = $3,
          ts_ordered = ts_ordered and $4 and coalesce(last_ts <= $5, true), last_ts = greatest(last_ts, $6) where pk = $1`,
-      [conv, rows.length, now, order.ordered, order.first, order.last],
+      [conv, tally.count, now, tally.ordered, tally.first, tally.last],
     );
-    return rows.map((r, i) => ({ id: r.id, json: r.json, ts: r.ts, seq: firstSeq + i }));
   }
 
   getConversation(id: string): Promise<ConversationRecord | undefined> {
