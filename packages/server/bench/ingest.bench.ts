@@ -11,9 +11,10 @@
  * events), each with a fresh id and an increasing timestamp: ~0.6 KB an event.
  *
  * With --postgres, the server and the store alone on PostgreSQL (issue 17; ACS_TEST_PG_URL's server,
- * a scratch database for each run, dropped after it): postgres.bench.ts runs it so.
+ * a scratch database for each run, dropped after it); with --generated, the events of search.bench.ts's
+ * conversation instead of the recorded ones (IngestWorkload): postgres.bench.ts runs both so.
  *
- *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000] [--postgres] [--http-only]   (from packages/server, after pnpm build)
+ *   pnpm exec tsx bench/ingest.bench.ts [--smoke] [--sizes 100000,1000000] [--postgres] [--generated] [--http-only]   (from packages/server, after pnpm build)
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -28,7 +29,7 @@ import type { EventStore } from "../src/store/types.js";
 import { prepareEvent, type PreparedEvent, type RowBatch } from "../src/store/prepare.js";
 import { encodeRows } from "../src/store/row-batch.js";
 import { createScratchDatabase } from "../test/support/postgres.js";
-import { appendBenchFigures, type BenchFigure } from "./search.bench.js";
+import { appendBenchFigures, ConversationGenerator, type BenchFigure } from "./search.bench.js";
 import { eventLoopOf, startServerProcess } from "./server-process.js";
 
 const KEY = "bench-key";
@@ -86,17 +87,43 @@ function request(url: string, method: string, headers: Record<string, string>, w
   });
 }
 
-/** One batch: lines [from, to) of recording `tag`, streamed as they are produced. */
-async function writeBatch(req: http.ClientRequest, tag: number, from: number, to: number): Promise<void> {
+/**
+ * What a run sends: "recorded", the recorded conversation's events with fresh ids (line above;
+ * 5 of every 9 events a message); "generated", the conversation of search.bench.ts and
+ * postgres.bench.ts (issue 17's 1M events: an OpenHands trajectory, 2.5% messages, random UUIDs).
+ */
+export type IngestWorkload = "recorded" | "generated";
+
+/** Line `i` of a run's events, asked for in order from 0 (a generated conversation is made as it goes). */
+type Lines = (i: number) => string;
+
+function linesOf(workload: IngestWorkload, tag: number, events: number): Lines {
+  if (workload === "recorded") return (i) => line(tag, i);
+  const generator = new ConversationGenerator(events);
+  let made: string[] = [];
+  let first = 0;
+  return (i) => {
+    if (i >= first + made.length) {
+      if (i !== first + made.length) throw new Error(`line ${i} asked for after line ${first + made.length - 1}`);
+      first += made.length;
+      made = generator.next(LINES_PER_WRITE).map((e) => e.json);
+    }
+    return made[i - first]!;
+  };
+}
+
+/** One batch: lines [from, to), streamed as they are produced. */
+async function writeBatch(req: http.ClientRequest, lines: Lines, from: number, to: number): Promise<void> {
   for (let at = from; at < to; at += LINES_PER_WRITE) {
     let text = "";
-    for (let i = at; i < Math.min(to, at + LINES_PER_WRITE); i++) text += line(tag, i) + "\n";
+    for (let i = at; i < Math.min(to, at + LINES_PER_WRITE); i++) text += lines(i) + "\n";
     if (!req.write(text)) await new Promise((resolve) => req.once("drain", resolve));
   }
 }
 
 export interface IngestRow {
   events: number;
+  workload: IngestWorkload;
   httpEventsPerSecond: number;
   bytes: number;
   rssBefore: Memory;
@@ -117,7 +144,7 @@ export interface IngestRow {
  */
 export type IngestStore = { kind: "sqlite" } | { kind: "postgres"; url: () => Promise<{ url: string; drop(): Promise<void> }> };
 
-async function overHttp(events: number, tag: number, target: IngestStore = { kind: "sqlite" }): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
+async function overHttp(events: number, lines: Lines, target: IngestStore = { kind: "sqlite" }): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-"));
   const database = target.kind === "postgres" ? await target.url() : undefined;
   const server = await startServerProcess(["--data-dir", dataDir, "--log-level", "warn", ...(database ? ["--store", database.url] : [])], KEY);
@@ -140,7 +167,7 @@ async function overHttp(events: number, tag: number, target: IngestStore = { kin
       const reply = await request(`${server.url}/api/conversations/${id}/events/batch`, "POST", { "Content-Type": "application/x-ndjson" }, async (req) => {
         const write = req.write.bind(req);
         req.write = ((chunk: string, ...rest: never[]) => ((bytes += Buffer.byteLength(chunk)), write(chunk, ...rest))) as typeof req.write;
-        await writeBatch(req, tag, from, to);
+        await writeBatch(req, lines, from, to);
       });
       if (reply.status !== 200) throw new Error(`batch at ${from}: ${reply.status} ${reply.text.slice(0, 300)}`);
       if (process.env.ACS_BENCH_VERBOSE) console.log(`    batch ${from / BATCH + 1}: ${(performance.now() - started).toFixed(0)} ms since the start, load ${loadavg()[0]!.toFixed(1)}`);
@@ -161,7 +188,7 @@ async function overHttp(events: number, tag: number, target: IngestStore = { kin
 }
 
 /** The store alone, in this process: the same rows as RowBatches of 10,000 through appendBatch (SQLite: on its import writer thread). */
-async function storeAlone(events: number, tag: number, target: IngestStore = { kind: "sqlite" }): Promise<number> {
+async function storeAlone(events: number, lines: Lines, target: IngestStore = { kind: "sqlite" }): Promise<number> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-store-"));
   const database = target.kind === "postgres" ? await target.url() : undefined;
   const store: EventStore = database ? await openPostgresStore({ url: database.url }) : openSqliteStore({ file: path.join(dataDir, "acs.sqlite"), importThread: true });
@@ -174,7 +201,7 @@ async function storeAlone(events: number, tag: number, target: IngestStore = { k
       const chunks: Uint8Array[] = [];
       let rows: PreparedEvent[] = [];
       for (let i = from; i < to; i++) {
-        const json = line(tag, i);
+        const json = lines(i);
         rows.push(prepareEvent({ event: JSON.parse(json) as Event, json }, i, true));
         if (rows.length === 1000) {
           chunks.push(encodeRows(rows));
@@ -196,9 +223,9 @@ async function storeAlone(events: number, tag: number, target: IngestStore = { k
 }
 
 /** Per line on one thread: what the import thread does (parse, validate, prepare), and JSON.parse alone. */
-function lineWork(events: number, tag: number): { full: number; parse: number } {
+function lineWork(events: number, of: Lines): { full: number; parse: number } {
   const n = Math.min(events, 200_000);
-  const lines = Array.from({ length: n }, (_, i) => line(tag, i));
+  const lines = Array.from({ length: n }, (_, i) => of(i));
   let started = performance.now();
   let sink = 0;
   for (const text of lines) sink += (JSON.parse(text) as { id: string }).id.length;
@@ -214,16 +241,16 @@ function lineWork(events: number, tag: number): { full: number; parse: number } 
   return { full, parse };
 }
 
-export async function benchIngest({ sizes = [100_000, 1_000_000], log = (_: string) => {}, store = { kind: "sqlite" } as IngestStore } = {}): Promise<IngestRow[]> {
+export async function benchIngest({ sizes = [100_000, 1_000_000], log = (_: string) => {}, store = { kind: "sqlite" } as IngestStore, workload = "recorded" as IngestWorkload } = {}): Promise<IngestRow[]> {
   const rows: IngestRow[] = [];
   for (const [k, events] of sizes.entries()) {
     const load0 = loadavg()[0]!;
-    log(`  ${events.toLocaleString("en")} events over HTTP…`);
-    const http = await overHttp(events, 0x100 + k, store);
+    log(`  ${events.toLocaleString("en")} events (${workload}) over HTTP…`);
+    const http = await overHttp(events, linesOf(workload, 0x100 + k, events), store);
     log(`    ${http.httpEventsPerSecond.toLocaleString("en")} events/s; the store alone…`);
-    const storeEventsPerSecond = await storeAlone(events, 0x200 + k, store);
-    const work = lineWork(events, 0x300 + k);
-    rows.push({ events, ...http, storeEventsPerSecond, lineWorkEventsPerSecond: work.full, parseEventsPerSecond: work.parse, load: [load0, loadavg()[0]!] });
+    const storeEventsPerSecond = await storeAlone(events, linesOf(workload, 0x200 + k, events), store);
+    const work = lineWork(events, linesOf(workload, 0x300 + k, events));
+    rows.push({ events, workload, ...http, storeEventsPerSecond, lineWorkEventsPerSecond: work.full, parseEventsPerSecond: work.parse, load: [load0, loadavg()[0]!] });
   }
   return rows;
 }
@@ -234,22 +261,22 @@ const size = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}
 /** The rows' figures for BENCHMARKS.md, in `suite` ("server (PostgreSQL)" for a PostgreSQL-backed server). */
 export function ingestFigures(rows: readonly IngestRow[], suite: BenchFigure["suite"] = "server"): BenchFigure[] {
   return rows.flatMap((r): BenchFigure[] => [
-    { suite, name: `HTTP bulk ingest (events/batch, 10k per request), ${size(r.events)} events`, value: r.httpEventsPerSecond, unit: "events/s", peer: { name: "the store alone (appendBatch, in process)", value: r.storeEventsPerSecond, unit: "events/s" }, ratio: Number((r.httpEventsPerSecond / r.storeEventsPerSecond).toFixed(2)), target: "≥ 50,000 events/s", met: r.httpEventsPerSecond >= 50_000 },
-    { suite, name: `HTTP bulk ingest, ${size(r.events)} events: server RSS, max`, value: Number(mib(r.rssMax.rss)), unit: "MiB" },
-    ...(r.loopBusyMaxMs === undefined ? [] : [{ suite, name: `HTTP bulk ingest, ${size(r.events)} events: the request thread's longest run between two ticks`, value: Number(r.loopBusyMaxMs.toFixed(1)), unit: "ms", target: "≤ 50 ms", met: r.loopBusyMaxMs <= 50 } as BenchFigure]),
+    { suite, name: `HTTP bulk ingest ${r.workload === "generated" ? "of the search bench's conversation (2.5% messages) " : ""}(events/batch, 10k per request), ${size(r.events)} events`, value: r.httpEventsPerSecond, unit: "events/s", peer: { name: "the store alone (appendBatch, in process)", value: r.storeEventsPerSecond, unit: "events/s" }, ratio: Number((r.httpEventsPerSecond / r.storeEventsPerSecond).toFixed(2)), target: "≥ 50,000 events/s", met: r.httpEventsPerSecond >= 50_000 },
+    { suite, name: `HTTP bulk ingest${r.workload === "generated" ? " of the search bench's conversation" : ""}, ${size(r.events)} events: server RSS, max`, value: Number(mib(r.rssMax.rss)), unit: "MiB" },
+    ...(r.loopBusyMaxMs === undefined ? [] : [{ suite, name: `HTTP bulk ingest${r.workload === "generated" ? " of the search bench's conversation" : ""}, ${size(r.events)} events: the request thread's longest run between two ticks`, value: Number(r.loopBusyMaxMs.toFixed(1)), unit: "ms", target: "≤ 50 ms", met: r.loopBusyMaxMs <= 50 } as BenchFigure]),
   ]);
 }
 
 export function formatIngest(rows: readonly IngestRow[]): string {
   const lines = [
     "Bulk ingest over HTTP (POST …/events/batch, 10,000 events a request, one at a time, loopback; server in its own process):",
-    "| events | HTTP events/s | MB/s | store alone events/s | parse+validate+prepare, 1 thread | JSON.parse alone | server RSS before → max → after (MiB) | anonymous before → max → after (MiB) | server event loop: delay max / busy max (ms) | load avg (1 min) start → end |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| events | workload | HTTP events/s | MB/s | store alone events/s | parse+validate+prepare, 1 thread | JSON.parse alone | server RSS before → max → after (MiB) | anonymous before → max → after (MiB) | server event loop: delay max / busy max (ms) | load avg (1 min) start → end |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const r of rows) {
     const mbps = ((r.bytes / 1e6) * (r.httpEventsPerSecond / r.events)).toFixed(1);
     lines.push(
-      `| ${r.events.toLocaleString("en")} | ${r.httpEventsPerSecond.toLocaleString("en")} | ${mbps} | ${r.storeEventsPerSecond.toLocaleString("en")} | ${r.lineWorkEventsPerSecond.toLocaleString("en")} | ${r.parseEventsPerSecond.toLocaleString("en")} | ${mib(r.rssBefore.rss)} → ${mib(r.rssMax.rss)} → ${mib(r.rssAfter.rss)} | ${mib(r.rssBefore.anon)} → ${mib(r.rssMax.anon)} → ${mib(r.rssAfter.anon)} | ${r.loopMaxMs.toFixed(0)} / ${r.loopBusyMaxMs?.toFixed(0) ?? "—"} | ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)} |`,
+      `| ${r.events.toLocaleString("en")} | ${r.workload} | ${r.httpEventsPerSecond.toLocaleString("en")} | ${mbps} | ${r.storeEventsPerSecond.toLocaleString("en")} | ${r.lineWorkEventsPerSecond.toLocaleString("en")} | ${r.parseEventsPerSecond.toLocaleString("en")} | ${mib(r.rssBefore.rss)} → ${mib(r.rssMax.rss)} → ${mib(r.rssAfter.rss)} | ${mib(r.rssBefore.anon)} → ${mib(r.rssMax.anon)} → ${mib(r.rssAfter.anon)} | ${r.loopMaxMs.toFixed(0)} / ${r.loopBusyMaxMs?.toFixed(0) ?? "—"} | ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)} |`,
     );
   }
   return lines.join("\n");
@@ -260,12 +287,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const sizes = at > 0 ? process.argv[at + 1]!.split(",").map(Number) : process.argv.includes("--smoke") ? [20_000] : [100_000, 1_000_000];
   // --postgres: the server on PostgreSQL (ACS_TEST_PG_URL's server, a scratch database per run).
   const store: IngestStore = process.argv.includes("--postgres") ? { kind: "postgres", url: createScratchDatabase } : { kind: "sqlite" };
+  const workload: IngestWorkload = process.argv.includes("--generated") ? "generated" : "recorded";
   if (process.argv.includes("--http-only")) {
-    for (const events of sizes) console.log(JSON.stringify({ events, load: loadavg()[0], ...(await overHttp(events, 0x400, store)) }));
+    for (const events of sizes) console.log(JSON.stringify({ events, workload, load: loadavg()[0], ...(await overHttp(events, linesOf(workload, 0x400, events), store)) }));
     agent.destroy();
     process.exit(0);
   }
-  const rows = await benchIngest({ sizes, log: (l) => console.log(l), store });
+  const rows = await benchIngest({ sizes, log: (l) => console.log(l), store, workload });
   appendBenchFigures(ingestFigures(rows, store.kind === "postgres" ? "server (PostgreSQL)" : "server"));
   console.log(formatIngest(rows));
   agent.destroy();
