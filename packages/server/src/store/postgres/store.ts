@@ -301,7 +301,7 @@ export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offse
 
 const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 
-/** Rows per chunk of copyChunks: the server parses and inserts one while the next is encoded. */
+/** Rows per chunk of a COPY's data (copyChunks, BatchCopy.add): the server parses and inserts one while the next is encoded. */
 const COPY_CHUNK_ROWS = 500;
 
 /** Writes the rows of a binary COPY (see copyChunks) into a buffer that grows as needed. */
