@@ -6,8 +6,9 @@
  * kind+source, body and a time range, with the ratio largest/smallest size. Then bulk ingest as a
  * client sees it (ingest.bench.ts --postgres: the built server on PostgreSQL, JSONL batches of 10,000
  * over HTTP, beside the store's appendBatch of the same rows in process: 100k and 1M of the recorded
- * events, and this bench's 1M-event conversation; --no-http skips it), and live delivery across two server instances (postgres-live.bench.ts: 1,000
- * subscribers, 100 events/s over HTTP; --no-live skips it); both need `pnpm build`. PostgreSQL runs
+ * events, and this bench's 1M-event conversation; --no-http skips it), and live delivery across
+ * two server instances (postgres-live.bench.ts: 1,000 subscribers, 100 events/s over HTTP;
+ * --no-live skips it); both need `pnpm build`. PostgreSQL runs
  * in a scratch database (ACS_TEST_PG_URL, default the local server), dropped at the end.
  * ACS_PG_BENCH_SIZES=10000,100000 picks the sizes of the store's builds; --ingest-only measures
  * their ingest alone (no pages, no counts, no live delivery).

@@ -32,8 +32,8 @@
  *   pair of the conversation (kindSourcePage, migration 9).
  */
 import { once } from "node:events";
-import { finished, pipeline } from "node:stream/promises";
-import { Readable, type Writable } from "node:stream";
+import { finished } from "node:stream/promises";
+import type { Writable } from "node:stream";
 import type pg from "pg";
 import type { from as CopyFrom } from "pg-copy-streams";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
@@ -301,11 +301,14 @@ export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offse
 
 const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 
-/** Rows per chunk of a COPY's data (copyChunks, BatchCopy.add): the server parses and inserts one while the next is encoded. */
+/** Rows per chunk of a COPY's data (CopyStatement): the server parses and inserts one while the next is encoded. */
 const COPY_CHUNK_ROWS = 500;
 
-/** Writes the rows of a binary COPY (see copyChunks) into a buffer that grows as needed. */
-export class CopyRowWriter {
+/**
+ * Writes the rows of a binary COPY into a buffer that grows as needed: per row its field count, then
+ * each field's byte length and bytes (int8 big-endian, text as UTF-8, -1 for a null).
+ */
+class CopyRowWriter {
   /** Allocated when first written to (a chunk's buffer is handed on by take). */
   private buffer = Buffer.alloc(0);
   private at = 0;
@@ -360,28 +363,51 @@ const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]); // flags 0
 const COPY_TRAILER = Buffer.from([0xff, 0xff]); // a field count of -1
 
 /**
- * `count` rows, row i written by `writeRow(writer, i)` (its field count, then each field in the
- * COPY's column order), as the data of a `COPY … FROM STDIN (FORMAT binary)`, in chunks of
- * COPY_CHUNK_ROWS rows: the header first, then per row its field count and each field's byte length
- * and bytes (int8 big-endian, text as UTF-8, -1 for a null), then -1.
+ * One `COPY … FROM STDIN (FORMAT binary)` on `tx`: rows written through `writer` (the header
+ * first), sent to the server every COPY_CHUNK_ROWS rows (`wrote`), so that it parses and inserts a
+ * chunk while the next is encoded; then the trailer (-1) at `end`.
  */
-export function* copyChunks(count: number, writeRow: (writer: CopyRowWriter, i: number) => void): Generator<Buffer> {
-  const writer = new CopyRowWriter();
-  writer.bytes(COPY_HEADER);
-  for (let from = 0; from === 0 || from < count; from += COPY_CHUNK_ROWS) {
-    const to = Math.min(count, from + COPY_CHUNK_ROWS);
-    for (let i = from; i < to; i++) writeRow(writer, i);
-    if (to === count) writer.bytes(COPY_TRAILER);
-    yield writer.take();
+class CopyStatement {
+  readonly writer = new CopyRowWriter();
+  /** Rows written. */
+  rows = 0;
+  private readonly stream: Writable;
+  private readonly done: Promise<void>;
+  constructor(tx: pg.PoolClient, into: string) {
+    this.stream = tx.query(postgresDriver().copyFrom(`copy ${into} from stdin with (format binary)`));
+    this.done = finished(this.stream);
+    this.done.catch(() => undefined); // awaited by end or cancel; until then, a failure waits there
+    this.writer.bytes(COPY_HEADER);
+  }
+
+  /** After each row written: a full chunk is sent, and the Promise (else none: no await per row) waits while the connection's buffer is full. */
+  wrote(): Promise<void> | undefined {
+    return ++this.rows % COPY_CHUNK_ROWS === 0 ? this.send() : undefined;
+  }
+
+  /** Sends the rest and the trailer. @throws what the server answers the COPY */
+  async end(): Promise<void> {
+    this.writer.bytes(COPY_TRAILER);
+    this.stream.end(this.writer.take());
+    await this.done;
+  }
+
+  /** Fails the COPY (CopyFail: the server rolls it back, and the connection can roll the transaction back). */
+  async cancel(reason: Error): Promise<void> {
+    this.stream.destroy(reason);
+    await this.done.catch(() => undefined);
+  }
+
+  private async send(): Promise<void> {
+    if (!this.stream.write(this.writer.take()) && !this.stream.destroyed) await Promise.race([once(this.stream, "drain"), this.done]);
   }
 }
 
 /**
  * A batch's rows written by binary COPY, inside the transaction of `tx`, as they come (insertRows;
  * an event batch as the import thread parses it, streamBatch): the events in COPY statements of at
- * most ONE_STATEMENT_ROWS rows (each within the statement timeout), encoded COPY_CHUNK_ROWS at a
- * time so that the server inserts one chunk while the next is encoded; then, at `end`, the
- * messages' searchable texts, gathered meanwhile, with what the rows add to the conversation.
+ * most ONE_STATEMENT_ROWS rows (each within the statement timeout); then, at `end`, the messages'
+ * searchable texts, gathered meanwhile, with what the rows add to the conversation.
  */
 class BatchCopy {
   /** What the rows add to the conversation's counters and time order. */
@@ -389,7 +415,7 @@ class BatchCopy {
   /** The rows' ids, in order. */
   readonly ids: string[] = [];
   private readonly texts: Array<{ seq: number; ts: number; source: string; body: string }> = [];
-  private statement: { stream: Writable; done: Promise<void>; rows: number } | undefined;
+  private statement: CopyStatement | undefined;
   private constructor(
     private readonly tx: pg.PoolClient,
     private readonly conv: number,
@@ -409,77 +435,58 @@ class BatchCopy {
   /** Writes `rows` after those before. @throws what the server answers the COPY */
   async add(rows: readonly PreparedEvent[]): Promise<void> {
     this.tally.add(rows);
-    const writer = new CopyRowWriter();
-    for (let from = 0; from < rows.length; ) {
+    for (const r of rows) {
       if (this.statement?.rows === ONE_STATEMENT_ROWS) await this.endStatement();
-      const statement = (this.statement ??= this.startStatement());
-      const to = Math.min(rows.length, from + COPY_CHUNK_ROWS, from + ONE_STATEMENT_ROWS - statement.rows);
-      for (let i = from; i < to; i++) {
-        const r = rows[i]!;
-        const seq = this.next++;
-        writer.row(7);
-        writer.int8(this.conv);
-        writer.int8(seq);
-        writer.int8(r.ts);
-        writer.text(r.id);
-        writer.text(r.kind);
-        writer.text(r.source);
-        writer.text(r.json);
-        this.ids.push(r.id);
-        const body = searchTextOf(r);
-        if (body !== null) this.texts.push({ seq, ts: r.ts, source: r.source, body });
-      }
-      statement.rows += to - from;
-      from = to;
-      if (!statement.stream.write(writer.take()) && !statement.stream.destroyed) await Promise.race([once(statement.stream, "drain"), statement.done]);
+      const statement = (this.statement ??= new CopyStatement(this.tx, "events (conv, seq, ts, id, kind, source, json)"));
+      const seq = this.next++;
+      const w = statement.writer;
+      w.row(7);
+      w.int8(this.conv);
+      w.int8(seq);
+      w.int8(r.ts);
+      w.text(r.id);
+      w.text(r.kind);
+      w.text(r.source);
+      w.text(r.json);
+      this.ids.push(r.id);
+      const body = searchTextOf(r);
+      if (body !== null) this.texts.push({ seq, ts: r.ts, source: r.source, body });
+      const sent = statement.wrote();
+      if (sent) await sent;
     }
   }
 
   /** Ends the events' COPY, then writes the messages' texts (a few percent of the rows) and moves their trigrams into the index. */
   async end(): Promise<void> {
     if (this.statement) await this.endStatement();
-    const texts = this.texts;
-    if (texts.length === 0) return;
-    const into = this.tx.query(postgresDriver().copyFrom("copy message_texts (conv, seq, ts, source, body) from stdin with (format binary)"));
-    await pipeline(
-      Readable.from(
-        copyChunks(texts.length, (w, i) => {
-          const m = texts[i]!;
-          w.row(5);
-          w.int8(this.conv);
-          w.int8(m.seq);
-          w.int8(m.ts);
-          w.text(m.source);
-          w.text(m.body);
-        }),
-      ),
-      into,
-    );
+    if (this.texts.length === 0) return;
+    const statement = (this.statement = new CopyStatement(this.tx, "message_texts (conv, seq, ts, source, body)"));
+    for (const m of this.texts) {
+      const w = statement.writer;
+      w.row(5);
+      w.int8(this.conv);
+      w.int8(m.seq);
+      w.int8(m.ts);
+      w.text(m.source);
+      w.text(m.body);
+      const sent = statement.wrote();
+      if (sent) await sent;
+    }
+    await this.endStatement();
     if (this.ownsBodyIndex) await this.tx.query("select gin_clean_pending_list('message_texts_body'::regclass)");
   }
 
-  /** Fails the COPY under way, if any (the server rolls it back; the connection can roll the transaction back). */
+  /** Fails the COPY under way, if any. */
   async cancel(reason: Error): Promise<void> {
     const statement = this.statement;
     this.statement = undefined;
-    if (!statement) return;
-    statement.stream.destroy(reason);
-    await statement.done.catch(() => undefined);
-  }
-
-  private startStatement(): { stream: Writable; done: Promise<void>; rows: number } {
-    const stream = this.tx.query(postgresDriver().copyFrom("copy events (conv, seq, ts, id, kind, source, json) from stdin with (format binary)"));
-    const done = finished(stream);
-    done.catch(() => undefined); // awaited by endStatement or cancel; until then, a failure waits there
-    stream.write(COPY_HEADER);
-    return { stream, done, rows: 0 };
+    await statement?.cancel(reason);
   }
 
   private async endStatement(): Promise<void> {
-    const { stream, done } = this.statement!;
+    const statement = this.statement!;
     this.statement = undefined;
-    stream.end(COPY_TRAILER);
-    await done;
+    await statement.end();
   }
 }
 
@@ -515,7 +522,6 @@ const unnestRows = (first: number) =>
 const unpackedTexts = (bytes: number, offsets: number) =>
   `case when bl < 0 then null else convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o - 1] for bl), 'UTF8') end as body,
    convert_from(substring($${bytes}::bytea from ($${offsets}::int[])[2 * o] for jl), 'UTF8') as json`;
-
 
 /** A stamped event's JSON around its timestamp's value (see appendInOneStatement): `pre` ends with the opening quote, `post` starts with the closing one. */
 interface Stamp {
