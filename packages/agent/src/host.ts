@@ -60,6 +60,11 @@ export interface ConversationHost {
    * terminal starts here and the file editor works only inside it.
    */
   readonly workspaceDir: string;
+  /**
+   * A private directory on disk for the commands' `/tmp` (created when missing, never served).
+   * Without one, `/tmp` is a bounded tmpfs in memory.
+   */
+  readonly tmpDir?: string;
   /** Stores events in order and pushes them to subscribers; resolves once they are stored. */
   record(events: readonly RecordedEvent[]): Promise<void>;
   /** Pushes a transient event to live subscribers; never stored. */

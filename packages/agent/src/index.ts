@@ -24,7 +24,22 @@ export {
   type LlmResponse,
   type LlmUsage,
 } from "./llm/types.js";
-export { bubblewrapSandbox, detectBubblewrap, hostExecution, NO_SANDBOX_MESSAGE, type BubblewrapOptions, type Sandbox, type SandboxRequest, type SandboxedCommand } from "./sandbox/sandbox.js";
+export {
+  bubblewrapSandbox,
+  confinementProblem,
+  DEFAULT_SANDBOX_LIMITS,
+  detectBubblewrap,
+  hostExecution,
+  NO_SANDBOX_MESSAGE,
+  probeBubblewrap,
+  SandboxUnreachableError,
+  sandboxLimits,
+  type BubblewrapOptions,
+  type Sandbox,
+  type SandboxLimits,
+  type SandboxRequest,
+  type SandboxedCommand,
+} from "./sandbox/sandbox.js";
 export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment, type SecretEnvironment } from "./secrets.js";
 export { systemClock, uuidIds, type Clock, type IdGenerator } from "./events/clock.js";
 export { silentLogger, type Logger } from "./logger.js";

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
@@ -22,6 +22,7 @@ const output = (observation: TerminalObservation) => observation.content?.map((p
 
 beforeEach(() => {
   parent = realpathSync(mkdtempSync(path.join(tmpdir(), "acs-terminal-")));
+  chmodSync(parent, 0o711); // searchable by the sandbox's user when the tests run as root
   workspaceDir = path.join(parent, "workspace");
   mkdirSync(workspaceDir);
 });

@@ -10,7 +10,8 @@
  *   Recorded and replayed conversations are never opened: run and respond_to_confirmation answer
  *   400, pause and interrupt change nothing.
  * - Workspace: `<data-dir>/uploads/<id>`, the folder uploads land in (so an uploaded file is in the
- *   agent's working directory, and a file the agent writes there can be downloaded).
+ *   agent's working directory, and a file the agent writes there can be downloaded). The commands'
+ *   `/tmp` is `<data-dir>/tmp/<id>` (on disk), emptied whenever the conversation opens.
  * - Idle: a conversation that has not run for `idleCloseMs` is closed (shell and MCP servers stop,
  *   STOPPED); the next message or control reopens it.
  * - Restart: the ids of open conversations are kept in the document `agent-runtime:open`. At start
@@ -18,7 +19,7 @@
  *   conversation stored as `running` becomes `error`, with an AgentErrorEvent for its first
  *   unanswered action. A clean stop interrupts runs (paused + InterruptEvent) and marks them STOPPED.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import {
   AgentRuntime,
@@ -256,9 +257,13 @@ export class AgentConversationRuntime implements ConversationRuntime {
     const { store, cipher, dataDir } = this.options;
     const workspaceDir = path.join(dataDir, "uploads", id);
     await mkdir(workspaceDir, { recursive: true, mode: 0o700 });
+    // A fresh `/tmp` on disk each time the conversation opens: its processes are gone by then.
+    const tmpDir = path.join(dataDir, "tmp", id);
+    await rm(tmpDir, { recursive: true, force: true });
     return {
       conversationId: id,
       workspaceDir,
+      tmpDir,
       record: (events) => context.record(events as RecordedEvent[]),
       // Streaming is off (AgentRuntimeOptions.stream): nothing transient is published.
       publish: () => {},

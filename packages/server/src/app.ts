@@ -27,6 +27,7 @@ import type { ConversationRuntime } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
 import type { EventStore } from "./store/types.js";
 import { WorkerPool } from "./workers/pool.js";
+import { FileIoHealth } from "./file-io-health.js";
 import { WriteHealth } from "./write-health.js";
 
 export interface AppDeps {
@@ -48,6 +49,10 @@ export interface AppDeps {
   apiDocument?: Record<string, unknown>;
   /** Whether writes work (a full disk); one is made for `config.dataDir` when not given. */
   writeHealth?: WriteHealth;
+  /** The probe of the file I/O thread pool /health reports (default: a stat of `config.dataDir` within 2 s). */
+  fileIoHealth?: FileIoHealth;
+  /** Who uploaded files belong to: the agent sandbox's user, for a server running as root. */
+  fileOwner?: { uid: number; gid: number };
 }
 
 /**
@@ -119,12 +124,12 @@ export function createApp(deps: AppDeps): App {
   app.use(rejectMalformedPathEscapes(templates, unknownRoute));
   app.use(answerOptions(templates, unknownRoute));
   app.use(failedFastRead);
-  app.use(metaRoutes({ store, writeHealth, openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
+  app.use(metaRoutes({ store, writeHealth, fileIoHealth: deps.fileIoHealth ?? new FileIoHealth({ dir: config.dataDir }), openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
   app.use(eventRoutes({ store, cursors, readAuth, reads }));
   app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
   app.use(controlRoutes({ store, conversations, controls: deps.runtime.controls, validators, auth, json }));
   app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
-  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, log }));
+  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, owner: deps.fileOwner, log }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
   // Ahead of Express's own handling, whether the app is called (`http.createServer(app)`) or

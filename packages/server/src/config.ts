@@ -27,6 +27,10 @@ export interface ServerConfig {
   agentNetwork: boolean;
   /** Seconds after which the agent closes a conversation that does not run (its shell and MCP servers stop). */
   agentIdleSeconds: number;
+  /** The unprivileged host user the agent's commands run as when the server runs as root. */
+  sandboxUser: { uid: number; gid: number };
+  /** Resource limits of each agent conversation's commands (see `SandboxLimits` of `@acs-toolkit/agent`). */
+  sandboxLimits: { processes: number; memoryBytes: number; fileBytes: number; cpuSeconds: number };
   /** A PostgreSQL store instead of the embedded SQLite one (uploads and keys stay in dataDir). */
   store?: PostgresStoreConfig;
 }
@@ -61,6 +65,13 @@ Options (environment variable in brackets):
   --agent-idle-seconds N   close an agent conversation that has not run for N seconds: its shell and
                            MCP servers stop, a message or a control reopens it [ACS_AGENT_IDLE_SECONDS]
                            (default 1800)
+  --sandbox-user UID[:GID] the unprivileged user the agent's commands run as when the server runs as
+                           root [ACS_SANDBOX_USER] (default 65534:65534, nobody)
+  --sandbox-processes N    processes and threads of one conversation's commands at once
+                           [ACS_SANDBOX_PROCESSES] (default 512)
+  --sandbox-memory-bytes N writable memory of one command's process [ACS_SANDBOX_MEMORY_BYTES] (default 4 GiB)
+  --sandbox-file-bytes N   largest file a command writes [ACS_SANDBOX_FILE_BYTES] (default 1 GiB)
+  --sandbox-cpu-seconds N  CPU time of one command's process [ACS_SANDBOX_CPU_SECONDS] (default 3600)
   --store URL              a PostgreSQL store, postgres://user@host:5432/db, instead of SQLite in the data
                            directory (which still holds uploads and keys) [ACS_STORE_URL]
   --store-pool N           most PostgreSQL connections [ACS_STORE_POOL] (default 10)
@@ -92,6 +103,18 @@ function integer(name: string, text: string | undefined, fallback: number, min: 
 /** A JSON body becomes one string before it is parsed: no larger than Node's longest string. */
 const MAX_JSON_LIMIT = constants.MAX_STRING_LENGTH;
 
+/** `UID` or `UID:GID` (the gid defaults to the uid), never root's. */
+function sandboxUser(text: string | undefined): { uid: number; gid: number } {
+  if (text === undefined || text === "") return { uid: 65534, gid: 65534 };
+  const match = /^(\d+)(?::(\d+))?$/.exec(text);
+  if (!match) throw new ConfigError(`--sandbox-user must be UID or UID:GID (numbers), got "${text}"`);
+  const uid = Number(match[1]);
+  const gid = Number(match[2] ?? match[1]);
+  if (uid === 0 || gid === 0) throw new ConfigError(`--sandbox-user must not be root (uid or gid 0), got "${text}"`);
+  if (uid > 0xfffffffe || gid > 0xfffffffe) throw new ConfigError(`--sandbox-user must be at most 4294967294, got "${text}"`);
+  return { uid, gid };
+}
+
 const truthy = (text: string | undefined) => text !== undefined && /^(1|true|yes|on)$/i.test(text);
 
 /**
@@ -117,6 +140,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "allow-host-execution": { type: "boolean" },
         "agent-network": { type: "boolean" },
         "agent-idle-seconds": { type: "string" },
+        "sandbox-user": { type: "string" },
+        "sandbox-processes": { type: "string" },
+        "sandbox-memory-bytes": { type: "string" },
+        "sandbox-file-bytes": { type: "string" },
+        "sandbox-cpu-seconds": { type: "string" },
         store: { type: "string" },
         "store-pool": { type: "string" },
         "store-timeout-ms": { type: "string" },
@@ -158,6 +186,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     allowHostExecution: values["allow-host-execution"] ?? truthy(env.ACS_ALLOW_HOST_EXECUTION),
     agentNetwork: values["agent-network"] ?? truthy(env.ACS_AGENT_NETWORK),
     agentIdleSeconds: integer("--agent-idle-seconds", values["agent-idle-seconds"] ?? env.ACS_AGENT_IDLE_SECONDS, 1800, 1),
+    sandboxUser: sandboxUser(values["sandbox-user"] ?? env.ACS_SANDBOX_USER),
+    sandboxLimits: {
+      processes: integer("--sandbox-processes", values["sandbox-processes"] ?? env.ACS_SANDBOX_PROCESSES, 512, 1),
+      memoryBytes: integer("--sandbox-memory-bytes", values["sandbox-memory-bytes"] ?? env.ACS_SANDBOX_MEMORY_BYTES, 4 * 1024 ** 3, 1024 * 1024),
+      fileBytes: integer("--sandbox-file-bytes", values["sandbox-file-bytes"] ?? env.ACS_SANDBOX_FILE_BYTES, 1024 ** 3, 1),
+      cpuSeconds: integer("--sandbox-cpu-seconds", values["sandbox-cpu-seconds"] ?? env.ACS_SANDBOX_CPU_SECONDS, 3600, 1),
+    },
     ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
   };
 }

@@ -8,21 +8,23 @@ import { chmod, mkdir } from "node:fs/promises";
 import path from "node:path";
 
 export const PRIVATE_DIRECTORY_MODE = 0o700;
+/** A folder others may pass through but not list (the way to a sandboxed agent's workspace). */
+export const SEARCHABLE_DIRECTORY_MODE = 0o711;
 export const PRIVATE_FILE_MODE = 0o600;
 
 const windows = process.platform === "win32";
 
 /**
- * Creates `dir` (and missing parents) 0700, or sets an existing one to 0700.
- * @returns the mode it had when that was wider, for a warning; undefined otherwise
+ * Creates `dir` (and missing parents) with `mode` (default 0700), or sets an existing one to it.
+ * @returns the mode it had when that gave group or others more, for a warning; undefined otherwise
  */
-export function privateDirectorySync(dir: string): number | undefined {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+export function privateDirectorySync(dir: string, mode = PRIVATE_DIRECTORY_MODE): number | undefined {
+  mkdirSync(dir, { recursive: true, mode });
   if (windows) return undefined;
-  const mode = statSync(dir).mode & 0o777;
-  if (mode === PRIVATE_DIRECTORY_MODE) return undefined;
-  chmodSync(dir, PRIVATE_DIRECTORY_MODE);
-  return mode;
+  const was = statSync(dir).mode & 0o777;
+  if (was === mode) return undefined;
+  chmodSync(dir, mode);
+  return (was & 0o077 & ~mode) !== 0 ? was : undefined;
 }
 
 /** Creates `dir` and its missing parents, each created one 0700 whatever the umask. */

@@ -12,7 +12,7 @@ import type { ConversationService } from "./conversations.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
-import { privateDirectorySync } from "./private-files.js";
+import { PRIVATE_DIRECTORY_MODE, privateDirectorySync, SEARCHABLE_DIRECTORY_MODE } from "./private-files.js";
 import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { recordingRuntime, type ConversationRuntime } from "./core/runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
@@ -64,10 +64,15 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? createLogger(config.logLevel);
-  const widerMode = privateDirectorySync(config.dataDir);
+  // A root server's agent commands run as an unprivileged user, whose bwrap must reach the
+  // workspaces: the data directory, `uploads` and `tmp` are then searchable (0711), never listable.
+  const sandboxOwner = config.runtime === "agent" && process.getuid?.() === 0 ? config.sandboxUser : undefined;
+  const dataDirMode = sandboxOwner ? SEARCHABLE_DIRECTORY_MODE : PRIVATE_DIRECTORY_MODE;
+  const widerMode = privateDirectorySync(config.dataDir, dataDirMode);
   if (widerMode !== undefined) {
-    log.warn({ dataDir: config.dataDir, was: `0${widerMode.toString(8)}` }, "the data directory was accessible to group or others; its mode is now 0700");
+    log.warn({ dataDir: config.dataDir, was: `0${widerMode.toString(8)}` }, `the data directory was accessible to group or others; its mode is now 0${dataDirMode.toString(8)}`);
   }
+  if (sandboxOwner) for (const dir of ["uploads", "tmp"]) privateDirectorySync(path.join(config.dataDir, dir), SEARCHABLE_DIRECTORY_MODE);
   const leftovers = removeTemporaryFiles(path.join(config.dataDir, "uploads"));
   if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
@@ -93,7 +98,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           dataDir: config.dataDir,
           log,
           idleCloseMs: config.agentIdleSeconds * 1000,
-          agent: { allowHostExecution: config.allowHostExecution, allowNetwork: config.agentNetwork, ...options.agent },
+          agent: {
+            allowHostExecution: config.allowHostExecution,
+            allowNetwork: config.agentNetwork,
+            runAs: config.sandboxUser,
+            limits: config.sandboxLimits,
+            ...options.agent,
+          },
         })
       : recordingRuntime);
   const { app, conversations, close: closeApp } = createApp({
@@ -107,6 +118,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     cursorSecret: createHmac("sha256", secretKey).update("page cursors").digest(),
     version: VERSION,
     writeHealth,
+    fileOwner: sandboxOwner,
   });
 
   const http = createServer(options.http ?? {}, guardRequestTarget(app));

@@ -47,8 +47,8 @@
  * why names are normalised to NFC and not NFKC.
  */
 import { randomBytes } from "node:crypto";
-import { constants, createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
-import { chmod, link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { constants, createWriteStream, fchmodSync, fchownSync, readdirSync, rmSync, type WriteStream } from "node:fs";
+import { link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
@@ -207,7 +207,8 @@ export async function openStoredFile(dir: string, name: string): Promise<OpenSto
   if (dirname(path) !== folder) return undefined;
   let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Non-blocking: a FIFO (an agent's `mkfifo`) would hold one of libuv's threads for ever.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -389,7 +390,14 @@ interface ActiveFile {
  */
 export async function receiveUploads(
   req: IncomingMessage,
-  options: { dir: string; limits: UploadLimits; fieldName?: string; folders?: UploadFolders },
+  options: {
+    dir: string;
+    limits: UploadLimits;
+    fieldName?: string;
+    folders?: UploadFolders;
+    /** Who stored files belong to (the agent sandbox's user, for a server running as root). */
+    owner?: { uid: number; gid: number };
+  },
 ): Promise<UploadOutcome> {
   const limits = checkLimits(options.limits);
   const fieldName = options.fieldName ?? "files";
@@ -581,6 +589,16 @@ export async function receiveUploads(
         new Promise<number>((done, failedWrite) => {
           const target = createWriteStream(temp, { flags: "wx", mode: PRIVATE_FILE_MODE });
           out = target;
+          // Through the descriptor, not the name: in an agent's workspace a sandboxed process could
+          // swap the name for a link to a host file between the write and a chmod by name.
+          target.once("open", (fd: number) => {
+            try {
+              fchmodSync(fd, PRIVATE_FILE_MODE); // exactly 0600, whatever the umask
+              if (options.owner) fchownSync(fd, options.owner.uid, options.owner.gid);
+            } catch (error) {
+              target.destroy(error as Error);
+            }
+          });
           let sourceEnded = false;
           let targetClosed = false;
           let writeError: unknown;
@@ -612,7 +630,6 @@ export async function receiveUploads(
           if (!abortReason) {
             const bytes = await write();
             if (!abortReason) {
-              await chmod(temp, PRIVATE_FILE_MODE); // exactly 0600, whatever the umask
               if (await publish(temp, final, folders)) {
                 storedPaths.push(final);
                 slots[slot] = { stored: { name, bytes } };

@@ -260,10 +260,10 @@ export class AgentConversation {
     if (secrets.skipped.length) {
       this.deps.logger.warn({ conversationId: this.id, names: secrets.skipped }, "custom secrets whose names are not environment variable names are not given to the terminal");
     }
-    const workspaceDir = this.host.workspaceDir;
+    const { workspaceDir, tmpDir } = this.host;
     const builtIn = [
-      terminalTool({ sandbox: this.deps.sandbox, spawner: this.deps.spawner, workspaceDir, env: secrets.env, ...this.deps.terminal }),
-      fileEditorTool({ workspaceDir }),
+      terminalTool({ sandbox: this.deps.sandbox, spawner: this.deps.spawner, workspaceDir, tmpDir, env: secrets.env, ...this.deps.terminal }),
+      fileEditorTool({ workspaceDir, owner: this.deps.sandbox?.owner }),
       taskTrackerTool(this.lastTaskList()),
       thinkTool(),
       finishTool(),
@@ -273,6 +273,7 @@ export class AgentConversation {
     this.mcp = await connectMcpTools(this.settings.mcp_config, {
       sandbox: this.deps.sandbox,
       workspaceDir,
+      tmpDir,
       reservedNames: [...this.tools.keys()],
       ...this.deps.mcp,
     });

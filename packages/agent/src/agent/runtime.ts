@@ -11,7 +11,7 @@ import { DEFAULT_PRICES, type ModelPrice } from "../llm/stats.js";
 import type { LlmFactory } from "../llm/types.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
-import { detectBubblewrap, hostExecution, NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
+import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { Spawner } from "../sandbox/spawner.js";
 import { AgentConversation } from "./conversation.js";
 
@@ -32,6 +32,10 @@ export interface AgentRuntimeOptions {
   allowNetwork?: boolean;
   /** More host paths visible read-only in the sandbox (tool chains). Only for `sandbox: "auto"`. */
   readOnlyPaths?: string[];
+  /** Resource limits of each conversation's commands (defaults: `DEFAULT_SANDBOX_LIMITS`). Only for `sandbox: "auto"`. */
+  limits?: Partial<SandboxLimits>;
+  /** The unprivileged host user commands run as when the server runs as root (default 65534:65534). Only for `sandbox: "auto"`. */
+  runAs?: { uid: number; gid: number };
   /** Stream LLM tokens as StreamingDeltaEvent (default false, as OpenHands' LLM default). */
   stream?: boolean;
   /** The condenser's thresholds (default 120 events, the first 4 kept). */
@@ -74,6 +78,7 @@ export class AgentRuntime {
     if (typeof given === "object" && given.name === "host" && !options.allowHostExecution) {
       throw new Error("hostExecution() runs commands unconfined on the host: it needs allowHostExecution: true.");
     }
+    sandboxLimits(options.limits); // a bad limit is an error now, not at the first command
   }
 
   /** The sandbox commands run in (bubblewrap, host) or undefined when the terminal is refused; resolved once. */
@@ -85,13 +90,18 @@ export class AgentRuntime {
   private async chooseSandbox(): Promise<Sandbox | undefined> {
     const { sandbox = "auto", allowHostExecution = false } = this.options;
     if (typeof sandbox === "object") return sandbox;
-    const detected = sandbox === "auto" ? await detectBubblewrap({ allowNetwork: this.options.allowNetwork ?? false, readOnlyPaths: this.options.readOnlyPaths ?? [] }) : undefined;
-    if (detected) return detected;
+    const logger = this.options.logger ?? silentLogger;
+    if (sandbox === "auto") {
+      const { allowNetwork = false, readOnlyPaths = [], limits, runAs } = this.options;
+      const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs });
+      if (probe.sandbox) return probe.sandbox;
+      logger.warn({ sandbox: "bubblewrap", problem: probe.problem }, `bubblewrap cannot confine the agent's commands here: ${probe.problem}`);
+    }
     if (allowHostExecution) {
-      (this.options.logger ?? silentLogger).warn({ sandbox: "host" }, "no sandbox: agent commands run unconfined on the host (allowHostExecution)");
+      logger.warn({ sandbox: "host" }, "no sandbox: agent commands run unconfined on the host (allowHostExecution)");
       return hostExecution();
     }
-    (this.options.logger ?? silentLogger).warn({ sandbox: null }, NO_SANDBOX_MESSAGE);
+    logger.warn({ sandbox: null }, NO_SANDBOX_MESSAGE);
     return undefined;
   }
 

@@ -43,6 +43,7 @@ export interface SessionOptions {
   sandbox: Sandbox;
   spawner: Spawner;
   workspaceDir: string;
+  tmpDir?: string;
   env: Record<string, string>;
 }
 
@@ -123,6 +124,7 @@ export class TerminalSession {
     const wrapped = options.sandbox.wrap({
       argv: ["script", "-qfec", "bash --noediting --norc --noprofile -i", "/dev/null"],
       workspaceDir: options.workspaceDir,
+      tmpDir: options.tmpDir,
       env: options.env,
     });
     const child = await options.spawner.spawn(wrapped);

@@ -5,15 +5,16 @@
  * insertion after `insert_line`, one undo per edit.
  *
  * One addition: the editor runs in the server process, outside the terminal's sandbox, so it only
- * touches paths inside the conversation's workspace (symbolic links resolved). A path outside is an
- * error, never a read.
+ * touches regular files inside the conversation's workspace, through {@link WorkspaceFiles} (a walk
+ * that cannot be raced out of the workspace by a link swapped meanwhile, and never blocks on a
+ * FIFO). A path outside, or a link leading outside, is an error, never a read.
  */
-import { mkdir, readFile, readdir, realpath, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { FileEditorAction, FileEditorObservation } from "@acs-toolkit/schema";
 import { FILE_EDITOR_DESCRIPTION } from "../prompts/tool-descriptions.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, type AgentTool } from "./tool.js";
+import { WorkspaceFileError, WorkspaceFiles } from "./workspace-files.js";
 
 /** Lines of context around an edit in the snippet shown back. */
 const SNIPPET_CONTEXT_WINDOW = 4;
@@ -51,10 +52,12 @@ function catN(content: string, description: string, startLine = 1): string {
 
 export interface FileEditorOptions {
   workspaceDir: string;
+  /** Who the files the editor creates belong to (the sandbox's user, when it is not the server's). */
+  owner?: { uid: number; gid: number };
 }
 
 export function fileEditorTool(options: FileEditorOptions): AgentTool {
-  const editor = new FileEditor(options.workspaceDir);
+  const editor = new FileEditor(options.workspaceDir, options.owner);
   const definition = toolDefinition("FileEditorTool", {
     title: "file_editor",
     description: FILE_EDITOR_DESCRIPTION,
@@ -83,14 +86,21 @@ export function fileEditorTool(options: FileEditorOptions): AgentTool {
 /** The editor of one conversation: its undo history lives as long as the conversation is open. */
 export class FileEditor {
   private readonly history = new Map<string, string[]>();
+  private readonly files: WorkspaceFiles;
 
-  constructor(private readonly workspaceDir: string) {}
+  constructor(
+    private readonly workspaceDir: string,
+    owner?: { uid: number; gid: number },
+  ) {
+    this.files = new WorkspaceFiles(workspaceDir, owner);
+  }
 
   async run(action: FileEditorAction): Promise<FileEditorObservation> {
     try {
       return await this.dispatch(action);
     } catch (error) {
-      if (!(error instanceof EditorError)) throw error;
+      if (error instanceof WorkspaceFileError && error.reason === "outside") error.message = invalid("path", action.path, error.message).message;
+      if (!(error instanceof EditorError || error instanceof WorkspaceFileError)) throw error;
       return { content: [text(error.message)], is_error: true, command: action.command, kind: "FileEditorObservation" };
     }
   }
@@ -102,8 +112,7 @@ export class FileEditor {
         return this.view(file, action.view_range ?? null);
       case "create": {
         if (action.file_text == null) throw missing("file_text", "create");
-        await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, action.file_text);
+        await this.files.create(file, action.file_text);
         return this.result("create", file, `File created successfully at: ${file}`, { prev_exist: false, new_content: action.file_text });
       }
       case "str_replace":
@@ -129,48 +138,40 @@ export class FileEditor {
       throw invalid("path", given, `The path ${given} is not an absolute path, it should start with \`/\`. Maybe you meant ${suggestion}?`);
     }
     const file = path.normalize(given);
-    if (!(await this.insideWorkspace(file))) {
+    if (!this.files.contains(file)) {
       throw invalid("path", given, `The path ${given} is outside the workspace ${this.workspaceDir}; the file editor only works inside the workspace.`);
     }
-    const info = await stat(file).catch(() => undefined);
+    const info = await this.entry(file);
     if (!info && command !== "create") throw invalid("path", given, `The path ${given} does not exist. Please provide a valid path.`);
     if (info && command === "create") throw invalid("path", given, `File already exists at: ${given}. Cannot overwrite files using command \`create\`.`);
-    if (info?.isDirectory() && command !== "view") {
+    if (info?.type === "directory" && command !== "view") {
       throw invalid("path", given, `The path ${given} is a directory and only the \`view\` command can be used on directories.`);
     }
     return file;
   }
 
-  /** True when `file`, symbolic links resolved (for the part that exists), is in the workspace. */
-  private async insideWorkspace(file: string): Promise<boolean> {
-    const root = await realpath(this.workspaceDir);
-    let existing = file;
-    const rest: string[] = [];
-    for (;;) {
-      const resolved = await realpath(existing).catch(() => undefined);
-      if (resolved !== undefined) {
-        const full = path.join(resolved, ...rest);
-        return full === root || full.startsWith(root + path.sep);
-      }
-      const parent = path.dirname(existing);
-      if (parent === existing) return false;
-      rest.unshift(path.basename(existing));
-      existing = parent;
+  /** What `file` is, or undefined when it does not exist (a missing parent, or a file as a parent, included). */
+  private async entry(file: string) {
+    try {
+      return await this.files.lookup(file);
+    } catch (error) {
+      if (error instanceof WorkspaceFileError && (error.reason === "missing" || error.reason === "not_directory")) return undefined;
+      throw error;
     }
   }
 
   private async readText(file: string): Promise<string> {
-    const info = await stat(file);
-    if (info.size > MAX_FILE_BYTES) {
+    const info = await this.files.lookup(file);
+    if (info && info.size > MAX_FILE_BYTES) {
       throw new EditorError(`File is too large (${(info.size / 1024 / 1024).toFixed(1)}MB). Maximum allowed size is ${MAX_FILE_BYTES / 1024 / 1024}MB.`);
     }
-    const bytes = await readFile(file);
+    const bytes = await this.files.read(file, MAX_FILE_BYTES);
     if (bytes.includes(0)) throw new EditorError(`The file ${file} appears to be binary; the file editor only works on text files.`);
     return bytes.toString("utf8");
   }
 
   private async view(file: string, viewRange: number[] | null): Promise<FileEditorObservation> {
-    if ((await stat(file)).isDirectory()) {
+    if ((await this.files.lookup(file))?.type === "directory") {
       if (viewRange) throw invalid("view_range", viewRange, "The `view_range` parameter is not allowed when `path` points to a directory.");
       return this.result("view", file, await this.listDirectory(file));
     }
@@ -194,15 +195,16 @@ export class FileEditor {
   /** Non-hidden entries up to two levels deep, sorted, directories with a trailing `/`. */
   private async listDirectory(dir: string): Promise<string> {
     const found: string[] = [dir.endsWith("/") ? dir : `${dir}/`];
-    const all = await readdir(dir, { withFileTypes: true });
+    const all = await this.files.list(dir);
     const hidden = all.filter((entry) => entry.name.startsWith(".")).length;
     for (const entry of all) {
       if (entry.name.startsWith(".")) continue;
       const child = path.join(dir, entry.name);
-      const isDir = entry.isDirectory() || (entry.isSymbolicLink() && (await stat(child).catch(() => undefined))?.isDirectory());
+      // A link is followed only while it stays inside the workspace.
+      const isDir = entry.isDirectory() || (entry.isSymbolicLink() && (await this.files.lookup(child).catch(() => undefined))?.type === "directory");
       found.push(isDir ? `${child}/` : child);
       if (!isDir) continue;
-      const inner = await readdir(child, { withFileTypes: true }).catch(() => []);
+      const inner = await this.files.list(child).catch(() => []);
       for (const sub of inner) {
         if (sub.name.startsWith(".")) continue;
         found.push(sub.isDirectory() ? `${path.join(child, sub.name)}/` : path.join(child, sub.name));
@@ -240,7 +242,7 @@ export class FileEditor {
     }
     const at = found[0]!;
     const updated = content.slice(0, at) + newStr + content.slice(at + oldStr.length);
-    await writeFile(file, updated);
+    await this.files.write(file, updated);
     this.remember(file, content);
     const replacementLine = lineOf(at);
     const start = Math.max(0, replacementLine - SNIPPET_CONTEXT_WINDOW);
@@ -267,7 +269,7 @@ export class FileEditor {
       ...inserted,
       ...lines.slice(insertLine, insertLine + SNIPPET_CONTEXT_WINDOW),
     ].join("\n");
-    await writeFile(file, updated);
+    await this.files.write(file, updated);
     this.remember(file, content);
     const output =
       `The file ${file} has been edited. ` +
@@ -280,7 +282,7 @@ export class FileEditor {
     const previous = this.history.get(file)?.pop();
     if (previous === undefined) throw new EditorError(`No edit history found for ${file}.`);
     const current = await this.readText(file);
-    await writeFile(file, previous);
+    await this.files.write(file, previous);
     return this.result("undo_edit", file, `Last edit to ${file} undone successfully. ${catN(previous, file)}`, { old_content: current, new_content: previous });
   }
 

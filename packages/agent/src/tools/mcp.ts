@@ -21,6 +21,8 @@ export interface McpOptions {
   /** The sandbox stdio servers start in; undefined: stdio servers are not started. */
   sandbox: Sandbox | undefined;
   workspaceDir: string;
+  /** The stdio servers' `/tmp` on disk (see `SandboxRequest.tmpDir`). */
+  tmpDir?: string;
   /** Time allowed to connect to a server and list its tools, in milliseconds (default 30,000). */
   connectTimeoutMs?: number;
   /** Time allowed for one tool call when the server entry gives none, in milliseconds (default 300,000). */
@@ -65,6 +67,7 @@ function serversOf(config: MCPConfig, options: McpOptions, problems: string[]): 
     const wrapped = options.sandbox.wrap({
       argv: [entry.command, ...(entry.args ?? [])],
       workspaceDir: options.workspaceDir,
+      tmpDir: options.tmpDir,
       env: { PATH: SANDBOX_PATH, HOME: options.workspaceDir, LANG: "C.UTF-8", ...(entry.env ?? {}) },
     });
     servers.push({

@@ -26,6 +26,8 @@ export interface TerminalToolOptions {
   /** Starts the shell (one process start per turn of the event loop). */
   spawner: Spawner;
   workspaceDir: string;
+  /** The commands' `/tmp` on disk (see `SandboxRequest.tmpDir`). */
+  tmpDir?: string;
   /** Environment of the shell besides PATH, HOME, TERM and LANG (the secrets). */
   env: Record<string, string>;
   /** Seconds without new output after which a command without `timeout` returns (default 10, as OpenHands). */
@@ -83,11 +85,11 @@ class Terminal {
 
   /** The conversation's shell, started on first use and again after it exited or was reset. */
   private async shell(): Promise<TerminalSession> {
-    const { sandbox, workspaceDir } = this.options;
+    const { sandbox, workspaceDir, tmpDir } = this.options;
     if (!sandbox) throw new ToolUnavailableError(NO_SANDBOX_MESSAGE);
     if (this.active?.alive) return this.active;
     const env = { ...this.options.env, PATH: SANDBOX_PATH, HOME: workspaceDir, TERM: "dumb", LANG: "C.UTF-8" };
-    this.active = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, env });
+    this.active = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env });
     return this.active;
   }
 

@@ -4986,7 +4986,7 @@ export interface components {
          */
         Health: {
             /**
-             * @description unavailable when the store does not answer or writes fail.
+             * @description unavailable when the store does not answer, writes fail or file I/O is stuck.
              * @enum {string}
              */
             status: "ok" | "unavailable";
@@ -4998,6 +4998,11 @@ export interface components {
              * @enum {string}
              */
             writes?: "ok" | "failing";
+            /**
+             * @description stuck while a probe of the server's file I/O (a stat of its data directory on the thread pool that runs file system calls) has not answered within its bound: uploads, downloads and agent runs would wait. It goes back to ok once the probe answers.
+             * @enum {string}
+             */
+            file_io?: "ok" | "stuck";
             /** @description What is wrong, when status is unavailable. */
             detail?: string;
             [key: string]: unknown;

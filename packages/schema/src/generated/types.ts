@@ -3306,7 +3306,7 @@ export interface ErrorDetail {
  */
 export interface Health {
   /**
-   * unavailable when the store does not answer or writes fail.
+   * unavailable when the store does not answer, writes fail or file I/O is stuck.
    */
   status: "ok" | "unavailable";
   /**
@@ -3318,6 +3318,10 @@ export interface Health {
    * failing while writes fail for lack of space (a full disk); reads keep working, and it goes back to ok by itself once space is freed.
    */
   writes?: "ok" | "failing";
+  /**
+   * stuck while a probe of the server's file I/O (a stat of its data directory on the thread pool that runs file system calls) has not answered within its bound: uploads, downloads and agent runs would wait. It goes back to ok once the probe answers.
+   */
+  file_io?: "ok" | "stuck";
   /**
    * What is wrong, when status is unavailable.
    */

@@ -16,10 +16,12 @@ export interface FileRoutesDeps {
   auth: RequestHandler;
   dataDir: string;
   limits: UploadLimits;
+  /** Who stored files belong to (the agent sandbox's user, for a server running as root). */
+  owner?: { uid: number; gid: number };
   log: Logger;
 }
 
-export function fileRoutes({ store, validators, auth, dataDir, limits, log }: FileRoutesDeps): Router {
+export function fileRoutes({ store, validators, auth, dataDir, limits, owner, log }: FileRoutesDeps): Router {
   const router = Router();
   const folders = new UploadFolders();
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
@@ -32,7 +34,7 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, log }: Fi
     const { record } = await conversationOf("uploadFiles", req.params as Record<string, string>);
     let outcome;
     try {
-      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits, folders });
+      outcome = await receiveUploads(req, { dir: conversationDir(record.id), limits, folders, owner });
     } catch (error) {
       if (error instanceof UploadRequestError) throw new RequestValidationError([{ loc: ["body"], msg: error.detail, type: "value_error" }]);
       throw error;
@@ -60,7 +62,13 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, log }: Fi
     // The open file is read, whatever happens to its name. A read error after the headers cannot
     // change the status: pipeline cuts the response off, which the client sees against
     // Content-Length (never a short body taken for the whole); the handle is closed either way.
-    pipeline(createReadStream("", { fd: file.handle }), res, (error) => {
+    if (file.size === 0) {
+      await file.handle.close();
+      res.end();
+      return;
+    }
+    // Exactly the bytes announced: an agent's file may grow while it is read.
+    pipeline(createReadStream("", { fd: file.handle, start: 0, end: file.size - 1 }), res, (error) => {
       if (error && (error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") {
         log.warn({ err: error.message, conversationId: record.id }, "download failed while reading");
       }

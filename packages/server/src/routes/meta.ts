@@ -11,6 +11,7 @@ import type { Health } from "@acs-toolkit/schema";
 import { ASYNCAPI_PAGE_CSS, HOST_PLACEHOLDER, renderAsyncApiPage } from "../docs/asyncapi-page.js";
 import type { EventStore } from "../store/types.js";
 import type { WriteHealth } from "../write-health.js";
+import type { FileIoHealth } from "../file-io-health.js";
 
 const require = createRequire(import.meta.url);
 
@@ -64,12 +65,13 @@ const safeHost = (host: string | undefined) => (host && /^[\w.-]+(?::\d+)?$|^\[[
 export interface MetaRoutesDeps {
   store: EventStore;
   writeHealth: WriteHealth;
+  fileIoHealth: FileIoHealth;
   openapi: Record<string, unknown>;
   asyncapi: Record<string, unknown>;
   version: string;
 }
 
-export function metaRoutes({ store, writeHealth, openapi, asyncapi, version }: MetaRoutesDeps): Router {
+export function metaRoutes({ store, writeHealth, fileIoHealth, openapi, asyncapi, version }: MetaRoutesDeps): Router {
   const router = Router();
   // Served without `jsonSchemaDialect`: Swagger UI supports only the default (the OpenAPI base
   // dialect, JSON Schema 2020-12 plus OpenAPI's vocabulary) and shows a warning for any other; the
@@ -81,14 +83,16 @@ export function metaRoutes({ store, writeHealth, openapi, asyncapi, version }: M
   let livePage: string | undefined;
 
   router.get("/health", async (_req, res) => {
-    const ok = await store.ping().catch(() => false);
+    const [ok, stuck] = await Promise.all([store.ping().catch(() => false), fileIoHealth.check()]);
     // Reads may work while writes fail (a full disk): either makes the server unavailable.
     const failure = writeHealth.check();
     const body: Health = {
-      status: ok && !failure ? "ok" : "unavailable",
+      status: ok && !failure && !stuck ? "ok" : "unavailable",
       store: store.kind,
       version,
       writes: failure ? "failing" : "ok",
+      file_io: stuck ? "stuck" : "ok",
+      ...(stuck && { detail: `file I/O does not answer since ${stuck.since}: the thread pool that runs file system calls is held (uploads, downloads and agent runs wait)` }),
       ...(failure && { detail: `writes fail since ${failure.since}: the disk is full (${failure.cause})` }),
       ...(!ok && { detail: "the store does not answer" }),
     };
