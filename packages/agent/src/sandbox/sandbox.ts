@@ -163,7 +163,8 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
     `--nproc=${limits.processes}`,
     `--data=${limits.memoryBytes}`,
     `--fsize=${limits.fileBytes}`,
-    `--cpu=${limits.cpuSeconds}`,
+    // SIGXCPU (the shell says "CPU time limit exceeded") at the limit, SIGKILL a second later.
+    `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
     "--core=0",
     "--",
   ];
