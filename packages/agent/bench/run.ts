@@ -13,18 +13,27 @@
  *    Twice: with the LLM answering in 250 ms (a fast model; the target applies here), and at once
  *    (the runtime saturated: its throughput, and the delay a saturated loop shows).
  *
+ * 3. The sandbox's cost: a command (`true`, `ls`) run through the terminal tool in the bubblewrap
+ *    sandbox (user namespace, no capabilities, limits) against the same command in a shell on the
+ *    host (`hostExecution`), median of `COMMANDS` runs each, alternated; and the start of the
+ *    conversation's shell (the sandbox set up once per shell) against a shell started on the host.
+ *
  * The host is the test kit's in-memory one (validation of every event included, as the reference
  * server validates), so the figures are the runtime's, not a store's. `--smoke`: a short pass.
  * Figures are printed and appended as JSON lines to `ACS_BENCH_RESULTS` when set.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, rmSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { BenchFigure } from "../../../tools/src/bench-report.js";
-import { AgentRuntime, openAiLlmFactory, type LlmFactory } from "../src/index.js";
+import path from "node:path";
+import type { TerminalObservation } from "@acs-toolkit/schema";
+import { AgentRuntime, bubblewrapSandbox, hostExecution, openAiLlmFactory, SecretMasker, type LlmFactory, type Sandbox } from "../src/index.js";
+import { Spawner } from "../src/sandbox/spawner.js";
+import { terminalTool } from "../src/tools/terminal.js";
 import { MemoryHost, userText } from "../src/test-kit/index.js";
 
 const smoke = process.argv.includes("--smoke");
@@ -167,6 +176,68 @@ async function concurrent(latencyMs: number): Promise<void> {
   }
 }
 
+/** Median time of `command` through the terminal tool in each sandbox, the two alternated; and of starting each shell. */
+async function sandboxCost(): Promise<void> {
+  const COMMANDS = smoke ? 20 : 300;
+  const SHELLS = smoke ? 5 : 30;
+  const parent = mkdtempSync(path.join(tmpdir(), "acs-bench-sandbox-"));
+  chmodSync(parent, 0o711); // searchable by the sandbox's user when the bench runs as root
+  const kinds: Array<[string, Sandbox]> = [
+    ["sandboxed", bubblewrapSandbox()],
+    ["host", hostExecution()],
+  ];
+  try {
+    const tools = kinds.map(([name, sandbox]) => {
+      const workspaceDir = path.join(parent, name);
+      mkdirSync(workspaceDir);
+      for (let i = 0; i < 20; i++) writeFileSync(path.join(workspaceDir, `file-${i}.txt`), "x");
+      return terminalTool({ sandbox, spawner: new Spawner(), workspaceDir, tmpDir: path.join(parent, `${name}-tmp`), env: {} });
+    });
+    const run = async (tool: (typeof tools)[number], command: string) => {
+      const start = performance.now();
+      const observation = (await tool.execute({ kind: "TerminalAction", command }, { workspaceDir: parent, signal: new AbortController().signal, masker: new SecretMasker([]) })) as TerminalObservation;
+      if (observation.exit_code !== 0) throw new Error(`${command} failed: ${JSON.stringify(observation.content)}`);
+      return performance.now() - start;
+    };
+    for (const command of ["true", "ls"]) {
+      const times: number[][] = [[], []];
+      for (const tool of tools) await run(tool, command); // the shells start here, outside the measure
+      for (let i = 0; i < COMMANDS; i++) for (const [k, tool] of tools.entries()) times[k]!.push(await run(tool, command));
+      const [sandboxed, host] = times.map((list) => percentile(list.sort((a, b) => a - b), 50)) as [number, number];
+      const ratio = sandboxed / host;
+      report({
+        name: `terminal command \`${command}\` in the sandbox, p50 of ${COMMANDS}`,
+        value: round(sandboxed),
+        unit: "ms",
+        peer: { name: "the same command in a shell on the host", value: round(host), unit: "ms" },
+        ratio: round(ratio),
+        target: "≤ 1.5× or ≤ 5 ms more",
+        met: ratio <= 1.5 || sandboxed - host <= 5,
+      });
+    }
+    for (const tool of tools) await tool.close?.();
+    const starts: number[][] = [[], []];
+    for (let i = 0; i < SHELLS; i++) {
+      for (const [k, [name, sandbox]] of kinds.entries()) {
+        const tool = terminalTool({ sandbox, spawner: new Spawner(), workspaceDir: path.join(parent, name), tmpDir: path.join(parent, `${name}-tmp`), env: {} });
+        starts[k]!.push(await run(tool, "true"));
+        await tool.close?.();
+      }
+    }
+    const [sandboxed, host] = starts.map((list) => percentile(list.sort((a, b) => a - b), 50)) as [number, number];
+    report({
+      name: `start of a conversation's shell and its first command, in the sandbox, p50 of ${SHELLS}`,
+      value: round(sandboxed),
+      unit: "ms",
+      peer: { name: "a shell started on the host", value: round(host), unit: "ms" },
+      ratio: round(sandboxed / host),
+    });
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+}
+
+if (!process.argv.includes("--concurrent-only")) await sandboxCost();
 if (!process.argv.includes("--concurrent-only")) await stepOverhead();
 await concurrent(smoke ? 50 : 250);
 await concurrent(0);

@@ -12,6 +12,7 @@ import type { ConversationService } from "./conversations.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
+import type { FileIoHealth } from "./file-io-health.js";
 import { PRIVATE_DIRECTORY_MODE, privateDirectorySync, SEARCHABLE_DIRECTORY_MODE } from "./private-files.js";
 import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { recordingRuntime, type ConversationRuntime } from "./core/runtime.js";
@@ -34,6 +35,8 @@ export interface StartOptions {
   runtime?: ConversationRuntime;
   /** Options of the agent runtime under `config.runtime` agent (an LLM factory, the sandbox, …), over those of the config. */
   agent?: AgentRuntimeOptions;
+  /** The probe of the file I/O thread pool that /health reports (default: a stat of the data directory within 2 s). */
+  fileIoHealth?: FileIoHealth;
   log?: Logger;
   env?: NodeJS.ProcessEnv;
   /** Milliseconds that in-flight requests get to finish on close before connections are cut. */
@@ -119,6 +122,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     version: VERSION,
     writeHealth,
     fileOwner: sandboxOwner,
+    fileIoHealth: options.fileIoHealth,
   });
 
   const http = createServer(options.http ?? {}, guardRequestTarget(app));

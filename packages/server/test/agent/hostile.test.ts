@@ -231,6 +231,14 @@ describe("limits", () => {
 });
 
 describe("lifecycle", () => {
+  it("every process of a conversation closed as idle is gone", async () => {
+    const marker = String(700_000 + Math.floor(Math.random() * 99_999));
+    const { id, texts } = await attack(["--agent-idle-seconds", "1"], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; nohup sleep ${marker} >/dev/null 2>&1 & echo started`)] });
+    expect(texts[0]).toContain("started");
+    await expect.poll(async () => (await s!.t.call("GET", `/api/conversations/${id}`)).body.status, { timeout: 10_000, interval: 100 }).toBe("STOPPED");
+    await expectGone(`sleep ${marker}`);
+  });
+
   it("every process a conversation started is gone once the server stops", async () => {
     const marker = String(900_000 + Math.floor(Math.random() * 99_999));
     const { texts } = await attack([], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; nohup sleep ${marker} >/dev/null 2>&1 & echo started`)] });

@@ -36,7 +36,7 @@ export async function startTestServer(
   flags: string[] = [],
   env: NodeJS.ProcessEnv = {},
   existingDataDir?: string,
-  options: Pick<StartOptions, "live" | "http" | "runtime" | "agent"> = {},
+  options: Pick<StartOptions, "live" | "http" | "runtime" | "agent" | "fileIoHealth"> = {},
 ): Promise<TestServer> {
   const dataDir = existingDataDir ?? (await mkdtemp(path.join(tmpdir(), "acs-server-")));
   const logs: string[] = [];

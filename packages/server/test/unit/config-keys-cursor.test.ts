@@ -32,6 +32,19 @@ describe("parseConfig", () => {
     expect(parseConfig(["--runtime", "agent", "--allow-host-execution", "--agent-network"], {})).toMatchObject({ runtime: "agent", allowHostExecution: true, agentNetwork: true });
   });
 
+  it("reads the sandbox's user and limits by flag or environment, with defaults a real task never meets", () => {
+    expect(parseConfig([], {})).toMatchObject({
+      sandboxUser: { uid: 65534, gid: 65534 },
+      sandboxLimits: { processes: 512, memoryBytes: 4 * 1024 ** 3, fileBytes: 1024 ** 3, cpuSeconds: 3600 },
+    });
+    const env = { ACS_SANDBOX_USER: "1500", ACS_SANDBOX_PROCESSES: "64", ACS_SANDBOX_CPU_SECONDS: "10" };
+    expect(parseConfig([], env)).toMatchObject({ sandboxUser: { uid: 1500, gid: 1500 }, sandboxLimits: { processes: 64, cpuSeconds: 10 } });
+    expect(parseConfig(["--sandbox-user", "1500:1600", "--sandbox-file-bytes", "1024", "--sandbox-memory-bytes", "1048576"], env)).toMatchObject({
+      sandboxUser: { uid: 1500, gid: 1600 },
+      sandboxLimits: { processes: 64, fileBytes: 1024, memoryBytes: 1048576 },
+    });
+  });
+
   it.each([
     [["--port", "abc"], /--port must be a whole number/],
     [["--port", "70000"], /--port must be at most 65535/],
@@ -39,6 +52,12 @@ describe("parseConfig", () => {
     [["--log-level", "loud"], /--log-level must be one of/],
     [["--runtime", "agnet"], /--runtime must be record or agent, got "agnet"/],
     [["--agent-idle-seconds", "0"], /--agent-idle-seconds must be at least 1/],
+    [["--sandbox-user", "0"], /--sandbox-user must not be root/],
+    [["--sandbox-user", "1000:0"], /--sandbox-user must not be root/],
+    [["--sandbox-user", "nobody"], /--sandbox-user must be UID or UID:GID \(numbers\), got "nobody"/],
+    [["--sandbox-processes", "0"], /--sandbox-processes must be at least 1/],
+    [["--sandbox-memory-bytes", "1000"], /--sandbox-memory-bytes must be at least 1048576/],
+    [["--sandbox-cpu-seconds", "1.5"], /--sandbox-cpu-seconds must be a whole number/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
     // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).
