@@ -43,7 +43,7 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
     const server = await spawnServer(dataDir, { flags: ["--runtime", "agent"], wrapper });
     try {
       const call = (method: string, route: string, body?: unknown) =>
-        fetch(`${server.url}${route}`, { method, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: body && JSON.stringify(body) });
+        fetch(`${server.url}${route}`, { method, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
       expect((await call("POST", "/api/settings", { llm_model: "openai/gpt-4o", llm_api_key: "sk-test", llm_base_url: llm.url })).status).toBe(200);
       const marker = String(800_000 + Math.floor(Math.random() * 99_999));
       const escape = `acs-escape-${randomUUID()}`;
@@ -64,19 +64,13 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
       );
       const created = await call("POST", "/api/conversations", { initial_user_msg: "Escape" });
       const id = ((await created.json()) as { conversation_id: string }).conversation_id;
-      const observation = await expect
-        .poll(
-          async () => {
-            const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100`)).json()) as { items: Event[] };
-            return page.items.find((event) => event.kind === "ObservationEvent" && event.observation.kind === "TerminalObservation");
-          },
-          { timeout: 30_000, interval: 50 },
-        )
-        .toBeTruthy()
-        .then(async () => {
-          const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100`)).json()) as { items: Event[] };
-          return JSON.stringify(page.items.find((event) => event.kind === "ObservationEvent"));
-        });
+      const terminalObservation = async () => {
+        const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100`)).json()) as { items: Event[] };
+        const found = page.items.find((event) => event.kind === "ObservationEvent" && event.observation.kind === "TerminalObservation");
+        return found && JSON.stringify(found);
+      };
+      await expect.poll(terminalObservation, { timeout: 30_000, interval: 50 }).toBeTruthy();
+      const observation = (await terminalObservation())!;
       for (const line of ["CapEff", "CapPrm", "CapBnd"]) expect(observation).toMatch(new RegExp(`${line}:\\\\t0000000000000000`));
       expect(observation).toContain("started");
       expect(observation).not.toMatch(/root:[^"]*:/);
