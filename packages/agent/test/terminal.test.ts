@@ -4,7 +4,18 @@ import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
-import { AgentRuntime, NO_SANDBOX_MESSAGE, SecretMasker, bubblewrapSandbox, detectBubblewrap, hostExecution, openAiLlmFactory } from "../src/index.js";
+import {
+  AgentRuntime,
+  NO_SANDBOX_MESSAGE,
+  SecretMasker,
+  bubblewrapSandbox,
+  confinementProblem,
+  detectBubblewrap,
+  hostExecution,
+  openAiLlmFactory,
+  probeBubblewrap,
+  type Sandbox,
+} from "../src/index.js";
 import { Spawner } from "../src/sandbox/spawner.js";
 import { terminalTool } from "../src/tools/terminal.js";
 import type { AgentTool } from "../src/tools/tool.js";
@@ -34,6 +45,22 @@ afterEach(async () => {
 describe("the sandbox", () => {
   it("is found here (bubblewrap works on this machine)", async () => {
     expect((await detectBubblewrap())?.name).toBe("bubblewrap");
+  });
+
+  it("is refused, with the reason, where it cannot confine commands", async () => {
+    expect(await probeBubblewrap({ bwrapPath: "/nonexistent/bwrap" })).toEqual({ problem: expect.stringMatching(/^the sandbox did not start/) });
+    expect(await probeBubblewrap({ limits: { processes: 0 } })).toEqual({ problem: "sandbox limit processes must be a positive integer, got 0" });
+    // bwrap run by root without a user namespace keeps every capability: the probe sees it.
+    const leaky: Sandbox = {
+      name: "leaky",
+      wrap: ({ argv, workspaceDir, env }) => ({
+        command: "bwrap",
+        args: ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--", ...argv],
+        env,
+        cwd: workspaceDir,
+      }),
+    };
+    if (process.getuid?.() === 0) expect(await confinementProblem(leaky)).toMatch(/^commands inside would keep capabilities \(CapPrm 0*1[0-9a-f]+/);
   });
 
   it("lets a command write only inside the workspace", async () => {

@@ -33,6 +33,8 @@ export type FuzzCase = HttpCase | RawCase | WsCase;
 export interface FuzzWorld {
   conversationId: string;
   fileName: string;
+  /** Names in the conversation's workspace that an agent could have made: a FIFO, a socket, links out, a folder. */
+  hostileNames?: string[];
   key: string;
 }
 
@@ -68,7 +70,7 @@ function valueOf(name: string, schema: Json, world: FuzzWorld): fc.Arbitrary<str
   const s = resolve(schema) as Json;
   const options: Array<fc.Arbitrary<string>> = [];
   if (name === "conversation_id") options.push(fc.constantFrom(world.conversationId, world.conversationId.replace(/-/g, "").toUpperCase(), UNKNOWN_ID));
-  if (name === "file_name") options.push(fc.constantFrom(world.fileName, "missing.txt", "FUZZ.TXT"));
+  if (name === "file_name") options.push(fc.constantFrom(world.fileName, "missing.txt", "FUZZ.TXT", ...(world.hostileNames ?? [])));
   if (Array.isArray(s.enum)) options.push(fc.constantFrom(...(s.enum as string[])));
   if (s.type === "integer") {
     const min = Number(s.minimum ?? 0);

@@ -5,6 +5,9 @@
  * the 50 ms budget (the request thread's longest CPU run between two 5 ms ticks, Linux; elsewhere
  * the event-loop delay).
  */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, symlinkSync } from "node:fs";
+import path from "node:path";
 import fc from "fast-check";
 import type { EventLoopDelay } from "@acs-toolkit/server";
 import { fuzzCase, reproduction, type FuzzCase, type FuzzWorld } from "./cases.js";
@@ -49,7 +52,30 @@ async function world(target: Target): Promise<FuzzWorld> {
   const form = new FormData();
   form.append("files", new Blob(["fuzz"]), "fuzz.txt");
   await fetch(`${target.url}/api/conversations/${conversationId}/upload-files`, { method: "POST", headers: { "X-Session-API-Key": target.key }, body: form });
-  return { conversationId, fileName: "fuzz.txt", key: target.key };
+  return { conversationId, fileName: "fuzz.txt", key: target.key, hostileNames: target.dataDir ? hostileEntries(path.join(target.dataDir, "uploads", conversationId)) : [] };
+}
+
+/**
+ * What a hostile agent leaves in its workspace for the download route: a FIFO (a blocking open holds
+ * a thread of the file I/O pool for ever), a unix socket, links to a host file and to a device, and a
+ * folder. Each must be answered 404 at once.
+ */
+function hostileEntries(workspace: string): string[] {
+  const made: string[] = [];
+  const make = (name: string, create: (at: string) => void) => {
+    try {
+      create(path.join(workspace, name));
+      made.push(name);
+    } catch {
+      // Not on this system (mkfifo missing): that vector is left out.
+    }
+  };
+  make("fifo", (at) => execFileSync("mkfifo", [at]));
+  make("socket", (at) => execFileSync(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(at)}, () => process.exit(0))`]));
+  make("passwd-link", (at) => symlinkSync("/etc/passwd", at));
+  make("zero-link", (at) => symlinkSync("/dev/zero", at));
+  make("folder", (at) => mkdirSync(at));
+  return made;
 }
 
 export async function runFuzz(options: RunOptions): Promise<RunReport> {

@@ -22,6 +22,8 @@ export interface Target {
   eventLoop(): Promise<EventLoopDelay | undefined>;
   /** What it wrote to stderr (a crash's stack), for the report. */
   stderr(): string;
+  /** Its data directory, when the fuzzer started it (a conversation's workspace is `uploads/<id>` there). */
+  dataDir?: string;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startTarget(kind: "server" | "mock"): Promise<Target> {
     name: kind,
     url,
     key: FUZZ_KEY,
+    dataDir: kind === "server" ? dataDir : undefined,
     alive: () => child.exitCode === null && child.signalCode === null,
     stderr: () => err,
     eventLoop: () =>

@@ -65,7 +65,8 @@ export class WorkspaceFiles {
   /** True when `file` is lexically the workspace or inside it. */
   contains(file: string): boolean {
     const relative = path.relative(this.root, path.resolve(file));
-    return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+    // `..foo` is a child's name, not a way up.
+    return relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
   }
 
   /** What `file` is, or undefined when it does not exist. */
