@@ -40,7 +40,7 @@ export {
   type SandboxRequest,
   type SandboxedCommand,
 } from "./sandbox/sandbox.js";
-export { WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./tools/workspace-files.js";
+export { removeTree, WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./tools/workspace-files.js";
 export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment, type SecretEnvironment } from "./secrets.js";
 export { systemClock, uuidIds, type Clock, type IdGenerator } from "./events/clock.js";
 export { silentLogger, type Logger } from "./logger.js";

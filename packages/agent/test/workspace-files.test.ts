@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "../src/tools/workspace-files.js";
+import { removeTree, WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "../src/tools/workspace-files.js";
 
 /** The workspace root of the current test (no links in it). */
 let ws: string;
@@ -426,5 +426,30 @@ describe("list", () => {
   ])("refuses $name", async ({ file, reason }) => {
     writeFileSync(inWs("f.txt"), "");
     expect(await reasonOf(files.list(inWs(file)))).toBe(reason);
+  });
+});
+
+describe("removeTree", () => {
+  it("removes a tree of folders, files, FIFOs and links without following a link out", async () => {
+    const outsideDir = mkdtempSync(path.join(tmpdir(), "acs-wsf-keep-"));
+    try {
+      writeFileSync(path.join(outsideDir, "keep.txt"), "keep");
+      const tree = inWs("tree");
+      mkdirSync(path.join(tree, "a", "b"), { recursive: true });
+      writeFileSync(path.join(tree, "a", "b", "f.txt"), "x");
+      execFileSync("mkfifo", [path.join(tree, "a", "fifo")]);
+      symlinkSync(outsideDir, path.join(tree, "a", "out"));
+      symlinkSync(path.join(outsideDir, "keep.txt"), path.join(tree, "file-out"));
+      await removeTree(tree);
+      expect(existsSync(tree)).toBe(false);
+      expect(readFileSync(path.join(outsideDir, "keep.txt"), "utf8")).toBe("keep");
+      // A link given as the tree itself is removed, not followed.
+      symlinkSync(outsideDir, inWs("link-tree"));
+      await removeTree(inWs("link-tree"));
+      expect(existsSync(path.join(outsideDir, "keep.txt"))).toBe(true);
+      await removeTree(inWs("missing"));
+    } finally {
+      rmSync(outsideDir, { recursive: true, force: true });
+    }
   });
 });

@@ -19,12 +19,13 @@
  *   conversation stored as `running` becomes `error`, with an AgentErrorEvent for its first
  *   unanswered action. A clean stop interrupts runs (paused + InterruptEvent) and marks them STOPPED.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import {
   AgentRuntime,
   ConversationAlreadyRunningError,
   ConversationClosedError,
+  removeTree,
   type AgentConversation,
   type AgentRuntimeOptions,
   type AgentSettings,
@@ -162,6 +163,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   /** Reopens the conversations that were open when the server stopped (a crash leaves them listed). */
   async open(contextOf: (conversationId: string) => RuntimeContext): Promise<void> {
+    // Probed at start, so that a sandbox that cannot confine commands is in the log before any run.
+    await this.agent.sandbox();
     const text = await this.options.store.getDocument(OPEN_DOCUMENT);
     const ids = text ? (JSON.parse(text) as string[]) : [];
     for (const id of ids) {
@@ -257,9 +260,10 @@ export class AgentConversationRuntime implements ConversationRuntime {
     const { store, cipher, dataDir } = this.options;
     const workspaceDir = path.join(dataDir, "uploads", id);
     await mkdir(workspaceDir, { recursive: true, mode: 0o700 });
-    // A fresh `/tmp` on disk each time the conversation opens: its processes are gone by then.
+    // A fresh `/tmp` on disk each time the conversation opens. Removed without following links:
+    // the last shell's processes may still be dying, and one could swap a folder for a link.
     const tmpDir = path.join(dataDir, "tmp", id);
-    await rm(tmpDir, { recursive: true, force: true });
+    await removeTree(tmpDir).catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "emptying the conversation's /tmp failed"));
     return {
       conversationId: id,
       workspaceDir,

@@ -13,7 +13,7 @@
  * steps either fails the open (`ELOOP`, `ENOTDIR`) or opens something that is still inside.
  */
 import { constants, type Dirent } from "node:fs";
-import { lstat, mkdir, open, readdir, readlink, type FileHandle } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readlink, rmdir, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
@@ -254,4 +254,63 @@ function outside(file: string, root: string): WorkspaceFileError {
 
 function notRegular(file: string): WorkspaceFileError {
   return new WorkspaceFileError(`The path ${file} is not a regular file (a FIFO, socket or device): the file editor only works on regular files.`, "not_regular");
+}
+
+/**
+ * Removes the directory `dir` and everything in it without ever following a link, even while a
+ * process swaps what is inside for links meanwhile (Node's `rm -r` reads a folder by name after it
+ * checked it, and could be sent into a host folder by a swap). Each folder is opened with
+ * `O_NOFOLLOW` and emptied through its descriptor; what cannot be opened as a folder is unlinked.
+ * Nothing to remove is not an error. Folders deeper than {@link MAX_DEPTH} (one descriptor open per
+ * level) are refused with an error, as is a folder that another process keeps filling.
+ */
+export async function removeTree(dir: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    if (codeOf(error) === "ENOENT") return;
+    if (codeOf(error) === "ELOOP" || codeOf(error) === "ENOTDIR") return unlink(dir);
+    throw error;
+  }
+  try {
+    await emptyDirectory(handle, 1);
+  } finally {
+    await handle.close();
+  }
+  await rmdir(dir).catch((error: unknown) => {
+    if (codeOf(error) !== "ENOENT") throw error;
+  });
+}
+
+/** Levels of folders {@link removeTree} descends (each holds a descriptor open). */
+const MAX_DEPTH = 256;
+
+async function emptyDirectory(dir: FileHandle, depth: number): Promise<void> {
+  if (depth > MAX_DEPTH) throw new Error(`more than ${MAX_DEPTH} levels of folders: not removed`);
+  for (const name of await readdir(`/proc/self/fd/${dir.fd}`)) {
+    const child = at(dir, name);
+    let sub: FileHandle | undefined;
+    try {
+      sub = await open(child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === "ENOENT") continue;
+      if (code !== "ELOOP" && code !== "ENOTDIR") throw error;
+    }
+    if (sub) {
+      try {
+        await emptyDirectory(sub, depth + 1);
+      } finally {
+        await sub.close();
+      }
+      await rmdir(child).catch((error: unknown) => {
+        if (codeOf(error) !== "ENOENT") throw error;
+      });
+    } else {
+      await unlink(child).catch((error: unknown) => {
+        if (codeOf(error) !== "ENOENT") throw error;
+      });
+    }
+  }
 }

@@ -62,13 +62,15 @@ export function fileRoutes({ store, validators, auth, dataDir, limits, owner, lo
     // The open file is read, whatever happens to its name. A read error after the headers cannot
     // change the status: pipeline cuts the response off, which the client sees against
     // Content-Length (never a short body taken for the whole); the handle is closed either way.
+    // Exactly the bytes announced: an agent's file may grow while it is read. (A range cannot say
+    // "no byte": an empty file's stream is closed unread.)
+    const stream = createReadStream("", { fd: file.handle, start: 0, end: Math.max(0, file.size - 1) });
     if (file.size === 0) {
-      await file.handle.close();
+      stream.destroy();
       res.end();
       return;
     }
-    // Exactly the bytes announced: an agent's file may grow while it is read.
-    pipeline(createReadStream("", { fd: file.handle, start: 0, end: file.size - 1 }), res, (error) => {
+    pipeline(stream, res, (error) => {
       if (error && (error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") {
         log.warn({ err: error.message, conversationId: record.id }, "download failed while reading");
       }
