@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chownSync, existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ScriptedLlmServer } from "@acs-toolkit/agent/test-kit";
@@ -14,21 +14,12 @@ import type { Event } from "@acs-toolkit/schema";
 import { describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
 import { exited, SERVER_CLI, spawnServer } from "../support/process.js";
+import { expectGone, processesWith } from "./support.js";
 
 const NOBODY = 65534;
 const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--"];
 /** Whether the built server can be run as `nobody` here (the checkout must be readable by it). */
 const nobodyCanRun = process.getuid?.() === 0 && spawnSync(asNobody[0]!, [...asNobody.slice(1), process.execPath, "-e", `require("fs").accessSync(${JSON.stringify(SERVER_CLI)})`]).status === 0;
-
-async function processesWith(marker: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (cmdline.split("\0").join(" ").includes(marker)) found.push(Number(pid));
-  }
-  return found;
-}
 
 const cases = [
   { who: "root", wrapper: undefined, runs: process.getuid?.() === 0 },
@@ -79,7 +70,7 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
 
       server.process.kill("SIGKILL");
       await exited(server.process);
-      await expect.poll(() => processesWith(`sleep ${marker}`), { timeout: 5_000, interval: 50 }).toEqual([]);
+      await expectGone(`sleep ${marker}`);
     } finally {
       server.process.kill("SIGKILL");
       await llm.close();

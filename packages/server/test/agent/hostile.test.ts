@@ -7,13 +7,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Event } from "@acs-toolkit/schema";
 import type { ScriptedToolCall } from "@acs-toolkit/agent/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
-import { startAgentServer, stored, waitForStatus, type AgentServer } from "./support.js";
+import { expectGone, processesWith, startAgentServer, stored, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer | undefined;
 afterEach(async () => {
@@ -65,22 +64,6 @@ async function begin(flags: string[] = []) {
 async function attack(flags: string[], ...replies: Array<{ toolCalls: ScriptedToolCall[] }>): Promise<{ id: string; texts: string[]; workspace: string }> {
   const conversation = await begin(flags);
   return { ...conversation, texts: await conversation.run(...replies) };
-}
-
-/** Pids of processes whose command line contains `marker`. */
-async function processesWith(marker: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (cmdline.split("\0").join(" ").includes(marker)) found.push(Number(pid));
-  }
-  return found;
-}
-
-/** Waits until no process has `marker` in its command line (the kernel reaps a PID namespace asynchronously). */
-async function expectGone(marker: string): Promise<void> {
-  await expect.poll(() => processesWith(marker), { timeout: 5_000, interval: 50 }).toEqual([]);
 }
 
 describe("confinement", () => {

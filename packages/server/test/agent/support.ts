@@ -6,6 +6,7 @@
 import { openAiLlmFactory, type AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit";
 import type { Event } from "@acs-toolkit/schema";
+import { readdir, readFile } from "node:fs/promises";
 import { expect } from "vitest";
 import { KEY, startTestServer, type Reply, type TestServer } from "../support/harness.js";
 import { connectLive, isEventFrame, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
@@ -109,3 +110,20 @@ export function timeline(events: readonly Event[]): string[] {
     return [event.kind];
   });
 }
+
+/** Pids of processes whose command line contains `marker`. */
+export async function processesWith(marker: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (cmdline.split("\0").join(" ").includes(marker)) found.push(Number(pid));
+  }
+  return found;
+}
+
+/** Waits until no process has `marker` in its command line (the kernel reaps a PID namespace asynchronously). */
+export async function expectGone(marker: string): Promise<void> {
+  await expect.poll(() => processesWith(marker), { timeout: 5_000, interval: 50 }).toEqual([]);
+}
+
