@@ -57,6 +57,7 @@ export type { UploadLimits } from "./uploads.js";
 export type { SqliteEventStore, SqliteStoreOptions, BodySearchTuning } from "./store/sqlite/index.js";
 export type { Location, Json } from "./http/validation.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
+export { FileIoHealth, type FileIoHealthOptions, type FileIoStuck } from "./file-io-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";
 export type { WorkerPool, JobMessage } from "./workers/pool.js";
 export type { PreparedEvent, RowBatch } from "./store/prepare.js";

@@ -261,7 +261,7 @@ function notRegular(file: string): WorkspaceFileError {
  * process swaps what is inside for links meanwhile (Node's `rm -r` reads a folder by name after it
  * checked it, and could be sent into a host folder by a swap). Each folder is opened with
  * `O_NOFOLLOW` and emptied through its descriptor; what cannot be opened as a folder is unlinked.
- * Nothing to remove is not an error. Folders deeper than {@link MAX_DEPTH} (one descriptor open per
+ * Nothing to remove is not an error. Folders deeper than 256 levels (one descriptor open per
  * level) are refused with an error, as is a folder that another process keeps filling.
  */
 export async function removeTree(dir: string): Promise<void> {

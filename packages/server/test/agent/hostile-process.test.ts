@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chownSync, existsSync } from "node:fs";
+import { chownSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -26,46 +26,76 @@ const cases = [
   { who: "an unprivileged user", wrapper: asNobody, runs: nobodyCanRun },
 ];
 
+const terminal = (command: string) => ({ name: "terminal", arguments: { command } });
+const view = (file: string) => ({ name: "file_editor", arguments: { command: "view", path: file } });
+const RACE_VIEWS = 400;
+
 describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
-  it.runIf(runs)("confines commands (no capability, no remount, no unmask) and a SIGKILL of it kills them all", { timeout: 60_000 }, async () => {
+  it.runIf(runs)("confines commands, keeps the file editor in the workspace, applies the limits, and a SIGKILL of it kills every command", { timeout: 120_000 }, async () => {
     const llm = await ScriptedLlmServer.start();
     const dataDir = await mkdtemp(path.join(tmpdir(), "acs-hostile-"));
     if (wrapper) chownSync(dataDir, NOBODY, NOBODY);
-    const server = await spawnServer(dataDir, { flags: ["--runtime", "agent"], wrapper });
+    const server = await spawnServer(dataDir, { flags: ["--runtime", "agent", "--sandbox-processes", "40", "--sandbox-file-bytes", "1048576"], wrapper });
     try {
       const call = (method: string, route: string, body?: unknown) =>
         fetch(`${server.url}${route}`, { method, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-      expect((await call("POST", "/api/settings", { llm_model: "openai/gpt-4o", llm_api_key: "sk-test", llm_base_url: llm.url })).status).toBe(200);
+      expect((await call("POST", "/api/settings", { llm_model: "openai/gpt-4o", llm_api_key: "sk-test", llm_base_url: llm.url, enable_default_condenser: false })).status).toBe(200);
+      // The first reply waits until the test knows the workspace's path.
+      let release!: () => void;
+      llm.play({ toolCalls: [terminal("true")], hold: new Promise<void>((resolve) => (release = resolve)) });
+      const created = await call("POST", "/api/conversations", { initial_user_msg: "Escape" });
+      const id = ((await created.json()) as { conversation_id: string }).conversation_id;
+      const workspace = path.join(dataDir, "uploads", id);
+      const victim = path.join(dataDir, "victim.txt");
+      const secret = `HOST-SECRET-${randomUUID()}`;
+      writeFileSync(victim, secret, { mode: 0o600 });
+      if (wrapper) chownSync(victim, NOBODY, NOBODY); // the server's own file, as its key is
       const marker = String(800_000 + Math.floor(Math.random() * 99_999));
       const escape = `acs-escape-${randomUUID()}`;
       llm.play(
         {
           toolCalls: [
-            {
-              name: "terminal",
-              arguments: {
-                command:
-                  `grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; mount -o remount,bind,rw /usr; touch /usr/${escape}; ` +
-                  `umount /etc/shadow; head -c 100 /etc/shadow; (setsid sleep ${marker} &); nohup sleep ${marker} >/dev/null 2>&1 & echo started`,
-              },
-            },
+            terminal(
+              `grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; mount -o remount,bind,rw /usr; touch /usr/${escape}; umount /etc/shadow; head -c 100 /etc/shadow; ` +
+                `sh -c 'i=0; while [ $i -lt 60 ]; do sleep 1 >/dev/null 2>&1 & i=$((i+1)); done; wait' 2>&1 | tail -n 1; ` +
+                `head -c 3000000 /dev/zero > big; echo file exit=$?; echo workspace text > real.txt; mkfifo f; ` +
+                `(while :; do ln -sfn '${victim}' link; ln -sfn real.txt link; done) >/dev/null 2>&1 & ` +
+                `(setsid sleep ${marker} &); nohup sleep ${marker} >/dev/null 2>&1 & echo started`,
+            ),
           ],
         },
+        { toolCalls: Array.from({ length: 6 }, () => view(path.join(workspace, "f"))) },
+        ...Array.from({ length: RACE_VIEWS / 200 }, () => ({ toolCalls: Array.from({ length: 200 }, () => view(path.join(workspace, "link"))) })),
         { toolCalls: [{ name: "finish", arguments: { message: "done" } }] },
       );
-      const created = await call("POST", "/api/conversations", { initial_user_msg: "Escape" });
-      const id = ((await created.json()) as { conversation_id: string }).conversation_id;
-      const terminalObservation = async () => {
-        const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100`)).json()) as { items: Event[] };
-        const found = page.items.find((event) => event.kind === "ObservationEvent" && event.observation.kind === "TerminalObservation");
-        return found && JSON.stringify(found);
-      };
-      await expect.poll(terminalObservation, { timeout: 30_000, interval: 50 }).toBeTruthy();
-      const observation = (await terminalObservation())!;
-      for (const line of ["CapEff", "CapPrm", "CapBnd"]) expect(observation).toMatch(new RegExp(`${line}:\\\\t0000000000000000`));
-      expect(observation).toContain("started");
-      expect(observation).not.toMatch(/root:[^"]*:/);
+      release();
+      await expect
+        .poll(async () => ((await (await call("GET", `/api/conversations/${id}`)).json()) as { execution_status?: string }).execution_status, { timeout: 60_000, interval: 100 })
+        .toBe("finished");
+      const texts: string[] = [];
+      for (let pageId: string | undefined; ; ) {
+        const page = (await (await call("GET", `/api/conversations/${id}/events/search?kind=ObservationEvent&limit=100${pageId ? `&page_id=${pageId}` : ""}`)).json()) as {
+          items: Event[];
+          next_page_id?: string;
+        };
+        for (const event of page.items) if (event.kind === "ObservationEvent") texts.push((event.observation.content ?? []).map((part) => ("text" in part ? part.text : "")).join(""));
+        if (!(pageId = page.next_page_id)) break;
+      }
+      const [, attack = "", ...views] = texts;
+      for (const line of ["CapEff", "CapPrm", "CapBnd"]) expect(attack).toMatch(new RegExp(`${line}:\\s+0000000000000000`));
+      expect(attack).not.toMatch(/^root:/m);
       expect(existsSync(`/usr/${escape}`)).toBe(false);
+      expect(attack).toContain("Cannot fork");
+      expect(attack).toContain("File size limit exceeded");
+      expect(attack).toContain("file exit=153");
+      expect(attack).toContain("started");
+      expect(statSync(path.join(workspace, "big")).size).toBe(1024 * 1024);
+      for (const text of views.slice(0, 6)) expect(text).toContain("is not a regular file");
+      const raced = views.slice(6, 6 + RACE_VIEWS);
+      expect(raced).toHaveLength(RACE_VIEWS);
+      expect(raced.filter((text) => text.includes(secret))).toEqual([]);
+      expect((await call("GET", `/api/conversations/${id}/files/f`)).status).toBe(404);
+      expect(await (await call("GET", "/health")).json()).toMatchObject({ status: "ok", file_io: "ok" });
       expect((await processesWith(`sleep ${marker}`)).length).toBe(2);
 
       server.process.kill("SIGKILL");
