@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
@@ -45,6 +45,15 @@ afterEach(async () => {
 describe("the sandbox", () => {
   it("is found here (bubblewrap works on this machine)", async () => {
     expect((await detectBubblewrap())?.name).toBe("bubblewrap");
+  });
+
+  it("shows a read-only path under the host's /tmp (a checkout there), read-only", async () => {
+    const shown = path.join(parent, "tools");
+    mkdirSync(shown);
+    writeFileSync(path.join(shown, "tool.txt"), "from the host");
+    tool = terminalTool({ sandbox: bubblewrapSandbox({ readOnlyPaths: [shown] }), spawner: new Spawner(), workspaceDir, tmpDir: path.join(parent, "tmp"), env: {} });
+    expect(await terminal({ command: `cat ${shown}/tool.txt` })).toMatchObject({ exit_code: 0, content: [{ text: "from the host" }] });
+    expect((await terminal({ command: `echo x > ${shown}/other.txt` })).exit_code).not.toBe(0);
   });
 
   it("is refused, with the reason, where it cannot confine commands", async () => {

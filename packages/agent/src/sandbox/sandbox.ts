@@ -156,7 +156,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
   for (const dir of SYSTEM_PATHS) fixed.push(...mountOf(dir));
   for (const file of MASKED_FILES) if (existsSync(file)) fixed.push("--ro-bind", "/dev/null", file);
   fixed.push("--dev", "/dev", "--proc", "/proc", "--dir", "/var/tmp");
-  for (const dir of options.readOnlyPaths ?? []) fixed.push("--ro-bind", path.resolve(dir), path.resolve(dir));
+  const readOnly = (options.readOnlyPaths ?? []).flatMap((dir) => ["--ro-bind", path.resolve(dir), path.resolve(dir)]);
   const namespaces = ["--unshare-all", "--unshare-user", ...(options.allowNetwork ? ["--share-net"] : []), "--disable-userns", "--cap-drop", "ALL"];
   const limit = [
     PRLIMIT,
@@ -179,7 +179,8 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
       } else {
         args.push("--size", String(limits.tmpBytes), "--tmpfs", "/tmp");
       }
-      args.push("--bind", workspaceDir, workspaceDir, "--chdir", workspaceDir);
+      // After /tmp, so that a path under the host's /tmp (a checkout, a workspace) shows through.
+      args.push(...readOnly, "--bind", workspaceDir, workspaceDir, "--chdir", workspaceDir);
       // The sandbox's own root (where the mount points live) is read-only too.
       args.push("--remount-ro", "/", ...namespaces, "--die-with-parent", "--new-session", "--", ...limit, ...argv);
       if (!owner) return { command: bwrap, args, env: { ...env }, cwd: workspaceDir };
