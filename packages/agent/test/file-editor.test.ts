@@ -20,6 +20,16 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe("file_editor", () => {
+  it("refuses a file over 10 MB with OpenHands' message, naming its size", async () => {
+    const file = path.join(ws, "big.txt");
+    writeFileSync(file, Buffer.alloc(11 * 1024 * 1024, 97));
+    for (const action of [{ command: "view", path: file }, { command: "str_replace", path: file, old_str: "a", new_str: "b" }] as const) {
+      const observation = await run(action);
+      expect(observation.is_error).toBe(true);
+      expect(textOf(observation)).toBe("File is too large (11.0MB). Maximum allowed size is 10MB.");
+    }
+  });
+
   it("creates a file, refuses to overwrite it, and reports prev_exist and new_content", async () => {
     const file = path.join(ws, "src", "app.py");
     const created = await run({ command: "create", path: file, file_text: "a = 1\n" });

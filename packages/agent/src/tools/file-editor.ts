@@ -14,7 +14,7 @@ import type { FileEditorAction, FileEditorObservation } from "@acs-toolkit/schem
 import { FILE_EDITOR_DESCRIPTION } from "../prompts/tool-descriptions.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, type AgentTool } from "./tool.js";
-import { WorkspaceFileError, WorkspaceFiles } from "./workspace-files.js";
+import { WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./workspace-files.js";
 
 /** Lines of context around an edit in the snippet shown back. */
 const SNIPPET_CONTEXT_WINDOW = 4;
@@ -99,17 +99,17 @@ export class FileEditor {
     try {
       return await this.dispatch(action);
     } catch (error) {
-      if (error instanceof WorkspaceFileError && error.reason === "outside") error.message = invalid("path", action.path, error.message).message;
       if (!(error instanceof EditorError || error instanceof WorkspaceFileError)) throw error;
-      return { content: [text(error.message)], is_error: true, command: action.command, kind: "FileEditorObservation" };
+      const message = error instanceof WorkspaceFileError && error.reason === "outside" ? invalid("path", action.path, error.message).message : error.message;
+      return { content: [text(message)], is_error: true, command: action.command, kind: "FileEditorObservation" };
     }
   }
 
   private async dispatch(action: FileEditorAction): Promise<FileEditorObservation> {
-    const file = await this.validatePath(action.command, action.path);
+    const { file, entry } = await this.validatePath(action.command, action.path);
     switch (action.command) {
       case "view":
-        return this.view(file, action.view_range ?? null);
+        return this.view(file, entry?.type === "directory", action.view_range ?? null);
       case "create": {
         if (action.file_text == null) throw missing("file_text", "create");
         await this.files.create(file, action.file_text);
@@ -132,7 +132,7 @@ export class FileEditor {
   }
 
   /** OpenHands' path checks, then the workspace fence. Returns the absolute path. */
-  private async validatePath(command: string, given: string): Promise<string> {
+  private async validatePath(command: string, given: string): Promise<{ file: string; entry: WorkspaceEntry | undefined }> {
     if (!path.isAbsolute(given)) {
       const suggestion = path.join(this.workspaceDir, given);
       throw invalid("path", given, `The path ${given} is not an absolute path, it should start with \`/\`. Maybe you meant ${suggestion}?`);
@@ -147,11 +147,11 @@ export class FileEditor {
     if (info?.type === "directory" && command !== "view") {
       throw invalid("path", given, `The path ${given} is a directory and only the \`view\` command can be used on directories.`);
     }
-    return file;
+    return { file, entry: info };
   }
 
   /** What `file` is, or undefined when it does not exist (a missing parent, or a file as a parent, included). */
-  private async entry(file: string) {
+  private async entry(file: string): Promise<WorkspaceEntry | undefined> {
     try {
       return await this.files.lookup(file);
     } catch (error) {
@@ -161,17 +161,16 @@ export class FileEditor {
   }
 
   private async readText(file: string): Promise<string> {
-    const info = await this.files.lookup(file);
-    if (info && info.size > MAX_FILE_BYTES) {
-      throw new EditorError(`File is too large (${(info.size / 1024 / 1024).toFixed(1)}MB). Maximum allowed size is ${MAX_FILE_BYTES / 1024 / 1024}MB.`);
-    }
-    const bytes = await this.files.read(file, MAX_FILE_BYTES);
+    const bytes = await this.files.read(file, MAX_FILE_BYTES).catch((error: unknown) => {
+      if (!(error instanceof WorkspaceFileError && error.reason === "too_large")) throw error;
+      throw new EditorError(`File is too large (${(error.size! / 1024 / 1024).toFixed(1)}MB). Maximum allowed size is ${MAX_FILE_BYTES / 1024 / 1024}MB.`);
+    });
     if (bytes.includes(0)) throw new EditorError(`The file ${file} appears to be binary; the file editor only works on text files.`);
     return bytes.toString("utf8");
   }
 
-  private async view(file: string, viewRange: number[] | null): Promise<FileEditorObservation> {
-    if ((await this.files.lookup(file))?.type === "directory") {
+  private async view(file: string, isDirectory: boolean, viewRange: number[] | null): Promise<FileEditorObservation> {
+    if (isDirectory) {
       if (viewRange) throw invalid("view_range", viewRange, "The `view_range` parameter is not allowed when `path` points to a directory.");
       return this.result("view", file, await this.listDirectory(file));
     }

@@ -28,6 +28,8 @@ export class WorkspaceFileError extends Error {
   constructor(
     message: string,
     readonly reason: "outside" | "missing" | "not_regular" | "not_directory" | "too_large" | "changed" | "exists",
+    /** With `too_large`: the file's size in bytes (at least). */
+    readonly size?: number,
   ) {
     super(message);
   }
@@ -82,9 +84,11 @@ export class WorkspaceFiles {
     });
   }
 
-  /** The bytes of the regular file `file`, at most `maxBytes`. @throws WorkspaceFileError `too_large` beyond */
+  /** The bytes of the regular file `file`, at most `maxBytes`. @throws WorkspaceFileError `too_large` (with the size) beyond */
   async read(file: string, maxBytes: number): Promise<Buffer> {
-    return this.withFile(file, O_RDONLY, async (handle) => {
+    const tooLarge = (size: number) => new WorkspaceFileError(`File is too large. Maximum allowed size is ${maxBytes / 1024 / 1024}MB.`, "too_large", size);
+    return this.withFile(file, O_RDONLY, async (handle, size) => {
+      if (size > maxBytes) throw tooLarge(size);
       const chunks: Buffer[] = [];
       let total = 0;
       for (;;) {
@@ -93,7 +97,7 @@ export class WorkspaceFiles {
         if (bytesRead === 0) break;
         chunks.push(chunk.subarray(0, bytesRead));
         total += bytesRead;
-        if (total > maxBytes) throw new WorkspaceFileError(`File is too large. Maximum allowed size is ${maxBytes / 1024 / 1024}MB.`, "too_large");
+        if (total > maxBytes) throw tooLarge(total); // it grew while read
       }
       return Buffer.concat(chunks, total);
     });
@@ -140,7 +144,7 @@ export class WorkspaceFiles {
   }
 
   /** Opens the final component of `file` with `flags`, checks that it is a regular file, and calls `use`. */
-  private withFile<T>(file: string, flags: number, use: (handle: FileHandle) => Promise<T>): Promise<T> {
+  private withFile<T>(file: string, flags: number, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
     return this.withWalk(file, false, async ({ parent, name }) => {
       if (!name) throw new WorkspaceFileError(`The path ${file} is a directory.`, "not_regular");
       let handle: FileHandle;
@@ -155,8 +159,9 @@ export class WorkspaceFiles {
         throw error;
       }
       try {
-        if (!(await handle.stat()).isFile()) throw notRegular(file);
-        return await use(handle);
+        const info = await handle.stat();
+        if (!info.isFile()) throw notRegular(file);
+        return await use(handle, info.size);
       } finally {
         await handle.close();
       }
