@@ -30,7 +30,12 @@ export interface ServerConfig {
   /** The unprivileged host user the agent's commands run as when the server runs as root. */
   sandboxUser: { uid: number; gid: number };
   /** Resource limits of each agent conversation's commands (see `SandboxLimits` of `@acs-toolkit/agent`). */
-  sandboxLimits: { processes: number; memoryBytes: number; fileBytes: number; cpuSeconds: number };
+  sandboxLimits: { processes: number; memoryBytes: number; fileBytes: number; cpuSeconds: number; tmpBytes: number };
+  /**
+   * Where each conversation's commands get a memory cgroup (their memory summed): `auto` (below the
+   * server's own, where it can make one), a delegated cgroup v2 directory, or `off` (per process).
+   */
+  sandboxMemoryCgroup: "auto" | "off" | string;
   /** A PostgreSQL store instead of the embedded SQLite one (uploads and keys stay in dataDir). */
   store?: PostgresStoreConfig;
 }
@@ -69,7 +74,13 @@ Options (environment variable in brackets):
                            root [ACS_SANDBOX_USER] (default 65534:65534, nobody)
   --sandbox-processes N    processes and threads of one conversation's commands at once
                            [ACS_SANDBOX_PROCESSES] (default 512)
-  --sandbox-memory-bytes N writable memory of one command's process [ACS_SANDBOX_MEMORY_BYTES] (default 4 GiB)
+  --sandbox-memory-bytes N memory of one conversation's commands together (a memory cgroup) and of each
+                           process [ACS_SANDBOX_MEMORY_BYTES] (default 4 GiB)
+  --sandbox-memory-cgroup auto|off|DIR
+                           where the memory cgroups are made: auto (below the server's own cgroup, v1
+                           or v2 with memory delegated), a delegated cgroup v2 directory, or off (the
+                           bound is per process) [ACS_SANDBOX_MEMORY_CGROUP] (default auto)
+  --sandbox-tmp-bytes N    disk space of one conversation's /tmp [ACS_SANDBOX_TMP_BYTES] (default 4 GiB)
   --sandbox-file-bytes N   largest file a command writes [ACS_SANDBOX_FILE_BYTES] (default 1 GiB)
   --sandbox-cpu-seconds N  CPU time of one command's process [ACS_SANDBOX_CPU_SECONDS] (default 3600)
   --store URL              a PostgreSQL store, postgres://user@host:5432/db, instead of SQLite in the data
@@ -115,6 +126,13 @@ function sandboxUser(text: string | undefined): { uid: number; gid: number } {
   return { uid, gid };
 }
 
+/** `auto`, `off` or an absolute directory. */
+function memoryCgroup(text: string | undefined): "auto" | "off" | string {
+  if (text === undefined || text === "" || text === "auto" || text === "off") return text || "auto";
+  if (!path.isAbsolute(text)) throw new ConfigError(`--sandbox-memory-cgroup must be auto, off or an absolute cgroup v2 directory, got "${text}"`);
+  return text;
+}
+
 const truthy = (text: string | undefined) => text !== undefined && /^(1|true|yes|on)$/i.test(text);
 
 /**
@@ -145,6 +163,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "sandbox-memory-bytes": { type: "string" },
         "sandbox-file-bytes": { type: "string" },
         "sandbox-cpu-seconds": { type: "string" },
+        "sandbox-tmp-bytes": { type: "string" },
+        "sandbox-memory-cgroup": { type: "string" },
         store: { type: "string" },
         "store-pool": { type: "string" },
         "store-timeout-ms": { type: "string" },
@@ -192,7 +212,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       memoryBytes: integer("--sandbox-memory-bytes", values["sandbox-memory-bytes"] ?? env.ACS_SANDBOX_MEMORY_BYTES, 4 * 1024 ** 3, 1024 * 1024),
       fileBytes: integer("--sandbox-file-bytes", values["sandbox-file-bytes"] ?? env.ACS_SANDBOX_FILE_BYTES, 1024 ** 3, 1),
       cpuSeconds: integer("--sandbox-cpu-seconds", values["sandbox-cpu-seconds"] ?? env.ACS_SANDBOX_CPU_SECONDS, 3600, 1),
+      tmpBytes: integer("--sandbox-tmp-bytes", values["sandbox-tmp-bytes"] ?? env.ACS_SANDBOX_TMP_BYTES, 4 * 1024 ** 3, 1024 * 1024),
     },
+    sandboxMemoryCgroup: memoryCgroup(values["sandbox-memory-cgroup"] ?? env.ACS_SANDBOX_MEMORY_CGROUP),
     ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
   };
 }

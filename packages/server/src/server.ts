@@ -106,6 +106,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             allowNetwork: config.agentNetwork,
             runAs: config.sandboxUser,
             limits: config.sandboxLimits,
+            memoryCgroup: config.sandboxMemoryCgroup === "off" ? false : config.sandboxMemoryCgroup,
             ...options.agent,
           },
         })

@@ -11,6 +11,7 @@ import { DEFAULT_PRICES, type ModelPrice } from "../llm/stats.js";
 import type { LlmFactory } from "../llm/types.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
+import { openMemoryCgroups, type MemoryCgroups } from "../sandbox/memory-cgroup.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { Spawner } from "../sandbox/spawner.js";
 import { AgentConversation } from "./conversation.js";
@@ -36,6 +37,13 @@ export interface AgentRuntimeOptions {
   limits?: Partial<SandboxLimits>;
   /** The unprivileged host user commands run as when the server runs as root (default 65534:65534). Only for `sandbox: "auto"`. */
   runAs?: { uid: number; gid: number };
+  /**
+   * Where each conversation's sandbox gets a memory cgroup that bounds its processes together
+   * (`limits.memoryBytes`): `"auto"` (default) below the server's own memory group when it can make
+   * one (cgroup v1, or v2 with the memory controller delegated), a cgroup v2 directory delegated to
+   * the server, or `false` (each process is bounded alone). Only for `sandbox: "auto"`.
+   */
+  memoryCgroup?: "auto" | string | false;
   /** Stream LLM tokens as StreamingDeltaEvent (default false, as OpenHands' LLM default). */
   stream?: boolean;
   /** The condenser's thresholds (default 120 events, the first 4 kept). */
@@ -72,6 +80,7 @@ export class AgentRuntime {
   private readonly opening = new Map<string, Promise<AgentConversation>>();
   private sandboxChoice: Promise<Sandbox | undefined> | undefined;
   private readonly spawner = new Spawner();
+  private memoryCgroups: MemoryCgroups | undefined;
 
   constructor(private readonly options: AgentRuntimeOptions = {}) {
     const given = options.sandbox;
@@ -92,9 +101,18 @@ export class AgentRuntime {
     if (typeof sandbox === "object") return sandbox;
     const logger = this.options.logger ?? silentLogger;
     if (sandbox === "auto") {
-      const { allowNetwork = false, readOnlyPaths = [], limits, runAs } = this.options;
-      const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs });
-      if (probe.sandbox) return probe.sandbox;
+      const { allowNetwork = false, readOnlyPaths = [], limits, runAs, memoryCgroup = "auto" } = this.options;
+      const groups = memoryCgroup === false ? undefined : openMemoryCgroups(memoryCgroup === "auto" ? {} : { cgroupDir: memoryCgroup });
+      if (groups?.problem) {
+        logger.warn({ sandbox: "bubblewrap", memoryBound: "process", problem: groups.problem }, `the memory limit bounds each process, not a conversation's processes together: ${groups.problem}`);
+      }
+      this.memoryCgroups = groups?.cgroups;
+      const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs, memoryCgroups: groups?.cgroups });
+      if (probe.sandbox) {
+        const memory = groups?.cgroups ? `a memory cgroup per conversation below ${groups.cgroups.dir}` : "each process (RLIMIT_DATA)";
+        logger.info({ sandbox: "bubblewrap", memoryBound: probe.sandbox.memoryBound, limits: probe.sandbox.limits }, `agent commands run in bubblewrap; the memory limit bounds ${memory}`);
+        return probe.sandbox;
+      }
       logger.warn({ sandbox: "bubblewrap", problem: probe.problem }, `bubblewrap cannot confine the agent's commands here: ${probe.problem}`);
     }
     if (allowHostExecution) {
@@ -159,5 +177,6 @@ export class AgentRuntime {
   async close(): Promise<void> {
     await Promise.allSettled([...this.opening.values()]);
     await Promise.all([...this.conversations.values()].map((conversation) => conversation.close()));
+    this.memoryCgroups?.close();
   }
 }

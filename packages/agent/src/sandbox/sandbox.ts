@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { MemoryCgroup, MemoryCgroups } from "./memory-cgroup.js";
 
 /** A command line ready for `child_process.spawn`. */
 export interface SandboxedCommand {
@@ -21,6 +22,11 @@ export interface SandboxedCommand {
   env: Record<string, string>;
   /** Working directory of the spawned process on the host. */
   cwd: string;
+  /**
+   * The memory group the process enters before it runs anything (its whole tree shares
+   * {@link SandboxLimits.memoryBytes}). Whoever spawns the command calls `release()` once it exited.
+   */
+  memory?: MemoryCgroup;
 }
 
 export interface SandboxRequest {
@@ -46,6 +52,13 @@ export interface Sandbox {
    * are given to it, so that commands can change them.
    */
   readonly owner?: { uid: number; gid: number };
+  /**
+   * What {@link SandboxLimits.memoryBytes} bounds: everything one sandbox runs, summed (a memory
+   * cgroup per sandbox), or each process on its own (RLIMIT_DATA only: no cgroup could be made).
+   */
+  readonly memoryBound?: "sandbox" | "process";
+  /** The limits it sets (none for host execution). */
+  readonly limits?: Readonly<SandboxLimits>;
   /** The command line that runs `request.argv` in this sandbox. */
   wrap(request: SandboxRequest): SandboxedCommand;
 }
@@ -62,13 +75,21 @@ export interface SandboxLimits {
    * so the bound is per conversation. Default 512.
    */
   processes: number;
-  /** Writable memory of one process, in bytes (RLIMIT_DATA: heap and private mappings). Default 4 GiB. */
+  /**
+   * Memory in bytes of everything one sandbox runs, together (a memory cgroup, where the server
+   * can make one: {@link BubblewrapOptions.memoryCgroups}), and of each process alone (RLIMIT_DATA:
+   * heap and private mappings). Default 4 GiB.
+   */
   memoryBytes: number;
   /** Largest file a command may write, in bytes (RLIMIT_FSIZE). Default 1 GiB. */
   fileBytes: number;
   /** CPU seconds of one process (RLIMIT_CPU): a busy loop is stopped, a long build is not. Default 3,600. */
   cpuSeconds: number;
-  /** Size of `/tmp` when it is a tmpfs (no {@link SandboxRequest.tmpDir}), in bytes. Default 1 GiB. */
+  /**
+   * Size of `/tmp` in bytes. A tmpfs of this size when there is no {@link SandboxRequest.tmpDir};
+   * on disk, the terminal measures it while the shell lives and stops the shell when it grows past
+   * this (`watchDirectoryQuota`). Default 4 GiB.
+   */
   tmpBytes: number;
 }
 
@@ -79,7 +100,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   memoryBytes: 4 * GIB,
   fileBytes: GIB,
   cpuSeconds: 3_600,
-  tmpBytes: GIB,
+  tmpBytes: 4 * GIB,
 });
 
 export interface BubblewrapOptions {
@@ -98,6 +119,11 @@ export interface BubblewrapOptions {
   runAs?: { uid: number; gid: number };
   /** The server's uid (default `process.getuid()`): root makes commands drop to {@link runAs}. */
   serverUid?: number;
+  /**
+   * Where each sandbox gets a memory group bounding its processes together (`openMemoryCgroups()`
+   * finds one). Without it, {@link SandboxLimits.memoryBytes} bounds each process alone.
+   */
+  memoryCgroups?: MemoryCgroups;
 }
 
 /** System directories visible read-only inside (symbolic links such as merged-/usr `/bin` are kept as links). */
@@ -168,9 +194,12 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
     "--core=0",
     "--",
   ];
+  const cgroups = options.memoryCgroups;
   return {
     name: "bubblewrap",
     owner,
+    memoryBound: cgroups ? "sandbox" : "process",
+    limits,
     wrap({ argv, workspaceDir, tmpDir, env }) {
       const args = [...fixed];
       if (tmpDir) {
@@ -183,14 +212,19 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
       args.push(...readOnly, "--bind", workspaceDir, workspaceDir, "--chdir", workspaceDir);
       // The sandbox's own root (where the mount points live) is read-only too.
       args.push("--remount-ro", "/", ...namespaces, "--die-with-parent", "--new-session", "--", ...limit, ...argv);
-      if (!owner) return { command: bwrap, args, env: { ...env }, cwd: workspaceDir };
-      for (const dir of [workspaceDir, tmpDir]) {
-        if (!dir) continue;
-        assertReachable(dir, owner);
-        chownSync(dir, owner.uid, owner.gid);
+      let line = [bwrap, ...args];
+      if (owner) {
+        for (const dir of [workspaceDir, tmpDir]) {
+          if (!dir) continue;
+          assertReachable(dir, owner);
+          chownSync(dir, owner.uid, owner.gid);
+        }
+        line = [SETPRIV, `--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups", "--inh-caps=-all", "--", ...line];
       }
-      const drop = [`--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups", "--inh-caps=-all", "--"];
-      return { command: SETPRIV, args: [...drop, bwrap, ...args], env: { ...env }, cwd: workspaceDir };
+      if (!cgroups) return { command: line[0]!, args: line.slice(1), env: { ...env }, cwd: workspaceDir };
+      // The shell enters the group, then becomes the sandbox (same pid): nothing runs outside it.
+      const memory = cgroups.create(limits.memoryBytes);
+      return { command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', memory.procsFile, ...line], env: { ...env }, cwd: workspaceDir, memory };
     },
   };
 }
@@ -256,10 +290,12 @@ const CAPABILITY_LINES = ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"];
  */
 export async function confinementProblem(sandbox: Sandbox): Promise<string | undefined> {
   const workspaceDir = mkdtempSync(path.join(tmpdir(), "acs-sandbox-probe-"));
+  let wrapped: SandboxedCommand | undefined;
   try {
-    const wrapped = sandbox.wrap({ argv: ["cat", "/proc/self/status"], workspaceDir, env: { PATH: SANDBOX_PATH } });
+    wrapped = sandbox.wrap({ argv: ["cat", "/proc/self/status"], workspaceDir, env: { PATH: SANDBOX_PATH } });
+    const { command, args, env, cwd } = wrapped;
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(wrapped.command, wrapped.args, { env: wrapped.env, cwd: wrapped.cwd, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       let err = "";
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
@@ -273,7 +309,10 @@ export async function confinementProblem(sandbox: Sandbox): Promise<string | und
     if (held.length) return `commands inside would keep capabilities (${held.map((name) => `${name} ${field(name) ?? "?"}`).join(", ")})`;
     if (field("NoNewPrivs") !== "1") return "commands inside could gain privileges (no_new_privs is not set)";
     return undefined;
+  } catch (error) {
+    return `the sandbox could not be set up: ${(error as Error).message}`;
   } finally {
+    wrapped?.memory?.release();
     rmSync(workspaceDir, { recursive: true, force: true });
   }
 }

@@ -14,6 +14,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import type { MemoryCgroup } from "../sandbox/memory-cgroup.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { Spawner } from "../sandbox/spawner.js";
 
@@ -101,17 +102,24 @@ export class TerminalSession {
   private started = false;
   state: PromptState;
 
-  private constructor(child: ChildProcessWithoutNullStreams, workspaceDir: string) {
+  private constructor(
+    child: ChildProcessWithoutNullStreams,
+    workspaceDir: string,
+    /** The shell's memory group (see `SandboxedCommand.memory`), released when the shell exits. */
+    readonly memory?: MemoryCgroup,
+  ) {
     this.child = child;
     this.state = { exitCode: 0, username: "", hostname: "", workingDir: workspaceDir, pythonPath: null, pid: -1 };
     child.stdout.on("data", (chunk: Buffer) => this.take(chunk));
     child.stderr.on("data", (chunk: Buffer) => this.take(chunk));
     child.on("exit", () => {
       this.exited = true;
+      memory?.release();
       this.notify();
     });
     child.on("error", () => {
       this.exited = true;
+      memory?.release();
       this.notify();
     });
     child.stdin.on("error", () => {
@@ -127,8 +135,14 @@ export class TerminalSession {
       tmpDir: options.tmpDir,
       env: options.env,
     });
-    const child = await options.spawner.spawn(wrapped);
-    const session = new TerminalSession(child, options.workspaceDir);
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = await options.spawner.spawn(wrapped);
+    } catch (error) {
+      wrapped.memory?.release();
+      throw error;
+    }
+    const session = new TerminalSession(child, options.workspaceDir, wrapped.memory);
     child.stdin.write(session.initLine());
     session.running = true;
     const first = await session.wait({ noChangeMs: 30_000 });

@@ -44,6 +44,8 @@ interface Server {
   label: string;
   connect(): Transport;
   callTimeoutMs?: number;
+  /** Frees what the sandbox set up for the process (its memory group) once it is gone. */
+  release?(): void;
 }
 
 /** `fetch` that adds `Authorization: Bearer <key>` to every request of an SSE or HTTP transport. */
@@ -73,6 +75,7 @@ function serversOf(config: MCPConfig, options: McpOptions, problems: string[]): 
     servers.push({
       label,
       connect: () => new StdioClientTransport({ command: wrapped.command, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd, stderr: "ignore" }),
+      release: () => wrapped.memory?.release(),
     });
   }
   for (const entry of config.sse_servers ?? []) {
@@ -104,6 +107,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export async function connectMcpTools(config: MCPConfig | null | undefined, options: McpOptions): Promise<McpTools> {
   const problems: string[] = [];
   const clients: Client[] = [];
+  const connectedServers: Server[] = [];
   const tools: AgentTool[] = [];
   const taken = new Set(options.reservedNames ?? []);
   const connectMs = options.connectTimeoutMs ?? 30_000;
@@ -120,10 +124,12 @@ export async function connectMcpTools(config: MCPConfig | null | undefined, opti
           cursor = page.nextCursor;
         } while (cursor);
         clients.push(client);
+        connectedServers.push(server);
         return { server, client, listed };
       } catch (error) {
         problems.push(`MCP ${server.label} is unavailable: ${error instanceof Error ? error.message : String(error)}`);
         await client.close().catch(() => {});
+        server.release?.();
         return undefined;
       }
     }),
@@ -144,6 +150,7 @@ export async function connectMcpTools(config: MCPConfig | null | undefined, opti
     problems,
     close: async () => {
       await Promise.all(clients.map((client) => client.close().catch(() => {})));
+      for (const server of connectedServers) server.release?.();
     },
   };
 }

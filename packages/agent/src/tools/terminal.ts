@@ -15,6 +15,7 @@
 import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
 import { TERMINAL_DESCRIPTION } from "../prompts/tool-descriptions.js";
 import { NO_SANDBOX_MESSAGE, SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
+import { watchDirectoryQuota, type DirectoryQuota } from "../sandbox/directory-quota.js";
 import type { Spawner } from "../sandbox/spawner.js";
 import { TerminalSession, type WaitResult } from "../terminal/session.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
@@ -41,6 +42,7 @@ export interface TerminalToolOptions {
 const TIMEOUT_MESSAGE_TEMPLATE =
   "You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys to interrupt/kill the command, or use the timeout parameter in terminal for future commands.";
 const CONTINUATION_PREFIX = "[Below is the output of the previous command.]\n";
+const mebibytes = (bytes: number) => `${Math.round((bytes / 1024 ** 2) * 10) / 10} MiB`;
 const SPECIAL_KEYS: Readonly<Record<string, string>> = { "C-c": "\x03", "C-d": "\x04", "C-z": "\x1a" };
 
 export function terminalTool(options: TerminalToolOptions): AgentTool {
@@ -72,6 +74,12 @@ export function terminalTool(options: TerminalToolOptions): AgentTool {
 
 class Terminal {
   private active: TerminalSession | undefined;
+  /** Processes of the active shell's memory group killed for memory, as last reported. */
+  private oomKills = 0;
+  /** The size watch of `/tmp` on disk while the shell lives. */
+  private tmpQuota: DirectoryQuota | undefined;
+  /** Set when the watch stopped the shell, until an observation says so. */
+  private tmpOver: string | undefined;
 
   constructor(
     private readonly options: TerminalToolOptions,
@@ -79,6 +87,8 @@ class Terminal {
   ) {}
 
   close(): void {
+    this.tmpQuota?.stop();
+    this.tmpQuota = undefined;
     this.active?.kill();
     this.active = undefined;
   }
@@ -89,8 +99,24 @@ class Terminal {
     if (!sandbox) throw new ToolUnavailableError(NO_SANDBOX_MESSAGE);
     if (this.active?.alive) return this.active;
     const env = { ...this.options.env, PATH: SANDBOX_PATH, HOME: workspaceDir, TERM: "dumb", LANG: "C.UTF-8" };
-    this.active = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env });
-    return this.active;
+    this.tmpQuota?.stop();
+    const session = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env });
+    this.active = session;
+    this.oomKills = 0;
+    const limitBytes = sandbox.limits?.tmpBytes;
+    if (tmpDir && limitBytes) {
+      this.tmpQuota = watchDirectoryQuota({
+        dir: tmpDir,
+        limitBytes,
+        onOver: (size, allowed) => {
+          this.tmpOver =
+            `\n[The shell was stopped: /tmp holds ${mebibytes(size.bytes)}${size.complete ? "" : " or more (too many files to count)"}, ` +
+            `over its limit of ${mebibytes(allowed)}. Every process of the terminal was killed; remove files from /tmp before writing more.]`;
+          session.kill();
+        },
+      });
+    }
+    return session;
   }
 
   async execute(action: TerminalAction, context: ToolContext): Promise<TerminalObservation> {
@@ -144,16 +170,30 @@ class Terminal {
       outcome = after.outcome === "completed" ? "completed" : "no_change_timeout";
     }
     const exitCode = outcome === "completed" ? session.state.exitCode : -1;
+    const note = this.limitNotes(session);
     switch (outcome) {
       case "completed":
-        return this.observation(command, output, exitCode, { prefix, suffix: this.completedMeta(exitCode).suffix });
+        return this.observation(command, output, exitCode, { prefix, suffix: note + this.completedMeta(exitCode).suffix });
       case "exited":
-        return this.observation(command, output, -1, { prefix, suffix: "\n[The shell exited. A new one starts with the next command (environment and working directory are reset).]" });
+        return this.observation(command, output, -1, { prefix, suffix: `${note}\n[The shell exited. A new one starts with the next command (environment and working directory are reset).]` });
       case "hard_timeout":
-        return this.observation(command, output, -1, { prefix, suffix: `\n[The command timed out after ${timeout} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
+        return this.observation(command, output, -1, { prefix, suffix: `${note}\n[The command timed out after ${timeout} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
       default:
-        return this.observation(command, output, -1, { prefix, suffix: `\n[The command has no new output after ${this.softSeconds} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
+        return this.observation(command, output, -1, { prefix, suffix: `${note}\n[The command has no new output after ${this.softSeconds} seconds. ${TIMEOUT_MESSAGE_TEMPLATE}]` }, true);
     }
+  }
+
+  /** What the last command met: /tmp over its limit (the shell was stopped), processes killed for the memory limit. */
+  private limitNotes(session: TerminalSession): string {
+    const tmp = this.tmpOver ?? "";
+    this.tmpOver = undefined;
+    const memory = session.memory;
+    if (!memory) return tmp;
+    const kills = memory.oomKills();
+    const killed = kills - this.oomKills;
+    this.oomKills = kills;
+    if (killed <= 0) return tmp;
+    return `${tmp}\n[${killed === 1 ? "A process was" : `${killed} processes were`} killed: the commands of this conversation together reached their memory limit of ${mebibytes(memory.limitBytes)}.]`;
   }
 
   private completedMeta(exitCode: number) {

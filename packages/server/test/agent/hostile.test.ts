@@ -25,10 +25,14 @@ const finish = { toolCalls: [{ name: "finish", arguments: { message: "done" } }]
 const terminal = (command: string, timeout?: number): ScriptedToolCall => ({ name: "terminal", arguments: { command, ...(timeout && { timeout }) } });
 const editor = (args: Record<string, unknown>): ScriptedToolCall => ({ name: "file_editor", arguments: args });
 
-/** The text of every observation (and agent error) of a conversation, in order. */
+/** The text of every observation (and agent error) of a conversation, in order, as the model reads it (a terminal's prefix and suffix too). */
 function observed(events: readonly Event[]): string[] {
   return events.flatMap((event) => {
-    if (event.kind === "ObservationEvent") return [(event.observation.content ?? []).map((part) => ("text" in part ? part.text : "")).join("")];
+    if (event.kind === "ObservationEvent") {
+      const { observation } = event;
+      const meta = observation.kind === "TerminalObservation" ? observation.metadata : undefined;
+      return [`${meta?.prefix ?? ""}${(observation.content ?? []).map((part) => ("text" in part ? part.text : "")).join("")}${meta?.suffix ?? ""}`];
+    }
     if (event.kind === "AgentErrorEvent") return [event.error];
     return [];
   });
@@ -187,6 +191,27 @@ describe("limits", () => {
     });
     expect(texts[0]).toContain("allocation failed");
     expect(texts[0]).toMatch(/exit=[1-9]/);
+  });
+
+  it.skipIf(!root)("memory: processes each under the limit are bounded together, and the model is told", async () => {
+    // Four processes of ~140 MB each: every one is under the per-process bound; together they pass 256 MiB.
+    const { texts } = await attack(["--sandbox-memory-bytes", String(256 * 1024 * 1024)], {
+      toolCalls: [terminal(`for i in 1 2 3 4; do node -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 3000)" & done; wait; echo waited`, 60)],
+    });
+    expect(texts[0]).toContain("waited");
+    expect(texts[0]).toMatch(/killed: the commands of this conversation together reached their memory limit of 256 MiB/);
+  });
+
+  it("/tmp: many files each under --sandbox-file-bytes stop at --sandbox-tmp-bytes", { timeout: 60_000 }, async () => {
+    const { id, texts } = await attack(["--sandbox-tmp-bytes", String(8 * 1024 * 1024), "--sandbox-file-bytes", String(2 * 1024 * 1024)], {
+      toolCalls: [terminal("for i in $(seq 1 300); do head -c 1000000 /dev/zero > /tmp/f$i; sleep 0.02; done; echo wrote all", 60)],
+    });
+    expect(texts[0]).not.toContain("wrote all");
+    expect(texts[0]).toMatch(/The shell was stopped: \/tmp holds [\d.]+ MiB, over its limit of 8 MiB/);
+    const { execFileSync } = await import("node:child_process");
+    const used = Number(execFileSync("du", ["-sb", path.join(s!.t.dataDir, "tmp", id)], { encoding: "utf8" }).split("\t")[0]);
+    // The limit plus what one second of writing adds at most (50 files a second here).
+    expect(used).toBeLessThan(8 * 1024 * 1024 + 60_000_000);
   });
 
   it("file size: a write past --sandbox-file-bytes is cut (File size limit exceeded)", async () => {

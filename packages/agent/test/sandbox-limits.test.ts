@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMemoryCgroups } from "../src/index.js";
+import { directorySize, watchDirectoryQuota, type DirectorySize } from "../src/sandbox/directory-quota.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "acs-limits-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A `/proc/self` with the given cgroup lines and a mount table whose cgroup file systems are at `mountPoint`. */
+function procSelf(cgroup: string, mounts: string): string {
+  const self = path.join(dir, "proc-self");
+  mkdirSync(self);
+  writeFileSync(path.join(self, "cgroup"), cgroup);
+  writeFileSync(path.join(self, "mountinfo"), mounts);
+  return self;
+}
+
+describe("openMemoryCgroups", () => {
+  it("makes groups below the server's v1 memory group, with the limit and swap bounded", () => {
+    const hierarchy = path.join(dir, "memory");
+    mkdirSync(path.join(hierarchy, "jobs", "42"), { recursive: true });
+    const self = procSelf(
+      "5:devices:/\n4:memory:/jobs/42\n0::/\n",
+      `30 22 0:27 / ${dir} rw - tmpfs tmpfs rw\n34 30 0:31 / ${hierarchy} rw,relatime - cgroup cgroup rw,memory\n40 30 0:37 / ${dir}/unified rw - cgroup2 cgroup2 rw\n`,
+    );
+    const opened = openMemoryCgroups({ procSelf: self });
+    expect(opened.problem).toBeUndefined();
+    const groups = opened.cgroups!;
+    expect(groups).toMatchObject({ version: 1, dir: path.join(hierarchy, "jobs", "42", `acs-sandbox-${process.pid}`) });
+    writeFileSync(path.join(groups.dir, "probe"), ""); // stands for the kernel's files
+    const group = groups.create(256 * 1024 * 1024);
+    const groupDir = path.dirname(group.procsFile);
+    expect(path.dirname(groupDir)).toBe(groups.dir);
+    expect(readFileSync(path.join(groupDir, "memory.limit_in_bytes"), "utf8")).toBe(String(256 * 1024 * 1024));
+    expect(group.limitBytes).toBe(256 * 1024 * 1024);
+    expect(group.oomKills()).toBe(0);
+    writeFileSync(path.join(groupDir, "memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+    expect(group.oomKills()).toBe(3);
+  });
+
+  it("in cgroup v2 enables the memory controller for the groups and sets memory.max", () => {
+    const unified = path.join(dir, "unified");
+    const mine = path.join(unified, "system.slice", "acs.service");
+    mkdirSync(mine, { recursive: true });
+    writeFileSync(path.join(mine, "cgroup.controllers"), "cpu io memory pids\n");
+    writeFileSync(path.join(mine, "cgroup.subtree_control"), "");
+    const self = procSelf("0::/system.slice/acs.service\n", `40 30 0:37 / ${unified} rw - cgroup2 cgroup2 rw\n`);
+    const groups = openMemoryCgroups({ procSelf: self }).cgroups!;
+    expect(groups.version).toBe(2);
+    expect(readFileSync(path.join(mine, "cgroup.subtree_control"), "utf8")).toBe("+memory");
+    const group = groups.create(1 << 30);
+    const groupDir = path.dirname(group.procsFile);
+    expect(readFileSync(path.join(groupDir, "memory.max"), "utf8")).toBe(String(1 << 30));
+    writeFileSync(path.join(groupDir, "memory.events"), "low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n");
+    expect(group.oomKills()).toBe(2);
+  });
+
+  it.each([
+    ["no memory hierarchy is mounted", "4:memory:/a\n", "", /the memory cgroup \(v1\) is not mounted/],
+    ["neither version is there", "1:cpu:/\n", "", /no memory cgroup/],
+    ["v2 without the memory controller", "0::/\n", "40 30 0:37 / UNIFIED rw - cgroup2 cgroup2 rw\n", /the memory controller is not available in .*\(cgroup v2\)/],
+  ])("says why when %s", (_, cgroup, mounts, problem) => {
+    mkdirSync(path.join(dir, "unified"));
+    writeFileSync(path.join(dir, "unified", "cgroup.controllers"), "cpu pids\n");
+    const opened = openMemoryCgroups({ procSelf: procSelf(cgroup, mounts.replace("UNIFIED", path.join(dir, "unified"))) });
+    expect(opened.cgroups).toBeUndefined();
+    expect(opened.problem).toMatch(problem);
+  });
+
+  it("says why when the directory cannot be written", () => {
+    const opened = openMemoryCgroups({ cgroupDir: path.join(dir, "missing") });
+    expect(opened.problem).toMatch(/^cannot make memory groups below .*missing \(cgroup v2\): enabling the memory controller/);
+  });
+
+  it("removes what a server that is gone left, and keeps its own", () => {
+    const parent = path.join(dir, "delegated");
+    mkdirSync(path.join(parent, "acs-sandbox-999999999", "s1"), { recursive: true });
+    writeFileSync(path.join(parent, "cgroup.subtree_control"), "memory");
+    const groups = openMemoryCgroups({ cgroupDir: parent }).cgroups!;
+    expect(existsSync(path.join(parent, "acs-sandbox-999999999"))).toBe(false);
+    expect(existsSync(groups.dir)).toBe(true);
+  });
+});
+
+describe("directorySize", () => {
+  it("counts the blocks of files and folders, never what a link points to", async () => {
+    writeFileSync(path.join(dir, "a"), Buffer.alloc(100_000, 1));
+    mkdirSync(path.join(dir, "sub"));
+    writeFileSync(path.join(dir, "sub", "b"), Buffer.alloc(50_000, 1));
+    const outside = mkdtempSync(path.join(tmpdir(), "acs-outside-"));
+    try {
+      writeFileSync(path.join(outside, "big"), Buffer.alloc(5_000_000, 1));
+      symlinkSync(outside, path.join(dir, "link-to-folder"));
+      symlinkSync(path.join(outside, "big"), path.join(dir, "link-to-file"));
+      const size = await directorySize(dir);
+      expect(size.entries).toBe(5);
+      expect(size.complete).toBe(true);
+      expect(size.bytes).toBeGreaterThanOrEqual(150_000);
+      expect(size.bytes).toBeLessThan(1_000_000);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("is empty for a missing directory, and incomplete past maxEntries or 256 levels", async () => {
+    expect(await directorySize(path.join(dir, "missing"))).toEqual({ bytes: 0, entries: 0, complete: true });
+    for (let index = 0; index < 20; index++) writeFileSync(path.join(dir, `f${index}`), "x");
+    expect(await directorySize(dir, 10)).toMatchObject({ entries: 10, complete: false });
+    let deep = path.join(dir, "d");
+    for (let level = 0; level < 260; level++, deep = path.join(deep, "d")) mkdirSync(deep, { recursive: true });
+    expect((await directorySize(path.join(dir, "d"))).complete).toBe(false);
+  });
+});
+
+describe("watchDirectoryQuota", () => {
+  it("allows what was there at the start and reports growth past it", async () => {
+    writeFileSync(path.join(dir, "before"), Buffer.alloc(2_000_000, 1));
+    const over = new Promise<{ size: DirectorySize; allowed: number }>((resolve) => {
+      watchDirectoryQuota({
+        dir,
+        limitBytes: 1_000_000,
+        intervalMs: 5,
+        onOver: (size, allowed) => resolve({ size, allowed }),
+        // The watch saw 2 MB and went on: now it grows.
+        onMeasured: () => writeFileSync(path.join(dir, "after"), Buffer.alloc(500_000, 1)),
+      });
+    });
+    const { size, allowed } = await over;
+    expect(allowed).toBeGreaterThanOrEqual(2_000_000);
+    expect(size.bytes).toBeGreaterThan(allowed);
+  });
+
+  it("reports a directory past its limit", async () => {
+    writeFileSync(path.join(dir, "small"), "x");
+    const over = new Promise<number>((resolve) => {
+      watchDirectoryQuota({
+        dir,
+        limitBytes: 1_000_000,
+        intervalMs: 5,
+        onOver: (size) => resolve(size.bytes),
+        onMeasured: () => writeFileSync(path.join(dir, "big"), Buffer.alloc(1_500_000, 1)),
+      });
+    });
+    expect(await over).toBeGreaterThan(1_000_000);
+  });
+});
