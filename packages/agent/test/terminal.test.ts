@@ -17,6 +17,8 @@ import {
   type Sandbox,
 } from "../src/index.js";
 import { Spawner } from "../src/sandbox/spawner.js";
+import { SANDBOX_PATH } from "../src/sandbox/sandbox.js";
+import { TerminalSession } from "../src/terminal/session.js";
 import { terminalTool } from "../src/tools/terminal.js";
 import type { AgentTool } from "../src/tools/tool.js";
 import { ScriptedLlmServer, userText } from "../src/test-kit/index.js";
@@ -130,6 +132,20 @@ describe("the terminal", () => {
     });
     expect(next.metadata?.username).toBeTruthy();
     expect(next.metadata?.py_interpreter_path).toMatch(/python/);
+  });
+
+  it("holds only the head and tail of a flood of output, and says how much it left out", async () => {
+    const session = await TerminalSession.start({ sandbox: bubblewrapSandbox(), spawner: new Spawner(), workspaceDir, env: { PATH: SANDBOX_PATH }, keepChars: 1_000 });
+    try {
+      session.send("printf 'HEAD'; head -c 200000 /dev/zero | tr '\\0' x; printf 'TAIL'");
+      const result = await session.wait({ noChangeMs: 30_000 });
+      expect(result.outcome).toBe("completed");
+      expect(result.output.length).toBeLessThanOrEqual(1_000);
+      expect(result.output).toMatch(/^HEADx+TAIL$/);
+      expect(result.output.length + result.omitted).toBe(200_008);
+    } finally {
+      session.kill();
+    }
   });
 
   it("cuts a hanging command at its timeout; Ctrl-C stops it; the shell goes on", async () => {

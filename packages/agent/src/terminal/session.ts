@@ -36,6 +36,8 @@ export interface WaitResult {
   outcome: WaitOutcome;
   /** Output written since the last result (ANSI sequences and carriage returns removed). */
   output: string;
+  /** Characters of that output left out of its middle (past {@link SessionOptions.keepChars}). */
+  omitted: number;
   /** The prompt state after the command (the previous one while it still runs). */
   state: PromptState;
 }
@@ -46,6 +48,12 @@ export interface SessionOptions {
   workspaceDir: string;
   tmpDir?: string;
   env: Record<string, string>;
+  /**
+   * Characters of one command's output held at most: its first and last halves are kept and the
+   * middle dropped as it comes (a command that floods its output costs neither memory nor time).
+   * Default 1,048,576.
+   */
+  keepChars?: number;
 }
 
 const ANSI = new RegExp(String.raw`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`, "g");
@@ -91,8 +99,13 @@ export class TerminalSession {
   private readonly nonce = randomBytes(6).toString("hex");
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly decoder = new TextDecoder();
-  /** Output not yet returned (raw, markers included). */
+  /** Output not yet returned (raw, markers included): its head, then its tail once the middle was dropped. */
   private buffer = "";
+  /** Characters dropped from the middle of {@link buffer} since the last result. */
+  private omitted = 0;
+  /** Where the search for the prompt marker resumes (everything before was searched). */
+  private scanFrom = 0;
+  private readonly keepChars: number;
   private lastChange = Date.now();
   private listeners = new Set<() => void>();
   private exited = false;
@@ -107,8 +120,10 @@ export class TerminalSession {
     workspaceDir: string,
     /** The shell's memory group (see `SandboxedCommand.memory`), released when the shell exits. */
     readonly memory?: MemoryCgroup,
+    keepChars = 1 << 20,
   ) {
     this.child = child;
+    this.keepChars = keepChars;
     this.state = { exitCode: 0, username: "", hostname: "", workingDir: workspaceDir, pythonPath: null, pid: -1 };
     child.stdout.on("data", (chunk: Buffer) => this.take(chunk));
     child.stderr.on("data", (chunk: Buffer) => this.take(chunk));
@@ -142,7 +157,7 @@ export class TerminalSession {
       wrapped.memory?.release();
       throw error;
     }
-    const session = new TerminalSession(child, options.workspaceDir, wrapped.memory);
+    const session = new TerminalSession(child, options.workspaceDir, wrapped.memory, options.keepChars);
     child.stdin.write(session.initLine());
     session.running = true;
     const first = await session.wait({ noChangeMs: 30_000 });
@@ -174,6 +189,8 @@ export class TerminalSession {
   /** Runs a command (the previous one must have completed). */
   send(command: string): void {
     this.buffer = "";
+    this.omitted = 0;
+    this.scanFrom = 0;
     this.running = true;
     this.started = false;
     this.lastChange = Date.now();
@@ -266,14 +283,32 @@ export class TerminalSession {
   }
 
   private take(chunk: Buffer): void {
+    const before = this.buffer.length;
     this.buffer += this.decoder.decode(chunk, { stream: true });
-    const start = this.buffer.indexOf(this.startMarker());
-    if (start >= 0) {
-      this.started = true;
-      this.buffer = this.buffer.slice(0, start) + this.buffer.slice(start + this.startMarker().length);
+    if (!this.started) {
+      const marker = this.startMarker();
+      const start = this.buffer.indexOf(marker, Math.max(0, before - marker.length));
+      if (start >= 0) {
+        this.started = true;
+        this.buffer = this.buffer.slice(0, start) + this.buffer.slice(start + marker.length);
+      }
     }
+    this.dropMiddle();
     this.lastChange = Date.now();
     this.notify();
+  }
+
+  /**
+   * Keeps the buffer under about 1.5 × keepChars: the first half of keepChars and the last half stay.
+   * The prompt marker comes last, so it is always in the tail.
+   */
+  private dropMiddle(): void {
+    const half = Math.floor(this.keepChars / 2);
+    if (this.buffer.length <= this.keepChars + half) return;
+    const dropped = this.buffer.length - 2 * half;
+    this.buffer = this.buffer.slice(0, half) + this.buffer.slice(-half);
+    this.omitted += dropped;
+    this.scanFrom = Math.max(half, this.scanFrom - dropped);
   }
 
   private notify(): void {
@@ -282,8 +317,12 @@ export class TerminalSession {
 
   private markerAt(): { start: number; end: number; fields: string[] } | undefined {
     const marker = `${SEP}ACS${this.nonce}${SEP}`;
-    const start = this.buffer.indexOf(marker);
-    if (start < 0) return undefined;
+    const start = this.buffer.indexOf(marker, this.scanFrom);
+    if (start < 0) {
+      this.scanFrom = Math.max(this.scanFrom, this.buffer.length - marker.length);
+      return undefined;
+    }
+    this.scanFrom = start;
     const endMarker = `${marker}END`;
     const close = this.buffer.indexOf(endMarker, start + marker.length);
     if (close < 0) return undefined;
@@ -300,7 +339,10 @@ export class TerminalSession {
   }
 
   private collect(outcome: WaitOutcome): WaitResult {
-    if (outcome === "interrupted") return { outcome, output: "", state: this.state };
+    if (outcome === "interrupted") return { outcome, output: "", omitted: 0, state: this.state };
+    const omitted = this.omitted;
+    this.omitted = 0;
+    this.scanFrom = 0;
     let raw = this.buffer;
     if (outcome === "completed") {
       const marker = this.markerAt()!;
@@ -326,6 +368,6 @@ export class TerminalSession {
     }
     // The prompt starts with a newline of its own; the command's last line end goes too.
     const output = raw.replace(ANSI, "").replace(/\r/g, "").replace(/\n$/, "").replace(/\n$/, "");
-    return { outcome, output, state: this.state };
+    return { outcome, output, omitted, state: this.state };
   }
 }

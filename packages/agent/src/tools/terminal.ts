@@ -100,7 +100,8 @@ class Terminal {
     if (this.active?.alive) return this.active;
     const env = { ...this.options.env, PATH: SANDBOX_PATH, HOME: workspaceDir, TERM: "dumb", LANG: "C.UTF-8" };
     this.tmpQuota?.stop();
-    const session = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env });
+    const keepChars = Math.max(1 << 20, this.options.maxOutputChars ?? 0);
+    const session = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env, keepChars });
     this.active = session;
     this.oomKills = 0;
     const limitBytes = sandbox.limits?.tmpBytes;
@@ -162,15 +163,15 @@ class Terminal {
     timeout: number | undefined,
     session: TerminalSession,
   ): Promise<TerminalObservation> {
-    let output = result.output;
-    let outcome = result.outcome;
+    let { output, outcome, omitted } = result;
     if (outcome === "interrupted") {
       const after = await session.interrupt(2_000);
-      output = after.output;
+      ({ output, omitted } = after);
       outcome = after.outcome === "completed" ? "completed" : "no_change_timeout";
     }
     const exitCode = outcome === "completed" ? session.state.exitCode : -1;
     const note = this.limitNotes(session);
+    output = this.clip(output, omitted);
     switch (outcome) {
       case "completed":
         return this.observation(command, output, exitCode, { prefix, suffix: note + this.completedMeta(exitCode).suffix });
@@ -213,7 +214,7 @@ class Terminal {
   ): TerminalObservation {
     const state = this.active?.state;
     return {
-      content: [text(this.clip(output))],
+      content: [text(output)],
       is_error: false,
       command,
       exit_code: exitCode,
@@ -232,11 +233,11 @@ class Terminal {
     };
   }
 
-  /** Head and tail of a long output, with a note of what was cut. */
-  private clip(output: string): string {
+  /** Head and tail of a long output, with a note of what was cut (`omitted`: already dropped from its middle by the session). */
+  private clip(output: string, omitted: number): string {
     const max = this.options.maxOutputChars ?? 30_000;
-    if (output.length <= max) return output;
-    const half = Math.floor(max / 2);
-    return `${output.slice(0, half)}\n<response clipped: ${output.length - 2 * half} characters omitted>\n${output.slice(-half)}`;
+    if (output.length <= max && omitted === 0) return output;
+    const half = Math.min(Math.floor(max / 2), Math.floor(output.length / 2));
+    return `${output.slice(0, half)}\n<response clipped: ${output.length - 2 * half + omitted} characters omitted>\n${output.slice(-half)}`;
   }
 }
