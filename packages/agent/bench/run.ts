@@ -23,7 +23,7 @@
  * Figures are printed and appended as JSON lines to `ACS_BENCH_RESULTS` when set.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
@@ -149,11 +149,15 @@ async function concurrent(latencyMs: number): Promise<void> {
     idle.disable();
     const idleMax = idle.max / 1e6;
     delay.enable();
+    const machineBefore = machineCpu();
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     await Promise.all(conversations.map((conversation) => conversation.sendMessage(userText("Work."), { run: true })));
     await Promise.all(conversations.map((conversation) => conversation.idle()));
     const seconds = (performance.now() - started) / 1000;
     delay.disable();
+    const own = process.cpuUsage(cpuBefore);
+    const machine = machineCpu();
     const unfinished = conversations.filter((conversation) => conversation.executionStatus !== "finished").length;
     if (unfinished) throw new Error(`${unfinished} conversations did not finish`);
     const steps = CONVERSATIONS * (CONCURRENT_STEPS + 1);
@@ -169,11 +173,27 @@ async function concurrent(latencyMs: number): Promise<void> {
     });
     report({ name: `event-loop delay p99, ${label}`, value: round(delay.percentile(99) / 1e6, 1), unit: "ms" });
     report({ name: `steps per second, ${CONVERSATIONS} conversations, ${label}`, value: round(steps / seconds, 1), unit: "steps/s" });
+    // Where the cores went: the runtime's process against the whole machine (sandboxed commands, the LLM process).
+    const busy = (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total);
+    report({
+      name: `CPU of the runtime's process, ${label}`,
+      value: round(((own.user + own.system) / 1e6 / seconds) * 100, 1),
+      unit: "% of one core",
+      peer: { name: `the machine busy (${cpus().length} cores)`, value: round(busy * 100, 1), unit: "%" },
+      ratio: round((own.user + own.system) / 1e6 / seconds / (busy * cpus().length)),
+    });
   } finally {
     await runtime.close();
     llm.child.kill("SIGTERM");
     for (const host of hosts) rmSync(host.workspaceDir, { recursive: true, force: true });
   }
+}
+
+/** Busy and total CPU time of the machine so far, in clock ticks (`/proc/stat`). */
+function machineCpu(): { busy: number; total: number } {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return { busy: total - fields[3]! - (fields[4] ?? 0), total };
 }
 
 /** Median time of `command` through the terminal tool in each sandbox, the two alternated; and of starting each shell. */

@@ -40,6 +40,7 @@ export {
   type SandboxRequest,
   type SandboxedCommand,
 } from "./sandbox/sandbox.js";
+export { ForkServer, type ProcessSpawner, type SpawnedProcess } from "./sandbox/fork-server.js";
 export { openMemoryCgroups, type MemoryCgroup, type MemoryCgroupOptions, type MemoryCgroups } from "./sandbox/memory-cgroup.js";
 export { removeTree, WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./tools/workspace-files.js";
 export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment, type SecretEnvironment } from "./secrets.js";

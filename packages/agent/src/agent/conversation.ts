@@ -40,7 +40,7 @@ import { ConversationStats, costOf, priceOf, type ConversationStatsSnapshot, typ
 import { LlmError, type ChatTool, type ChatToolCall, type Llm, type LlmFactory, type LlmResponse } from "../llm/types.js";
 import type { Logger } from "../logger.js";
 import { NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
-import type { Spawner } from "../sandbox/spawner.js";
+import type { ProcessSpawner } from "../sandbox/fork-server.js";
 import { SecretMasker, secretEnvironment } from "../secrets.js";
 import { withCommonParameters } from "../tools/arguments.js";
 import { finishTool, taskTrackerTool, thinkTool } from "../tools/basic.js";
@@ -56,7 +56,7 @@ import { text, ToolArgumentError, type AgentTool } from "../tools/tool.js";
 export interface ConversationDependencies {
   llm: LlmFactory;
   sandbox: Sandbox | undefined;
-  spawner: Spawner;
+  spawner: ProcessSpawner;
   clock: Clock;
   ids: IdGenerator;
   stream: boolean;

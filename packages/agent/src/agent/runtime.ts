@@ -13,7 +13,7 @@ import { silentLogger, type Logger } from "../logger.js";
 import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
 import { openMemoryCgroups, type MemoryCgroups } from "../sandbox/memory-cgroup.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
-import { Spawner } from "../sandbox/spawner.js";
+import { ForkServer } from "../sandbox/fork-server.js";
 import { AgentConversation } from "./conversation.js";
 
 export interface AgentRuntimeOptions {
@@ -79,7 +79,8 @@ export class AgentRuntime {
   private readonly conversations = new Map<string, AgentConversation>();
   private readonly opening = new Map<string, Promise<AgentConversation>>();
   private sandboxChoice: Promise<Sandbox | undefined> | undefined;
-  private readonly spawner = new Spawner();
+  /** Starts the conversations' shells (a fork server: the server's own loop never pays for a fork). */
+  private readonly spawner = new ForkServer();
   private memoryCgroups: MemoryCgroups | undefined;
 
   constructor(private readonly options: AgentRuntimeOptions = {}) {
@@ -92,7 +93,11 @@ export class AgentRuntime {
 
   /** The sandbox commands run in (bubblewrap, host) or undefined when the terminal is refused; resolved once. */
   sandbox(): Promise<Sandbox | undefined> {
-    this.sandboxChoice ??= this.chooseSandbox();
+    this.sandboxChoice ??= this.chooseSandbox().then((sandbox) => {
+      // Started while the server is small: its own start is the one fork the server pays for.
+      if (sandbox) this.spawner.start();
+      return sandbox;
+    });
     return this.sandboxChoice;
   }
 
@@ -177,6 +182,7 @@ export class AgentRuntime {
   async close(): Promise<void> {
     await Promise.allSettled([...this.opening.values()]);
     await Promise.all([...this.conversations.values()].map((conversation) => conversation.close()));
+    this.spawner.close();
     this.memoryCgroups?.close();
   }
 }

@@ -17,6 +17,7 @@
  * `/sys/fs/cgroup`), {@link openMemoryCgroups} says why and the bound stays per process.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { rmdir } from "node:fs/promises";
 import path from "node:path";
 
 /** One sandbox's group. */
@@ -142,12 +143,19 @@ function removeStale(parentDir: string): void {
   }
 }
 
-/** Tries `rmdir` now and every 100 ms while the group's processes die, at most 5 s. */
+/**
+ * Tries `rmdir` now and every 100 ms while the group's processes die, at most 5 s. Off the event
+ * loop: the kernel takes milliseconds to take a memory group down.
+ */
 function removeSoon(dir: string): void {
   let tries = 0;
   const attempt = () => {
-    if (tryRemove(dir) || ++tries >= RELEASE_TRIES) return;
-    setTimeout(attempt, 100).unref();
+    rmdir(dir).then(
+      () => {},
+      (error: unknown) => {
+        if (codeOf(error) !== "ENOENT" && ++tries < RELEASE_TRIES) setTimeout(attempt, 100).unref();
+      },
+    );
   };
   attempt();
 }

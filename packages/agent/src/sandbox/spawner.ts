@@ -5,9 +5,11 @@
  * others wait for `setImmediate`, and whatever else is ready (I/O, timers) runs in between.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ProcessSpawner } from "./fork-server.js";
 import type { SandboxedCommand } from "./sandbox.js";
 
-export class Spawner {
+/** Spawns from this process, one start per turn of the event loop (the runtime uses a `ForkServer`). */
+export class Spawner implements ProcessSpawner {
   private queue: Promise<void> = Promise.resolve();
 
   /** Spawns `command` with piped stdio, in a turn of the event loop of its own. */

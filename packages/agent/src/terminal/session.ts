@@ -12,11 +12,10 @@
  *   directory, Python interpreter and last background pid: the end of a command and its metadata.
  * - Input echo is off (`stty -echo`), so the output is exactly what the command wrote.
  */
-import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { MemoryCgroup } from "../sandbox/memory-cgroup.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { Spawner } from "../sandbox/spawner.js";
+import type { ProcessSpawner, SpawnedProcess } from "../sandbox/fork-server.js";
 
 /** What the prompt marker reports after each command. */
 export interface PromptState {
@@ -44,7 +43,7 @@ export interface WaitResult {
 
 export interface SessionOptions {
   sandbox: Sandbox;
-  spawner: Spawner;
+  spawner: ProcessSpawner;
   workspaceDir: string;
   tmpDir?: string;
   env: Record<string, string>;
@@ -97,7 +96,7 @@ export function commandLines(command: string): string {
 
 export class TerminalSession {
   private readonly nonce = randomBytes(6).toString("hex");
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: SpawnedProcess;
   private readonly decoder = new TextDecoder();
   /** Output not yet returned (raw, markers included): its head, then its tail once the middle was dropped. */
   private buffer = "";
@@ -116,7 +115,7 @@ export class TerminalSession {
   state: PromptState;
 
   private constructor(
-    child: ChildProcessWithoutNullStreams,
+    child: SpawnedProcess,
     workspaceDir: string,
     /** The shell's memory group (see `SandboxedCommand.memory`), released when the shell exits. */
     readonly memory?: MemoryCgroup,
@@ -150,7 +149,7 @@ export class TerminalSession {
       tmpDir: options.tmpDir,
       env: options.env,
     });
-    let child: ChildProcessWithoutNullStreams;
+    let child: SpawnedProcess;
     try {
       child = await options.spawner.spawn(wrapped);
     } catch (error) {

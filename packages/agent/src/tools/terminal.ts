@@ -16,7 +16,7 @@ import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
 import { TERMINAL_DESCRIPTION } from "../prompts/tool-descriptions.js";
 import { NO_SANDBOX_MESSAGE, SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
 import { watchDirectoryQuota, type DirectoryQuota } from "../sandbox/directory-quota.js";
-import type { Spawner } from "../sandbox/spawner.js";
+import type { ProcessSpawner } from "../sandbox/fork-server.js";
 import { TerminalSession, type WaitResult } from "../terminal/session.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, ToolUnavailableError, type AgentTool, type ToolContext } from "./tool.js";
@@ -25,7 +25,7 @@ export interface TerminalToolOptions {
   /** The sandbox commands run in; undefined when none is available and host execution is not allowed. */
   sandbox: Sandbox | undefined;
   /** Starts the shell (one process start per turn of the event loop). */
-  spawner: Spawner;
+  spawner: ProcessSpawner;
   workspaceDir: string;
   /** The commands' `/tmp` on disk (see `SandboxRequest.tmpDir`). */
   tmpDir?: string;
