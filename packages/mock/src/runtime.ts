@@ -78,6 +78,8 @@ export interface ScriptedAgentOptions {
 export class ScriptedAgent implements ConversationRuntime {
   readonly initialStatus: ConversationLifecycleStatus = "STARTING";
   private readonly random = new Map<string, () => number>();
+  /** Each conversation's last turn (played or waiting): a turn starts when the one before it has ended, as the agent server runs one at a time. */
+  private readonly turns = new Map<string, Promise<void>>();
   /** Set by the world once the store exists. */
   store?: EventStore;
 
@@ -93,10 +95,13 @@ export class ScriptedAgent implements ConversationRuntime {
 
   start(conversation: ConversationRecord, context: RuntimeContext): void {
     const { scheduler, speed } = this.options;
+    // Read now: a message sent before the conversation is RUNNING gets its own turn, not this one.
+    const created = conversation.eventCount;
     scheduler.after(delayFor(300, speed), async () => {
       await context.setStatus("RUNNING");
+      if (created === 0) return;
       // The initial user message (if any) is the last event the conversation was created with.
-      const last = (await this.store?.readAfter(conversation.id, Math.max(0, conversation.eventCount - 1), 1))?.[0];
+      const last = (await this.store?.readAfter(conversation.id, created - 1, 1))?.[0];
       const event = last ? (JSON.parse(last.json) as Event) : undefined;
       if (event?.kind === "MessageEvent" && event.source === "user") this.onUserMessage(conversation, event, context, { run: true });
     }, this.fail);
@@ -108,7 +113,6 @@ export class ScriptedAgent implements ConversationRuntime {
    */
   onUserMessage(conversation: ConversationRecord, message: MessageEvent, context: RuntimeContext, { run }: { run: boolean }): void {
     if (!run) return;
-    const { scheduler, speed } = this.options;
     const random = this.randomFor(conversation.id);
     const said = messageText(message);
     const command = `echo ${JSON.stringify(said.split("\n")[0]!.slice(0, 80))}`;
@@ -163,15 +167,37 @@ export class ScriptedAgent implements ConversationRuntime {
       ],
       [100, () => ({ id: ids[4], timestamp: recordedTimestamp(), source: "environment", key: "execution_status", value: "finished", kind: "ConversationStateUpdateEvent" }) as Event],
     ];
-    if (speed === "instant") {
-      scheduler.after(0, () => context.record(steps.map(([, build]) => build())), this.fail);
-      return;
-    }
-    let at = 0;
-    for (const [delay, build] of steps) {
-      at += delayFor(delay, speed);
-      scheduler.after(at, () => context.record([build()]), this.fail);
-    }
+    const previous = this.turns.get(conversation.id) ?? Promise.resolve();
+    const turn = previous.then(() => this.play(steps, context));
+    this.turns.set(conversation.id, turn);
+    void turn.finally(() => {
+      if (this.turns.get(conversation.id) === turn) this.turns.delete(conversation.id);
+    });
+  }
+
+  /** Records a turn's events, each after its delay; resolves once the last one is recorded (or failed). */
+  private play(steps: ReadonlyArray<[delayMs: number, build: () => Event]>, context: RuntimeContext): Promise<void> {
+    const { scheduler, speed } = this.options;
+    const batches = speed === "instant" ? [[0, steps.map(([, build]) => build)] as const] : steps.map(([delay, build]) => [delayFor(delay, speed), [build]] as const);
+    return new Promise<void>((resolve) => {
+      const next = (index: number) => {
+        const batch = batches[index];
+        if (!batch) return resolve();
+        const [delay, builds] = batch;
+        scheduler.after(
+          delay,
+          async () => {
+            await context.record(builds.map((build) => build()));
+            next(index + 1);
+          },
+          (error) => {
+            this.fail(error);
+            resolve();
+          },
+        );
+      };
+      next(0);
+    });
   }
 }
 
@@ -193,7 +219,11 @@ export class ScenarioStreamer {
 
   constructor(private readonly options: ScenarioStreamerOptions) {}
 
-  /** Stores the scenario's conversation: everything at once with speed `instant`, else its history. */
+  /**
+   * Stores the scenario's conversation: everything at once with speed `instant`, else its history
+   * (at its recorded times, `--start`). What streams after takes the time it is delivered, so a
+   * message sent while a scenario streams sorts among its events in search as it arrived live.
+   */
   async add(scenario: Scenario): Promise<void> {
     const { store, speed } = this.options;
     const preload = speed === "instant" ? scenario.events.length : Math.min(scenario.preload, scenario.events.length);
@@ -239,7 +269,7 @@ export class ScenarioStreamer {
     scheduler.after(
       delayFor(gapMs, speed),
       async () => {
-        await conversations.record(scenario.conversationId, [event]);
+        await conversations.record(scenario.conversationId, [{ ...event, timestamp: recordedTimestamp() } as Event]);
         this.step(scenario, index + 1); // after it is stored: events go in in order
       },
       (error) => log.warn({ err: error, scenario: scenario.name }, "scenario stream stopped"),

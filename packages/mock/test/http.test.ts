@@ -86,6 +86,26 @@ describe("a stateful world", () => {
     expect((await t.call("GET", `/api/conversations/${happy}/events/search`, { query: { body: "not yet", source: "agent" } })).body.items).toEqual([]);
   });
 
+  it("answers each message once, one turn after another, even one sent before the conversation runs", async () => {
+    // Paced, so that both messages arrive before the conversation is RUNNING and while a turn plays.
+    const paced = await startTestMock({ speed: 20 });
+    try {
+      const created = await paced.call("POST", "/api/conversations", { json: {} });
+      const id = created.body.conversation_id as string;
+      const send = (text: string) => paced.call("POST", `/api/conversations/${id}/events`, { json: { role: "user", content: [{ type: "text", text }], run: true } });
+      await send("first");
+      await send("second");
+      const search = (query: Record<string, string | number>) => paced.call("GET", `/api/conversations/${id}/events/search`, { query });
+      await expect.poll(async () => (await search({ body: "said: \"second", source: "agent" })).body.items.length).toBe(1);
+      const agent = ((await search({ limit: 100 })).body.items as Array<{ source: string; kind: string; llm_message?: { content: Array<{ text: string }> } }>)
+        .filter((event) => event.source === "agent")
+        .map((event) => (event.kind === "MessageEvent" ? /said: "(\w+)"/.exec(event.llm_message!.content[0]!.text)![1] : event.kind));
+      expect(agent).toEqual(["ActionEvent", "first", "ActionEvent", "second"]);
+    } finally {
+      await paced.close();
+    }
+  });
+
   it("the errors scenario ends in ERROR", async () => {
     const info = await t.call("GET", `/api/conversations/${t.mock.world.scenarios[1]!.conversationId}`);
     expect(info.body.status).toBe("ERROR");

@@ -26,9 +26,27 @@ describe("live events from the mock", () => {
     const peer = connectLive(t.url, livePath(scenario.conversationId, { resend_all: "true" }));
     const frames = await peer.waitFor(scenario.events.length, isEventFrame);
     expect(peer.frames[0]!.value).toMatchObject({ kind: "ConversationStateUpdateEvent", key: "full_state", value: { conversation_id: scenario.conversationId, event_count: scenario.preload } });
-    expect(frames.map((f) => f.value)).toEqual(scenario.events);
-    expect(frames.map((f) => f.text)).toEqual(scenario.events.map((e) => JSON.stringify(e)));
+    // The history as recorded; what streams, as recorded but for the time it was delivered.
+    expect(frames.slice(0, scenario.preload).map((f) => f.text)).toEqual(scenario.events.slice(0, scenario.preload).map((e) => JSON.stringify(e)));
+    const untimed = ({ timestamp: _, ...rest }: { timestamp: string }) => rest;
+    expect(frames.map((f) => untimed(f.value))).toEqual(scenario.events.map(untimed));
+    const streamed = frames.slice(scenario.preload).map((f) => f.value.timestamp as string);
+    expect(streamed).toEqual([...streamed].sort());
+    expect(streamed[0]! > scenario.events[scenario.preload - 1]!.timestamp).toBe(true);
     expectValidEvents(peer.frames);
+    peer.ws.close();
+  });
+
+  it("a message sent while a scenario streams sorts in search where it arrived live", async () => {
+    t = await startTestMock({ scenarios: ["happy"], speed: 20 });
+    const scenario = t.mock.world.scenarios[0]!;
+    const peer = connectLive(t.url, livePath(scenario.conversationId, { resend_all: "true" }), { headers: { "X-Session-API-Key": KEY } });
+    await peer.waitFor(scenario.preload + 1, isEventFrame);
+    peer.send({ role: "user", content: [{ type: "text", text: "While you are at it, run the linter" }] });
+    // Everything: the scenario, the message and the scripted turn (5 events).
+    const live = (await peer.waitFor(scenario.events.length + 6, isEventFrame)).map((f) => f.value.id as string);
+    const found = await t.call("GET", `/api/conversations/${scenario.conversationId}/events/search`, { query: { limit: 100 } });
+    expect(found.body.items.map((e: { id: string }) => e.id)).toEqual(live);
     peer.ws.close();
   });
 
