@@ -28,13 +28,26 @@ describe("ForkServer", () => {
     expect(await err).toBe("err\n");
   });
 
-  it("passes a flood of output whole, reading only as fast as it is taken", async () => {
+  it("passes a flood of output whole, reading only as fast as it is taken, output after the exit included", async () => {
     server = new ForkServer();
-    const child = await server.spawn(command("head -c 30000000 /dev/zero"));
-    let bytes = 0;
-    child.stdout.on("data", (chunk: Buffer) => (bytes += chunk.length));
-    await once(child.stdout, "end");
-    expect(bytes).toBe(30_000_000);
+    // Output still in flight when the process exits must arrive (and be acknowledged) all the same.
+    for (let round = 0; round < 5; round++) {
+      const child = await server.spawn(command("head -c 30000000 /dev/zero"));
+      let bytes = 0;
+      child.stdout.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      await once(child.stdout, "end");
+      expect(bytes).toBe(30_000_000);
+    }
+  });
+
+  it("output written after the process exited (by a job it left) still arrives, and the streams end", async () => {
+    server = new ForkServer();
+    const child = await server.spawn(command("(sleep 0.3; echo late; echo later >&2) & echo early"));
+    const status = exit(child);
+    const [out, err] = [text(child.stdout), text(child.stderr)];
+    expect(await status).toEqual([0, null]);
+    expect(await out).toBe("early\nlate\n");
+    expect(await err).toBe("later\n");
   });
 
   it("kills on request, and reports a command that cannot start", async () => {
@@ -44,7 +57,7 @@ describe("ForkServer", () => {
     expect(child.kill("SIGKILL")).toBe(true);
     expect(await status).toEqual([null, "SIGKILL"]);
     const missing = await server.spawn({ command: "/nonexistent/program", args: [], env: { PATH }, cwd: "/" });
-    const [error] = (await once(missing, "error")) as [NodeJS.ErrnoException];
+    const error = await new Promise<NodeJS.ErrnoException>((resolve) => missing.on("error", resolve));
     expect(error.code).toBe("ENOENT");
   });
 

@@ -109,6 +109,8 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
   readonly stderr = new Readable({ read() {} });
   readonly stdin: Writable;
   exited = false;
+  /** Streams not ended yet: output can still arrive after the exit. */
+  private open = 2;
 
   constructor(
     private readonly id: number,
@@ -141,6 +143,8 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
       }
       case "end":
         (message.fd === 1 ? this.stdout : this.stderr).push(null);
+        this.open--;
+        this.settle();
         return;
       case "error":
         this.emit("error", Object.assign(new Error(message.message), { code: message.code }));
@@ -156,13 +160,20 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
     if (this.exited) return;
     this.exited = true;
     this.emit("exit", code, signal);
+    this.settle();
+  }
+
+  /** Once exited with both streams ended, nothing more comes: "done" lets the fork server forget it. */
+  private settle(): void {
+    if (this.exited && this.open <= 0) this.emit("done");
   }
 
   /** The fork server went away: the streams end, and the process reports it was killed. */
   lost(): void {
+    this.open = 0;
     this.gone(null, "SIGKILL");
-    if (!this.stdout.readableEnded) this.stdout.push(null);
-    if (!this.stderr.readableEnded) this.stderr.push(null);
+    this.stdout.push(null);
+    this.stderr.push(null);
   }
 }
 
@@ -213,7 +224,7 @@ export class ForkServer implements ProcessSpawner {
     if (message.op === "spawned" && waiting) {
       this.pending.delete(message.id);
       const remote = new RemoteProcess(message.id, (out) => this.post(out));
-      remote.on("exit", () => {
+      remote.on("done", () => {
         this.processes.delete(message.id);
         this.holdLoop();
       });
