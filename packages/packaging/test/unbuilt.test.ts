@@ -1,6 +1,9 @@
-/** A package is never packed unbuilt: `prepack` checks that every entry point it names exists. */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+/**
+ * A clone before its build: commands link without a warning and say what to run, and a package is
+ * never packed unbuilt (`prepack` checks that every entry point it names exists).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -35,5 +38,24 @@ describe("prepack", () => {
     mkdirSync(path.join(dir, "dist"));
     for (const file of ["index.cjs", "cli.js", "index.d.ts", "index.js"]) writeFileSync(path.join(dir, "dist", file), "");
     expect(spawnSync(process.execPath, [check], { cwd: dir, encoding: "utf8" }).status).toBe(0);
+  });
+});
+
+describe("commands before the build", () => {
+  const bins = publicPackages().flatMap((pkg) => Object.entries(pkg.bin).map(([name, target]) => [name, pkg.dir, target] as const));
+  const tracked = new Set(execFileSync("git", ["ls-files"], { cwd: repoDir, encoding: "utf8" }).split("\n"));
+
+  it.each(bins)("%s is a committed launcher, so pnpm links it before anything is built", (_, pkgDir, target) => {
+    expect(target).not.toMatch(/dist\//);
+    expect(tracked.has(path.relative(repoDir, path.join(pkgDir, target)))).toBe(true);
+  });
+
+  it.each(bins)("%s says what to run when its program is not built", (name, pkgDir, target) => {
+    dir = mkdtempSync(path.join(tmpdir(), "acs-unbuilt-"));
+    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    mkdirSync(path.join(dir, "bin"));
+    copyFileSync(path.join(pkgDir, target), path.join(dir, target));
+    const ran = spawnSync(process.execPath, [path.join(dir, target), "--version"], { encoding: "utf8" });
+    expect({ status: ran.status, stderr: ran.stderr }).toEqual({ status: 1, stderr: `${name} is not built: run \`pnpm build\` at the repository's root.\n` });
   });
 });
