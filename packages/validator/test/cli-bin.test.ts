@@ -22,12 +22,16 @@ function exec(args: string[], options: { cwd?: string; stdin?: string; env?: Rec
 }
 
 describe("the acs-validate binary", () => {
-  it("is the package's bin: an executable ESM file with a node shebang", () => {
+  it("is the package's bin: an executable ESM launcher with a node shebang, and the program it runs", () => {
     const pkg = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { bin: Record<string, string>; files: string[] };
-    expect(pkg.bin).toEqual({ "acs-validate": "./dist/cli.js" });
-    expect(existsSync(cli)).toBe(true);
-    expect(readFileSync(cli, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
-    expect(statSync(cli).mode & 0o111).not.toBe(0);
+    expect(pkg.bin).toEqual({ "acs-validate": "./bin/acs-validate.js" });
+    const launcher = path.join(packageDir, "bin/acs-validate.js");
+    for (const file of [launcher, cli]) {
+      expect(existsSync(file)).toBe(true);
+      expect(readFileSync(file, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+      expect(statSync(file).mode & 0o111).not.toBe(0);
+    }
+    expect(readFileSync(launcher, "utf8")).toContain('new URL("../dist/cli.js", import.meta.url)');
   });
 
   it("is self-contained: it imports nothing but Node's own modules", () => {
