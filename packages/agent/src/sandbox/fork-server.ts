@@ -111,6 +111,11 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
   exited = false;
   /** Streams not ended yet: output can still arrive after the exit. */
   private open = 2;
+  /**
+   * Messages that came before the caller of `spawn` could listen (the spawn and an exit or an error
+   * can come in one read of the channel): replayed in order once it has had its turn.
+   */
+  private early: Array<FromServer | "lost"> | undefined = [];
 
   constructor(
     private readonly id: number,
@@ -132,8 +137,24 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
     return true;
   }
 
+  /** From the next turn of the loop on, messages are handled as they come (the caller listens by then). */
+  listen(): void {
+    setImmediate(() => {
+      const early = this.early ?? [];
+      this.early = undefined;
+      for (const message of early) {
+        if (message === "lost") this.lost();
+        else this.take(message);
+      }
+    });
+  }
+
   /** A message of the fork server about this process. */
   take(message: FromServer): void {
+    if (this.early) {
+      this.early.push(message);
+      return;
+    }
     switch (message.op) {
       case "data": {
         const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
@@ -170,6 +191,10 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
 
   /** The fork server went away: the streams end, and the process reports it was killed. */
   lost(): void {
+    if (this.early) {
+      this.early.push("lost");
+      return;
+    }
     this.open = 0;
     this.gone(null, "SIGKILL");
     this.stdout.push(null);
@@ -230,6 +255,7 @@ export class ForkServer implements ProcessSpawner {
       });
       this.processes.set(message.id, remote);
       waiting.resolve(remote);
+      remote.listen();
       return;
     }
     if (message.op === "failed" && waiting) {

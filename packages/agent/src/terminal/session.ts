@@ -48,9 +48,9 @@ export interface SessionOptions {
   tmpDir?: string;
   env: Record<string, string>;
   /**
-   * Characters of one command's output held at most: its first and last halves are kept and the
-   * middle dropped as it comes (a command that floods its output costs neither memory nor time).
-   * Default 1,048,576.
+   * Characters of one command's output held (at most half again as many between two drops): its
+   * first and last halves are kept and the middle dropped as it comes (a command that floods its
+   * output costs neither memory nor time). Default 1,048,576.
    */
   keepChars?: number;
 }
