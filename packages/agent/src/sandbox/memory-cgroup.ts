@@ -160,12 +160,12 @@ function removeSoon(dir: string): void {
   attempt();
 }
 
-function tryRemove(dir: string): boolean {
+/** Removes an empty group now; a busy or missing one stays as it is (it is tried again later, or gone). */
+function tryRemove(dir: string): void {
   try {
     rmdirSync(dir);
-    return true;
-  } catch (error) {
-    return codeOf(error) === "ENOENT";
+  } catch {
+    // busy (processes still dying) or already gone
   }
 }
 
