@@ -11,7 +11,9 @@
  *    (`monitorEventLoopDelay`) beside the largest delay of the same loop left idle just before (the
  *    machine's own scheduling noise: other processes share the two cores), and steps per second.
  *    Twice: with the LLM answering in 250 ms (a fast model; the target applies here), and at once
- *    (the runtime saturated: its throughput, and the delay a saturated loop shows).
+ *    (the runtime saturated: its throughput, and the delay a saturated loop shows). Then once more
+ *    at 250 ms beside a hostile model: two more conversations leave `BURNERS` busy loops each in
+ *    the background, every one in a session of its own (`setsid`), so that the cores are taken.
  *
  * 3. The sandbox's cost: a command (`true`, `ls`) run through the terminal tool in the bubblewrap
  *    sandbox (user namespace, no capabilities, limits) against the same command in a shell on the
@@ -41,6 +43,9 @@ const STEPS = smoke ? 20 : 200;
 const CONVERSATIONS = smoke ? 5 : 20;
 const CONCURRENT_STEPS = smoke ? 5 : 30;
 const SUITE = "agent runtime";
+/** The hostile model's first message, and how many busy loops each of its two conversations leaves. */
+const BURN = "Burn every core.";
+const BURNERS = smoke ? 2 : 4;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
@@ -127,9 +132,9 @@ async function stepOverhead(): Promise<void> {
  * `latencyMs` 0: the LLM answers at once, so the runtime is the only limit (saturated: throughput).
  * Otherwise each reply takes that long, as a model does, and the delay shows what blocks the loop.
  */
-async function concurrent(latencyMs: number): Promise<void> {
-  const llm = await startLlm({ STEPS: String(CONCURRENT_STEPS), TERMINAL_EVERY: "5", LATENCY_MS: String(latencyMs) });
-  const label = latencyMs ? `LLM answering in ${latencyMs} ms` : "LLM answering at once";
+async function concurrent(latencyMs: number, { burning = false } = {}): Promise<void> {
+  const llm = await startLlm({ STEPS: String(CONCURRENT_STEPS), TERMINAL_EVERY: "5", LATENCY_MS: String(latencyMs), BURN, BURNERS: String(BURNERS) });
+  const label = `${latencyMs ? `LLM answering in ${latencyMs} ms` : "LLM answering at once"}${burning ? `, ${2 * BURNERS} busy loops of a hostile model beside` : ""}`;
   const runtime = new AgentRuntime({ llm: openAiLlmFactory() });
   const hosts = Array.from({ length: CONVERSATIONS }, () => new MemoryHost({ settings: { llm_model: "openai/bench", llm_base_url: llm.url, enable_default_condenser: false } }));
   const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -141,6 +146,15 @@ async function concurrent(latencyMs: number): Promise<void> {
     await warm.sendMessage(userText("Warm up."), { run: true });
     await warm.idle();
     const conversations = await Promise.all(hosts.slice(0, CONVERSATIONS).map((host) => runtime.open(host)));
+    if (burning) {
+      for (let k = 0; k < 2; k++) {
+        const host = new MemoryHost({ settings: hosts[0]!.currentSettings });
+        hosts.push(host);
+        const hostile = await runtime.open(host);
+        await hostile.sendMessage(userText(BURN), { run: true });
+        await hostile.idle();
+      }
+    }
     // The peer: the same monitor over this process doing nothing, with the machine as it is now
     // (other processes compete for the cores): what scheduling alone costs the event loop.
     const idle = monitorEventLoopDelay({ resolution: 5 });
@@ -261,6 +275,7 @@ if (!process.argv.includes("--concurrent-only")) await sandboxCost();
 if (!process.argv.includes("--concurrent-only")) await stepOverhead();
 await concurrent(smoke ? 50 : 250);
 await concurrent(0);
+await concurrent(smoke ? 50 : 250, { burning: true });
 for (const figure of figures) {
   const peer = figure.peer ? `  (peer: ${figure.peer.name} ${figure.peer.value} ${figure.peer.unit}, ratio ${figure.ratio})` : "";
   const target = figure.target ? `  [${figure.target}: ${figure.met ? "met" : "NOT met"}]` : "";

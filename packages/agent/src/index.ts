@@ -41,7 +41,7 @@ export {
   type SandboxedCommand,
 } from "./sandbox/sandbox.js";
 export { ForkServer, type ProcessSpawner, type SpawnedProcess } from "./sandbox/fork-server.js";
-export { openMemoryCgroups, type MemoryCgroup, type MemoryCgroupOptions, type MemoryCgroups } from "./sandbox/memory-cgroup.js";
+export { openSandboxCgroups, SANDBOX_CPU_WEIGHT, type SandboxCgroup, type SandboxCgroupOptions, type SandboxCgroups } from "./sandbox/cgroups.js";
 export { removeTree, WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./tools/workspace-files.js";
 export { SECRET_PLACEHOLDER, SecretMasker, secretEnvironment, type SecretEnvironment } from "./secrets.js";
 export { systemClock, uuidIds, type Clock, type IdGenerator } from "./events/clock.js";

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openMemoryCgroups } from "../src/index.js";
+import { openSandboxCgroups } from "../src/index.js";
 import { directorySize, watchDirectoryQuota, type DirectorySize } from "../src/sandbox/directory-quota.js";
 
 let dir: string;
@@ -20,7 +20,7 @@ function procSelf(cgroup: string, mounts: string): string {
   return self;
 }
 
-describe("openMemoryCgroups", () => {
+describe("openSandboxCgroups", () => {
   it("makes groups below the server's v1 memory group, with the limit and swap bounded", () => {
     const hierarchy = path.join(dir, "memory");
     mkdirSync(path.join(hierarchy, "jobs", "42"), { recursive: true });
@@ -28,13 +28,13 @@ describe("openMemoryCgroups", () => {
       "5:devices:/\n4:memory:/jobs/42\n0::/\n",
       `30 22 0:27 / ${dir} rw - tmpfs tmpfs rw\n34 30 0:31 / ${hierarchy} rw,relatime - cgroup cgroup rw,memory\n40 30 0:37 / ${dir}/unified rw - cgroup2 cgroup2 rw\n`,
     );
-    const opened = openMemoryCgroups({ procSelf: self });
+    const opened = openSandboxCgroups({ procSelf: self });
     expect(opened.problem).toBeUndefined();
     const groups = opened.cgroups!;
     expect(groups).toMatchObject({ version: 1, dir: path.join(hierarchy, "jobs", "42", `acs-sandbox-${process.pid}`) });
     writeFileSync(path.join(groups.dir, "probe"), ""); // stands for the kernel's files
     const group = groups.create(256 * 1024 * 1024);
-    const groupDir = path.dirname(group.procsFile);
+    const groupDir = path.dirname(group.procsFiles[0]!);
     expect(path.dirname(groupDir)).toBe(groups.dir);
     expect(readFileSync(path.join(groupDir, "memory.limit_in_bytes"), "utf8")).toBe(String(256 * 1024 * 1024));
     expect(group.limitBytes).toBe(256 * 1024 * 1024);
@@ -50,14 +50,57 @@ describe("openMemoryCgroups", () => {
     writeFileSync(path.join(mine, "cgroup.controllers"), "cpu io memory pids\n");
     writeFileSync(path.join(mine, "cgroup.subtree_control"), "");
     const self = procSelf("0::/system.slice/acs.service\n", `40 30 0:37 / ${unified} rw - cgroup2 cgroup2 rw\n`);
-    const groups = openMemoryCgroups({ procSelf: self }).cgroups!;
+    const groups = openSandboxCgroups({ procSelf: self }).cgroups!;
     expect(groups.version).toBe(2);
-    expect(readFileSync(path.join(mine, "cgroup.subtree_control"), "utf8")).toBe("+memory");
+    // cpu too, where the server's group has it: one weight for every sandbox of this server.
+    expect(readFileSync(path.join(mine, "cgroup.subtree_control"), "utf8")).toBe("+memory +cpu");
+    expect(groups.cpu).toEqual({ dir: groups.dir, weight: 11 });
+    expect(readFileSync(path.join(groups.dir, "cpu.weight"), "utf8")).toBe("11");
+    expect(readFileSync(path.join(groups.dir, "cgroup.subtree_control"), "utf8")).toBe("+memory +cpu");
     const group = groups.create(1 << 30);
-    const groupDir = path.dirname(group.procsFile);
+    expect(group.procsFiles).toHaveLength(1); // one hierarchy: one group holds both
+    const groupDir = path.dirname(group.procsFiles[0]!);
     expect(readFileSync(path.join(groupDir, "memory.max"), "utf8")).toBe(String(1 << 30));
     writeFileSync(path.join(groupDir, "memory.events"), "low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n");
     expect(group.oomKills()).toBe(2);
+  });
+
+  it("in cgroup v1 makes a CPU group of weight 110 below the server's cpu group, one group per sandbox below it", () => {
+    const memory = path.join(dir, "memory");
+    const cpu = path.join(dir, "cpu,cpuacct");
+    mkdirSync(path.join(memory, "jobs", "42"), { recursive: true });
+    mkdirSync(path.join(cpu, "user.slice"), { recursive: true });
+    const self = procSelf(
+      "5:cpu,cpuacct:/user.slice\n4:memory:/jobs/42\n",
+      `34 30 0:31 / ${memory} rw - cgroup cgroup rw,memory\n35 30 0:32 / ${cpu} rw - cgroup cgroup rw,cpu,cpuacct\n`,
+    );
+    const groups = openSandboxCgroups({ procSelf: self }).cgroups!;
+    const cpuDir = path.join(cpu, "user.slice", `acs-sandbox-${process.pid}`);
+    expect(groups.cpu).toEqual({ dir: cpuDir, weight: 110 });
+    expect(readFileSync(path.join(cpuDir, "cpu.shares"), "utf8")).toBe("110");
+    const group = groups.create(1 << 30);
+    expect(group.procsFiles).toEqual([path.join(groups.dir, path.basename(path.dirname(group.procsFiles[0]!)), "cgroup.procs"), path.join(cpuDir, path.basename(path.dirname(group.procsFiles[0]!)), "cgroup.procs")]);
+    expect(existsSync(path.dirname(group.procsFiles[1]!))).toBe(true);
+  });
+
+  it.each([
+    ["no cpu hierarchy", "4:memory:/\n", "", /the cpu cgroup \(v1\) is not there/],
+    ["an unmounted cpu hierarchy", "4:memory:/\n3:cpu:/\n", "", /the cpu cgroup \(v1\) is not mounted/],
+  ])("in cgroup v1 with %s, bounds memory and says why CPU is not grouped", (_, cgroup, cpuMount, problem) => {
+    const memory = path.join(dir, "memory");
+    mkdirSync(memory);
+    const groups = openSandboxCgroups({ procSelf: procSelf(cgroup, `34 30 0:31 / ${memory} rw - cgroup cgroup rw,memory\n${cpuMount}`) }).cgroups!;
+    expect(groups.cpu.problem).toMatch(problem);
+    expect(groups.create(1 << 30).procsFiles).toHaveLength(1);
+  });
+
+  it("in cgroup v2 without the cpu controller, bounds memory and says why CPU is not grouped", () => {
+    const parent = path.join(dir, "delegated");
+    mkdirSync(parent);
+    writeFileSync(path.join(parent, "cgroup.controllers"), "memory pids\n");
+    const groups = openSandboxCgroups({ cgroupDir: parent }).cgroups!;
+    expect(readFileSync(path.join(parent, "cgroup.subtree_control"), "utf8")).toBe("+memory");
+    expect(groups.cpu.problem).toMatch(/the cpu controller is not available in .*delegated \(cgroup v2\)/);
   });
 
   it.each([
@@ -67,13 +110,13 @@ describe("openMemoryCgroups", () => {
   ])("says why when %s", (_, cgroup, mounts, problem) => {
     mkdirSync(path.join(dir, "unified"));
     writeFileSync(path.join(dir, "unified", "cgroup.controllers"), "cpu pids\n");
-    const opened = openMemoryCgroups({ procSelf: procSelf(cgroup, mounts.replace("UNIFIED", path.join(dir, "unified"))) });
+    const opened = openSandboxCgroups({ procSelf: procSelf(cgroup, mounts.replace("UNIFIED", path.join(dir, "unified"))) });
     expect(opened.cgroups).toBeUndefined();
     expect(opened.problem).toMatch(problem);
   });
 
   it("says why when the directory cannot be written", () => {
-    const opened = openMemoryCgroups({ cgroupDir: path.join(dir, "missing") });
+    const opened = openSandboxCgroups({ cgroupDir: path.join(dir, "missing") });
     expect(opened.problem).toMatch(/^cannot make memory groups below .*missing \(cgroup v2\): enabling the memory controller/);
   });
 
@@ -81,7 +124,7 @@ describe("openMemoryCgroups", () => {
     const parent = path.join(dir, "delegated");
     mkdirSync(path.join(parent, "acs-sandbox-999999999", "s1"), { recursive: true });
     writeFileSync(path.join(parent, "cgroup.subtree_control"), "memory");
-    const groups = openMemoryCgroups({ cgroupDir: parent }).cgroups!;
+    const groups = openSandboxCgroups({ cgroupDir: parent }).cgroups!;
     expect(existsSync(path.join(parent, "acs-sandbox-999999999"))).toBe(false);
     expect(existsSync(groups.dir)).toBe(true);
   });

@@ -35,7 +35,7 @@ export interface ServerConfig {
    * Where each conversation's commands get a memory cgroup (their memory summed): `auto` (below the
    * server's own, where it can make one), a delegated cgroup v2 directory, or `off` (per process).
    */
-  sandboxMemoryCgroup: "auto" | "off" | string;
+  sandboxCgroup: "auto" | "off" | string;
   /** A PostgreSQL store instead of the embedded SQLite one (uploads and keys stay in dataDir). */
   store?: PostgresStoreConfig;
 }
@@ -76,10 +76,11 @@ Options (environment variable in brackets):
                            [ACS_SANDBOX_PROCESSES] (default 512)
   --sandbox-memory-bytes N memory of one conversation's commands together (a memory cgroup) and of each
                            process [ACS_SANDBOX_MEMORY_BYTES] (default 4 GiB)
-  --sandbox-memory-cgroup auto|off|DIR
-                           where the memory cgroups are made: auto (below the server's own cgroup, v1
-                           or v2 with memory delegated), a delegated cgroup v2 directory, or off (the
-                           bound is per process) [ACS_SANDBOX_MEMORY_CGROUP] (default auto)
+  --sandbox-cgroup auto|off|DIR
+                           where the sandboxes' memory and CPU cgroups are made: auto (below the
+                           server's own cgroups, v1 or v2 with memory delegated), a delegated cgroup v2
+                           directory, or off (memory bound per process, CPU by nice 10 alone)
+                           [ACS_SANDBOX_CGROUP] (default auto)
   --sandbox-tmp-bytes N    disk space of one conversation's /tmp [ACS_SANDBOX_TMP_BYTES] (default 4 GiB)
   --sandbox-file-bytes N   largest file a command writes [ACS_SANDBOX_FILE_BYTES] (default 1 GiB)
   --sandbox-cpu-seconds N  CPU time of one command's process [ACS_SANDBOX_CPU_SECONDS] (default 3600)
@@ -127,9 +128,9 @@ function sandboxUser(text: string | undefined): { uid: number; gid: number } {
 }
 
 /** `auto`, `off` or an absolute directory. */
-function memoryCgroup(text: string | undefined): "auto" | "off" | string {
+function sandboxCgroup(text: string | undefined): "auto" | "off" | string {
   if (text === undefined || text === "" || text === "auto" || text === "off") return text || "auto";
-  if (!path.isAbsolute(text)) throw new ConfigError(`--sandbox-memory-cgroup must be auto, off or an absolute cgroup v2 directory, got "${text}"`);
+  if (!path.isAbsolute(text)) throw new ConfigError(`--sandbox-cgroup must be auto, off or an absolute cgroup v2 directory, got "${text}"`);
   return text;
 }
 
@@ -164,7 +165,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "sandbox-file-bytes": { type: "string" },
         "sandbox-cpu-seconds": { type: "string" },
         "sandbox-tmp-bytes": { type: "string" },
-        "sandbox-memory-cgroup": { type: "string" },
+        "sandbox-cgroup": { type: "string" },
         store: { type: "string" },
         "store-pool": { type: "string" },
         "store-timeout-ms": { type: "string" },
@@ -214,7 +215,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       cpuSeconds: integer("--sandbox-cpu-seconds", values["sandbox-cpu-seconds"] ?? env.ACS_SANDBOX_CPU_SECONDS, 3600, 1),
       tmpBytes: integer("--sandbox-tmp-bytes", values["sandbox-tmp-bytes"] ?? env.ACS_SANDBOX_TMP_BYTES, 4 * 1024 ** 3, 1024 * 1024),
     },
-    sandboxMemoryCgroup: memoryCgroup(values["sandbox-memory-cgroup"] ?? env.ACS_SANDBOX_MEMORY_CGROUP),
+    sandboxCgroup: sandboxCgroup(values["sandbox-cgroup"] ?? env.ACS_SANDBOX_CGROUP),
     ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
   };
 }

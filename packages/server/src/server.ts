@@ -106,7 +106,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             allowNetwork: config.agentNetwork,
             runAs: config.sandboxUser,
             limits: config.sandboxLimits,
-            memoryCgroup: config.sandboxMemoryCgroup === "off" ? false : config.sandboxMemoryCgroup,
+            cgroup: config.sandboxCgroup === "off" ? false : config.sandboxCgroup,
             ...options.agent,
           },
         })

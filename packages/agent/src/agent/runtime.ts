@@ -11,7 +11,7 @@ import { DEFAULT_PRICES, type ModelPrice } from "../llm/stats.js";
 import type { LlmFactory } from "../llm/types.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
-import { openMemoryCgroups, type MemoryCgroups } from "../sandbox/memory-cgroup.js";
+import { openSandboxCgroups, type SandboxCgroups } from "../sandbox/cgroups.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { ForkServer } from "../sandbox/fork-server.js";
 import { AgentConversation } from "./conversation.js";
@@ -38,12 +38,14 @@ export interface AgentRuntimeOptions {
   /** The unprivileged host user commands run as when the server runs as root (default 65534:65534). Only for `sandbox: "auto"`. */
   runAs?: { uid: number; gid: number };
   /**
-   * Where each conversation's sandbox gets a memory cgroup that bounds its processes together
-   * (`limits.memoryBytes`): `"auto"` (default) below the server's own memory group when it can make
-   * one (cgroup v1, or v2 with the memory controller delegated), a cgroup v2 directory delegated to
-   * the server, or `false` (each process is bounded alone). Only for `sandbox: "auto"`.
+   * Where each conversation's sandbox gets control groups (`openSandboxCgroups`): a memory group
+   * that bounds its processes together (`limits.memoryBytes`), and a CPU group whose weight, with
+   * every other sandbox's, is that of a nice-10 process against the server. `"auto"` (default):
+   * below the server's own groups when it can make them (cgroup v1, or v2 with the controllers
+   * delegated); a cgroup v2 directory delegated to the server; or `false` (memory is bounded per
+   * process, CPU by nice 10 alone). Only for `sandbox: "auto"`.
    */
-  memoryCgroup?: "auto" | string | false;
+  cgroup?: "auto" | string | false;
   /** Stream LLM tokens as StreamingDeltaEvent (default false, as OpenHands' LLM default). */
   stream?: boolean;
   /** The condenser's thresholds (default 120 events, the first 4 kept). */
@@ -81,7 +83,7 @@ export class AgentRuntime {
   private sandboxChoice: Promise<Sandbox | undefined> | undefined;
   /** Starts the conversations' shells (a fork server: the server's own loop never pays for a fork). */
   private readonly spawner = new ForkServer();
-  private memoryCgroups: MemoryCgroups | undefined;
+  private cgroups: SandboxCgroups | undefined;
 
   constructor(private readonly options: AgentRuntimeOptions = {}) {
     const given = options.sandbox;
@@ -106,16 +108,21 @@ export class AgentRuntime {
     if (typeof sandbox === "object") return sandbox;
     const logger = this.options.logger ?? silentLogger;
     if (sandbox === "auto") {
-      const { allowNetwork = false, readOnlyPaths = [], limits, runAs, memoryCgroup = "auto" } = this.options;
-      const groups = memoryCgroup === false ? undefined : openMemoryCgroups(memoryCgroup === "auto" ? {} : { cgroupDir: memoryCgroup });
+      const { allowNetwork = false, readOnlyPaths = [], limits, runAs, cgroup = "auto" } = this.options;
+      const groups = cgroup === false ? undefined : openSandboxCgroups(cgroup === "auto" ? {} : { cgroupDir: cgroup });
       if (groups?.problem) {
         logger.warn({ sandbox: "bubblewrap", memoryBound: "process", problem: groups.problem }, `the memory limit bounds each process, not a conversation's processes together: ${groups.problem}`);
       }
-      this.memoryCgroups = groups?.cgroups;
-      const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs, memoryCgroups: groups?.cgroups });
+      const cpuProblem = groups ? (groups.problem ?? groups.cgroups.cpu.problem) : "cgroups are off";
+      if (cpuProblem) {
+        logger.warn({ sandbox: "bubblewrap", cpuBound: "nice", problem: cpuProblem }, `agent commands run at nice 10 without a CPU group of their own (a command that starts a session of its own can weigh as much as the server where the kernel groups by session): ${cpuProblem}`);
+      }
+      this.cgroups = groups?.cgroups;
+      const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs, cgroups: groups?.cgroups });
       if (probe.sandbox) {
         const memory = groups?.cgroups ? `a memory cgroup per conversation below ${groups.cgroups.dir}` : "each process (RLIMIT_DATA)";
-        logger.info({ sandbox: "bubblewrap", memoryBound: probe.sandbox.memoryBound, limits: probe.sandbox.limits }, `agent commands run in bubblewrap; the memory limit bounds ${memory}`);
+        const cpu = groups?.cgroups?.cpu.problem === undefined && groups?.cgroups ? `; together they weigh ${groups.cgroups.cpu.weight} against the server's processes for CPU (${groups.cgroups.cpu.dir})` : "";
+        logger.info({ sandbox: "bubblewrap", memoryBound: probe.sandbox.memoryBound, cpuBound: cpu ? "cgroup" : "nice", limits: probe.sandbox.limits }, `agent commands run in bubblewrap; the memory limit bounds ${memory}${cpu}`);
         return probe.sandbox;
       }
       logger.warn({ sandbox: "bubblewrap", problem: probe.problem }, `bubblewrap cannot confine the agent's commands here: ${probe.problem}`);
@@ -183,6 +190,6 @@ export class AgentRuntime {
     await Promise.allSettled([...this.opening.values()]);
     await Promise.all([...this.conversations.values()].map((conversation) => conversation.close()));
     this.spawner.close();
-    this.memoryCgroups?.close();
+    this.cgroups?.close();
   }
 }

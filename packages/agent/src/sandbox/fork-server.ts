@@ -15,6 +15,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
+import { setPriority } from "node:os";
 import { Readable, Writable } from "node:stream";
 import type { SandboxedCommand } from "./sandbox.js";
 
@@ -27,6 +28,13 @@ export interface SpawnedProcess {
   on(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: "error", listener: (error: Error) => void): this;
 }
+
+/**
+ * The nice value of the fork server and so of every process it starts: a nice-0 server gets about
+ * nine times their share of a busy core. Below a CPU cgroup (`openSandboxCgroups`) it orders the
+ * processes of one sandbox only; without one, it is the whole bound.
+ */
+export const SANDBOX_NICE = 10;
 
 /** Starts the sandbox's processes. */
 export interface ProcessSpawner {
@@ -216,6 +224,8 @@ export class ForkServer implements ProcessSpawner {
   start(): void {
     if (this.child) return;
     const child = spawn(process.execPath, ["-e", FORK_SERVER_PROGRAM], { stdio: ["ignore", "ignore", "inherit", "ipc"], serialization: "advanced", env: {} });
+    // Everything it starts inherits the nice value: sandboxed commands yield the CPU to the server's event loop.
+    if (child.pid) setPriority(child.pid, SANDBOX_NICE);
     this.child = child;
     child.on("message", (message: FromServer) => this.take(message));
     child.on("error", () => this.lose(child));

@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { MemoryCgroup, MemoryCgroups } from "./memory-cgroup.js";
+import type { SandboxCgroup, SandboxCgroups } from "./cgroups.js";
 
 /** A command line ready for `child_process.spawn`. */
 export interface SandboxedCommand {
@@ -23,10 +23,11 @@ export interface SandboxedCommand {
   /** Working directory of the spawned process on the host. */
   cwd: string;
   /**
-   * The memory group the process enters before it runs anything (its whole tree shares
-   * {@link SandboxLimits.memoryBytes}). Whoever spawns the command calls `release()` once it exited.
+   * The groups the process enters before it runs anything (its whole tree shares
+   * {@link SandboxLimits.memoryBytes} and one CPU weight). Whoever spawns the command calls
+   * `release()` once it exited.
    */
-  memory?: MemoryCgroup;
+  cgroup?: SandboxCgroup;
 }
 
 export interface SandboxRequest {
@@ -77,7 +78,7 @@ export interface SandboxLimits {
   processes: number;
   /**
    * Memory in bytes of everything one sandbox runs, together (a memory cgroup, where the server
-   * can make one: {@link BubblewrapOptions.memoryCgroups}), and of each process alone (RLIMIT_DATA:
+   * can make one: {@link BubblewrapOptions.cgroups}), and of each process alone (RLIMIT_DATA:
    * heap and private mappings). Default 4 GiB.
    */
   memoryBytes: number;
@@ -120,10 +121,11 @@ export interface BubblewrapOptions {
   /** The server's uid (default `process.getuid()`): root makes commands drop to {@link runAs}. */
   serverUid?: number;
   /**
-   * Where each sandbox gets a memory group bounding its processes together (`openMemoryCgroups()`
-   * finds one). Without it, {@link SandboxLimits.memoryBytes} bounds each process alone.
+   * Where each sandbox gets a memory group bounding its processes together, and a CPU group
+   * (`openSandboxCgroups()` finds them). Without it, {@link SandboxLimits.memoryBytes} bounds each
+   * process alone.
    */
-  memoryCgroups?: MemoryCgroups;
+  cgroups?: SandboxCgroups;
 }
 
 /** System directories visible read-only inside (symbolic links such as merged-/usr `/bin` are kept as links). */
@@ -194,7 +196,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
     "--core=0",
     "--",
   ];
-  const cgroups = options.memoryCgroups;
+  const cgroups = options.cgroups;
   return {
     name: "bubblewrap",
     owner,
@@ -222,11 +224,17 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
         line = [SETPRIV, `--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups", "--inh-caps=-all", "--", ...line];
       }
       if (!cgroups) return { command: line[0]!, args: line.slice(1), env: { ...env }, cwd: workspaceDir };
-      // The shell enters the group, then becomes the sandbox (same pid): nothing runs outside it.
-      const memory = cgroups.create(limits.memoryBytes);
-      return { command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', memory.procsFile, ...line], env: { ...env }, cwd: workspaceDir, memory };
+      // The shell enters the groups, then becomes the sandbox (same pid): nothing runs outside them.
+      const cgroup = cgroups.create(limits.memoryBytes);
+      return { command: "/bin/sh", args: ["-c", enterGroups(cgroup.procsFiles.length), ...cgroup.procsFiles, ...line], env: { ...env }, cwd: workspaceDir, cgroup };
     },
   };
+}
+
+/** A `sh -c` script that writes its pid to its first `count` arguments (`$0`, `$1`, …), then runs the rest. */
+function enterGroups(count: number): string {
+  const writes = Array.from({ length: count }, (_, k) => `echo $$ > "$${k}"`);
+  return [...writes, ...(count > 1 ? [`shift ${count - 1}`] : []), 'exec "$@"'].join(" && ");
 }
 
 /** A directory the sandbox's user cannot reach: a folder above it is not searchable by that user. */
@@ -312,7 +320,7 @@ export async function confinementProblem(sandbox: Sandbox): Promise<string | und
   } catch (error) {
     return `the sandbox could not be set up: ${(error as Error).message}`;
   } finally {
-    wrapped?.memory?.release();
+    wrapped?.cgroup?.release();
     rmSync(workspaceDir, { recursive: true, force: true });
   }
 }

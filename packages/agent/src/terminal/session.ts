@@ -13,7 +13,7 @@
  * - Input echo is off (`stty -echo`), so the output is exactly what the command wrote.
  */
 import { randomBytes } from "node:crypto";
-import type { MemoryCgroup } from "../sandbox/memory-cgroup.js";
+import type { SandboxCgroup } from "../sandbox/cgroups.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { ProcessSpawner, SpawnedProcess } from "../sandbox/fork-server.js";
 
@@ -117,8 +117,8 @@ export class TerminalSession {
   private constructor(
     child: SpawnedProcess,
     workspaceDir: string,
-    /** The shell's memory group (see `SandboxedCommand.memory`), released when the shell exits. */
-    readonly memory?: MemoryCgroup,
+    /** The shell's groups (see `SandboxedCommand.cgroup`), released when the shell exits. */
+    readonly cgroup?: SandboxCgroup,
     keepChars = 1 << 20,
   ) {
     this.child = child;
@@ -128,12 +128,12 @@ export class TerminalSession {
     child.stderr.on("data", (chunk: Buffer) => this.take(chunk));
     child.on("exit", () => {
       this.exited = true;
-      memory?.release();
+      cgroup?.release();
       this.notify();
     });
     child.on("error", () => {
       this.exited = true;
-      memory?.release();
+      cgroup?.release();
       this.notify();
     });
     child.stdin.on("error", () => {
@@ -153,10 +153,10 @@ export class TerminalSession {
     try {
       child = await options.spawner.spawn(wrapped);
     } catch (error) {
-      wrapped.memory?.release();
+      wrapped.cgroup?.release();
       throw error;
     }
-    const session = new TerminalSession(child, options.workspaceDir, wrapped.memory, options.keepChars);
+    const session = new TerminalSession(child, options.workspaceDir, wrapped.cgroup, options.keepChars);
     child.stdin.write(session.initLine());
     session.running = true;
     const first = await session.wait({ noChangeMs: 30_000 });

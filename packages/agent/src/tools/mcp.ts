@@ -44,7 +44,7 @@ interface Server {
   label: string;
   connect(): Transport;
   callTimeoutMs?: number;
-  /** Frees what the sandbox set up for the process (its memory group) once it is gone. */
+  /** Frees what the sandbox set up for the process (its control groups) once it is gone. */
   release?(): void;
 }
 
@@ -75,7 +75,7 @@ function serversOf(config: MCPConfig, options: McpOptions, problems: string[]): 
     servers.push({
       label,
       connect: () => new StdioClientTransport({ command: wrapped.command, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd, stderr: "ignore" }),
-      release: () => wrapped.memory?.release(),
+      release: () => wrapped.cgroup?.release(),
     });
   }
   for (const entry of config.sse_servers ?? []) {

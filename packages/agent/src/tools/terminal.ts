@@ -188,7 +188,7 @@ class Terminal {
   private limitNotes(session: TerminalSession): string {
     const tmp = this.tmpOver ?? "";
     this.tmpOver = undefined;
-    const memory = session.memory;
+    const memory = session.cgroup;
     if (!memory) return tmp;
     const kills = memory.oomKills();
     const killed = kills - this.oomKills;

@@ -231,6 +231,24 @@ describe("limits", () => {
     expect(texts[0]).toContain("exit=152");
   });
 
+  it("CPU share: commands, in a session of their own too, yield the CPU to the server", async () => {
+    const marker = String(600_000 + Math.floor(Math.random() * 99_999));
+    const { texts } = await attack([], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; sleep ${marker} >/dev/null 2>&1 & echo started`)] });
+    expect(texts[0]).toContain("started");
+    const pids = await processesWith(`sleep ${marker}`);
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) {
+      // nice 10 (field 19 of /proc/PID/stat): what holds where no CPU group can be made.
+      expect(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]).toBe("10");
+      if (!root) continue;
+      // Where the kernel groups processes by session, nice alone would not hold against setsid: a CPU group does.
+      const group = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"))?.[1] ?? "";
+      expect(group).toMatch(/\/acs-sandbox-\d+\/s\d+$/);
+      const mount = readFileSync("/proc/self/mountinfo", "utf8").split("\n").find((line) => / - cgroup cgroup \S*\bcpu\b/.test(line))!.split(" ")[4]!;
+      expect(readFileSync(path.join(mount, path.dirname(group), "cpu.shares"), "utf8").trim()).toBe("110");
+    }
+  });
+
   it("/tmp is on disk in the data directory, not the host's memory", async () => {
     const { id, texts } = await attack([], { toolCalls: [terminal("head -c 5000000 /dev/zero > /tmp/fill; echo exit=$?")] });
     expect(texts[0]).toContain("exit=0");

@@ -36,16 +36,16 @@ describe("parseConfig", () => {
     expect(parseConfig([], {})).toMatchObject({
       sandboxUser: { uid: 65534, gid: 65534 },
       sandboxLimits: { processes: 512, memoryBytes: 4 * 1024 ** 3, fileBytes: 1024 ** 3, cpuSeconds: 3600, tmpBytes: 4 * 1024 ** 3 },
-      sandboxMemoryCgroup: "auto",
+      sandboxCgroup: "auto",
     });
-    const env = { ACS_SANDBOX_USER: "1500", ACS_SANDBOX_PROCESSES: "64", ACS_SANDBOX_CPU_SECONDS: "10", ACS_SANDBOX_TMP_BYTES: "2097152", ACS_SANDBOX_MEMORY_CGROUP: "off" };
-    expect(parseConfig([], env)).toMatchObject({ sandboxUser: { uid: 1500, gid: 1500 }, sandboxLimits: { processes: 64, cpuSeconds: 10, tmpBytes: 2097152 }, sandboxMemoryCgroup: "off" });
+    const env = { ACS_SANDBOX_USER: "1500", ACS_SANDBOX_PROCESSES: "64", ACS_SANDBOX_CPU_SECONDS: "10", ACS_SANDBOX_TMP_BYTES: "2097152", ACS_SANDBOX_CGROUP: "off" };
+    expect(parseConfig([], env)).toMatchObject({ sandboxUser: { uid: 1500, gid: 1500 }, sandboxLimits: { processes: 64, cpuSeconds: 10, tmpBytes: 2097152 }, sandboxCgroup: "off" });
     expect(
-      parseConfig(["--sandbox-user", "1500:1600", "--sandbox-file-bytes", "1024", "--sandbox-memory-bytes", "1048576", "--sandbox-memory-cgroup", "/sys/fs/cgroup/acs"], env),
+      parseConfig(["--sandbox-user", "1500:1600", "--sandbox-file-bytes", "1024", "--sandbox-memory-bytes", "1048576", "--sandbox-cgroup", "/sys/fs/cgroup/acs"], env),
     ).toMatchObject({
       sandboxUser: { uid: 1500, gid: 1600 },
       sandboxLimits: { processes: 64, fileBytes: 1024, memoryBytes: 1048576 },
-      sandboxMemoryCgroup: "/sys/fs/cgroup/acs",
+      sandboxCgroup: "/sys/fs/cgroup/acs",
     });
   });
 
@@ -63,7 +63,7 @@ describe("parseConfig", () => {
     [["--sandbox-memory-bytes", "1000"], /--sandbox-memory-bytes must be at least 1048576/],
     [["--sandbox-cpu-seconds", "1.5"], /--sandbox-cpu-seconds must be a whole number/],
     [["--sandbox-tmp-bytes", "1000"], /--sandbox-tmp-bytes must be at least 1048576/],
-    [["--sandbox-memory-cgroup", "acs"], /--sandbox-memory-cgroup must be auto, off or an absolute cgroup v2 directory, got "acs"/],
+    [["--sandbox-cgroup", "acs"], /--sandbox-cgroup must be auto, off or an absolute cgroup v2 directory, got "acs"/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
     // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).
