@@ -31,7 +31,9 @@ describe("openSandboxCgroups", () => {
     const opened = openSandboxCgroups({ procSelf: self });
     expect(opened.problem).toBeUndefined();
     const groups = opened.cgroups!;
-    expect(groups).toMatchObject({ version: 1, dir: path.join(hierarchy, "jobs", "42", `acs-sandbox-${process.pid}`) });
+    expect(groups.version).toBe(1);
+    expect(path.dirname(groups.dir)).toBe(path.join(hierarchy, "jobs", "42"));
+    expect(path.basename(groups.dir)).toMatch(new RegExp(`^acs-sandbox-${process.pid}-\\d+$`));
     writeFileSync(path.join(groups.dir, "probe"), ""); // stands for the kernel's files
     const group = groups.create(256 * 1024 * 1024);
     const groupDir = path.dirname(group.procsFiles[0]!);
@@ -75,12 +77,31 @@ describe("openSandboxCgroups", () => {
       `34 30 0:31 / ${memory} rw - cgroup cgroup rw,memory\n35 30 0:32 / ${cpu} rw - cgroup cgroup rw,cpu,cpuacct\n`,
     );
     const groups = openSandboxCgroups({ procSelf: self }).cgroups!;
-    const cpuDir = path.join(cpu, "user.slice", `acs-sandbox-${process.pid}`);
+    const cpuDir = path.join(cpu, "user.slice", path.basename(groups.dir));
     expect(groups.cpu).toEqual({ dir: cpuDir, weight: 110 });
     expect(readFileSync(path.join(cpuDir, "cpu.shares"), "utf8")).toBe("110");
     const group = groups.create(1 << 30);
     expect(group.procsFiles).toEqual([path.join(groups.dir, path.basename(path.dirname(group.procsFiles[0]!)), "cgroup.procs"), path.join(cpuDir, path.basename(path.dirname(group.procsFiles[0]!)), "cgroup.procs")]);
     expect(existsSync(path.dirname(group.procsFiles[1]!))).toBe(true);
+    // Opened again in this process: directories of its own, so that the removal of the first never meets them.
+    groups.close();
+    const again = openSandboxCgroups({ procSelf: self }).cgroups!;
+    expect(again.dir).not.toBe(groups.dir);
+    expect(again.cpu).toMatchObject({ weight: 110 });
+  });
+
+  it("makes the server's directories again, with their settings, for a group asked for after they were removed", () => {
+    const memory = path.join(dir, "memory");
+    const cpu = path.join(dir, "cpu");
+    mkdirSync(memory);
+    mkdirSync(cpu);
+    const groups = openSandboxCgroups({ procSelf: procSelf("2:cpu:/\n4:memory:/\n", `34 30 0:31 / ${memory} rw - cgroup cgroup rw,memory\n35 30 0:32 / ${cpu} rw - cgroup cgroup rw,cpu\n`) }).cgroups!;
+    const cpuDir = (groups.cpu as { dir: string }).dir;
+    rmSync(groups.dir, { recursive: true });
+    rmSync(cpuDir, { recursive: true });
+    const group = groups.create(1 << 20);
+    expect(readFileSync(path.join(cpuDir, "cpu.shares"), "utf8")).toBe("110");
+    expect(readFileSync(path.join(path.dirname(group.procsFiles[0]!), "memory.limit_in_bytes"), "utf8")).toBe(String(1 << 20));
   });
 
   it.each([

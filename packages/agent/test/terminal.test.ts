@@ -97,6 +97,14 @@ describe("the sandbox", () => {
     expect(existsSync(`/tmp/${marker}`)).toBe(false);
   });
 
+  it("without a memory group, bounds the shell's processes together and says so", { timeout: 30_000 }, async () => {
+    // Four processes of ~100 MB resident each: every one is under the per-process bound; together they pass 256 MiB.
+    tool = terminalTool({ sandbox: bubblewrapSandbox({ limits: { memoryBytes: 256 * 1024 * 1024 } }), spawner: new Spawner(), workspaceDir, env: {} });
+    const observation = await terminal({ command: `for i in 1 2 3 4; do node -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 5000)" & done; wait; echo waited`, timeout: 20 });
+    expect(output(observation)).toContain("waited");
+    expect(observation.metadata?.suffix).toMatch(/processes were killed: the commands of this conversation together reached their memory limit of 256 MiB/);
+  });
+
   it("hides the host beyond the system directories, and has no network", async () => {
     tool = terminalTool({ sandbox: bubblewrapSandbox(), spawner: new Spawner(), workspaceDir, env: {} });
     const llm = await ScriptedLlmServer.start();

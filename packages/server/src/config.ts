@@ -30,7 +30,7 @@ export interface ServerConfig {
   /** The unprivileged host user the agent's commands run as when the server runs as root. */
   sandboxUser: { uid: number; gid: number };
   /** Resource limits of each agent conversation's commands (see `SandboxLimits` of `@acs-toolkit/agent`). */
-  sandboxLimits: { processes: number; memoryBytes: number; fileBytes: number; cpuSeconds: number; tmpBytes: number };
+  sandboxLimits: { processes: number; memoryBytes: number; fileBytes: number; cpuSeconds: number; tmpBytes: number; shmBytes: number };
   /**
    * Where each conversation's commands get a memory cgroup (their memory summed): `auto` (below the
    * server's own, where it can make one), a delegated cgroup v2 directory, or `off` (per process).
@@ -82,6 +82,8 @@ Options (environment variable in brackets):
                            directory, or off (memory bound per process, CPU by nice 10 alone)
                            [ACS_SANDBOX_CGROUP] (default auto)
   --sandbox-tmp-bytes N    disk space of one conversation's /tmp [ACS_SANDBOX_TMP_BYTES] (default 4 GiB)
+  --sandbox-shm-bytes N    size of one conversation's /dev/shm, in memory [ACS_SANDBOX_SHM_BYTES]
+                           (default 64 MiB)
   --sandbox-file-bytes N   largest file a command writes [ACS_SANDBOX_FILE_BYTES] (default 1 GiB)
   --sandbox-cpu-seconds N  CPU time of one command's process [ACS_SANDBOX_CPU_SECONDS] (default 3600)
   --store URL              a PostgreSQL store, postgres://user@host:5432/db, instead of SQLite in the data
@@ -165,6 +167,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "sandbox-file-bytes": { type: "string" },
         "sandbox-cpu-seconds": { type: "string" },
         "sandbox-tmp-bytes": { type: "string" },
+        "sandbox-shm-bytes": { type: "string" },
         "sandbox-cgroup": { type: "string" },
         store: { type: "string" },
         "store-pool": { type: "string" },
@@ -214,6 +217,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       fileBytes: integer("--sandbox-file-bytes", values["sandbox-file-bytes"] ?? env.ACS_SANDBOX_FILE_BYTES, 1024 ** 3, 1),
       cpuSeconds: integer("--sandbox-cpu-seconds", values["sandbox-cpu-seconds"] ?? env.ACS_SANDBOX_CPU_SECONDS, 3600, 1),
       tmpBytes: integer("--sandbox-tmp-bytes", values["sandbox-tmp-bytes"] ?? env.ACS_SANDBOX_TMP_BYTES, 4 * 1024 ** 3, 1024 * 1024),
+      shmBytes: integer("--sandbox-shm-bytes", values["sandbox-shm-bytes"] ?? env.ACS_SANDBOX_SHM_BYTES, 64 * 1024 ** 2, 1024 * 1024),
     },
     sandboxCgroup: sandboxCgroup(values["sandbox-cgroup"] ?? env.ACS_SANDBOX_CGROUP),
     ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),

@@ -79,8 +79,13 @@ export interface SandboxCgroupOptions {
 }
 
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;
-/** The server's groups directory is named after its pid, so that a restart can remove what an earlier process left. */
+/**
+ * A server's directory is named after its pid, so that a restart can remove what an earlier process
+ * left, and numbered, so that a runtime opened again in the same process never meets the removal of
+ * the one before (still retried while its processes die).
+ */
 const PREFIX = "acs-sandbox-";
+let opened = 0;
 let sequence = 0;
 
 /** Groups where this server can make them, or why it cannot. */
@@ -94,28 +99,45 @@ export function openSandboxCgroups(options: SandboxCgroupOptions = {}): { cgroup
   }
   if (typeof parent === "string") return { problem: parent };
   const { version } = parent;
-  let dir: string;
+  const name = `${PREFIX}${process.pid}-${++opened}`;
+  const dir = path.join(parent.dir, name);
   let cpu: SandboxCgroups["cpu"];
   try {
     const withCpu = version === 2 && enableControllers(parent.dir);
     removeStale(parent.dir);
-    dir = path.join(parent.dir, `${PREFIX}${process.pid}`);
-    mkdirSync(dir, { recursive: true });
     if (version === 2) {
       // The groups below this directory get cpu where it has it (delegated by the parent just now).
-      const cpuBelow = enableControllers(dir, withCpu);
-      const weight = Math.round((SANDBOX_CPU_WEIGHT * 100) / 1024);
-      if (withCpu) writeFileSync(path.join(dir, "cpu.weight"), String(weight));
-      cpu = !withCpu ? { problem: `the cpu controller is not available in ${parent.dir} (cgroup v2)` } : cpuBelow ? { dir, weight } : { problem: `the cpu controller could not be enabled in ${dir}` };
+      const cpuBelow = makeV2Dir(dir, withCpu);
+      cpu = !withCpu ? { problem: `the cpu controller is not available in ${parent.dir} (cgroup v2)` } : cpuBelow ? { dir, weight: V2_CPU_WEIGHT } : { problem: `the cpu controller could not be enabled in ${dir}` };
+    } else {
+      mkdirSync(dir, { recursive: true });
+      cpu = openCpuGroupV1(procSelf, name);
     }
   } catch (error) {
     return { problem: `cannot make memory groups below ${parent.dir} (cgroup v${version}): ${(error as Error).message}` };
   }
-  return { cgroups: groupsIn(version, dir, version === 1 ? openCpuGroupV1(procSelf) : cpu!) };
+  return { cgroups: groupsIn(version, dir, cpu) };
+}
+
+/** {@link SANDBOX_CPU_WEIGHT} on cgroup v2's scale (`cpu.weight`, 100 for a nice-0 process). */
+const V2_CPU_WEIGHT = Math.round((SANDBOX_CPU_WEIGHT * 100) / 1024);
+
+/** Makes a v2 directory for the groups of one server; true when they get the cpu controller. */
+function makeV2Dir(dir: string, withCpu: boolean): boolean {
+  mkdirSync(dir, { recursive: true });
+  const cpuBelow = enableControllers(dir, withCpu);
+  if (withCpu) writeFileSync(path.join(dir, "cpu.weight"), String(V2_CPU_WEIGHT));
+  return cpuBelow;
+}
+
+/** Makes a v1 CPU directory for the groups of one server, of weight {@link SANDBOX_CPU_WEIGHT}. */
+function makeV1CpuDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "cpu.shares"), String(SANDBOX_CPU_WEIGHT));
 }
 
 /** This server's CPU group in the v1 `cpu` hierarchy, or why it cannot have one. */
-function openCpuGroupV1(procSelf: string): SandboxCgroups["cpu"] {
+function openCpuGroupV1(procSelf: string, name: string): SandboxCgroups["cpu"] {
   let parentDir: string;
   try {
     const found = v1GroupOf(readTables(procSelf), "cpu") ?? { problem: "the cpu cgroup (v1) is not there" };
@@ -126,9 +148,8 @@ function openCpuGroupV1(procSelf: string): SandboxCgroups["cpu"] {
   }
   try {
     removeStale(parentDir);
-    const dir = path.join(parentDir, `${PREFIX}${process.pid}`);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, "cpu.shares"), String(SANDBOX_CPU_WEIGHT));
+    const dir = path.join(parentDir, name);
+    makeV1CpuDir(dir);
     return { dir, weight: SANDBOX_CPU_WEIGHT };
   } catch (error) {
     return { problem: `cannot make CPU groups below ${parentDir} (cgroup v1): ${(error as Error).message}` };
@@ -220,7 +241,7 @@ function enableControllers(dir: string, cpuHere = readList(path.join(dir, "cgrou
 function removeStale(parentDir: string): void {
   for (const name of readdirSync(parentDir)) {
     if (!name.startsWith(PREFIX)) continue;
-    const pid = Number(name.slice(PREFIX.length));
+    const pid = Number.parseInt(name.slice(PREFIX.length), 10);
     if (pid === process.pid || (Number.isSafeInteger(pid) && existsSync(`/proc/${pid}`))) continue;
     const dir = path.join(parentDir, name);
     for (const child of readdirSync(dir, { withFileTypes: true })) if (child.isDirectory()) tryRemove(path.join(dir, child.name));
@@ -265,10 +286,16 @@ function groupsIn(version: 1 | 2, dir: string, cpu: SandboxCgroups["cpu"]): Sand
     create(limitBytes) {
       const name = `s${++sequence}`;
       const group = path.join(dir, name);
-      mkdirSync(group, { recursive: true }); // the directory too, if a closed runtime of this process removed it
       // v1: the sandbox's CPU group, of the default weight (conversations share the server's group evenly).
       const cpuGroup = version === 1 && cpu.problem === undefined ? path.join(cpu.dir, name) : undefined;
-      if (cpuGroup) mkdirSync(cpuGroup, { recursive: true });
+      // The server's directories again, with their settings, if a close of this runtime removed them.
+      if (!existsSync(dir)) {
+        if (version === 2) makeV2Dir(dir, cpu.problem === undefined);
+        else mkdirSync(dir, { recursive: true });
+      }
+      if (cpuGroup && !existsSync(path.dirname(cpuGroup))) makeV1CpuDir(path.dirname(cpuGroup));
+      mkdirSync(group);
+      if (cpuGroup) mkdirSync(cpuGroup);
       const write = (file: string, value: string) => writeFileSync(path.join(group, file), value);
       if (version === 1) {
         write("memory.limit_in_bytes", String(limitBytes));

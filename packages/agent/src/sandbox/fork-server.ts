@@ -21,6 +21,8 @@ import type { SandboxedCommand } from "./sandbox.js";
 
 /** What the terminal needs of a started process (a `ChildProcess` with piped stdio is one). */
 export interface SpawnedProcess {
+  /** Its process id on the host, once started. */
+  readonly pid?: number | undefined;
   readonly stdin: Writable;
   readonly stdout: Readable;
   readonly stderr: Readable;
@@ -128,6 +130,7 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
   constructor(
     private readonly id: number,
     private readonly post: (message: object) => void,
+    readonly pid: number | undefined,
   ) {
     super();
     this.stdin = new Writable({
@@ -258,7 +261,7 @@ export class ForkServer implements ProcessSpawner {
     const waiting = this.pending.get(message.id);
     if (message.op === "spawned" && waiting) {
       this.pending.delete(message.id);
-      const remote = new RemoteProcess(message.id, (out) => this.post(out));
+      const remote = new RemoteProcess(message.id, (out) => this.post(out), message.pid);
       remote.on("done", () => {
         this.processes.delete(message.id);
         this.holdLoop();

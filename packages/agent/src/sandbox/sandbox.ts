@@ -54,8 +54,10 @@ export interface Sandbox {
    */
   readonly owner?: { uid: number; gid: number };
   /**
-   * What {@link SandboxLimits.memoryBytes} bounds: everything one sandbox runs, summed (a memory
-   * cgroup per sandbox), or each process on its own (RLIMIT_DATA only: no cgroup could be made).
+   * What holds {@link SandboxLimits.memoryBytes} for everything one sandbox runs, summed: the kernel
+   * (a memory cgroup per sandbox), or, where no cgroup could be made, each process's RLIMIT_DATA and
+   * the terminal's watch of its shell's processes together (`watchProcessMemory`, a few times a
+   * second).
    */
   readonly memoryBound?: "sandbox" | "process";
   /** The limits it sets (none for host execution). */
@@ -78,8 +80,8 @@ export interface SandboxLimits {
   processes: number;
   /**
    * Memory in bytes of everything one sandbox runs, together (a memory cgroup, where the server
-   * can make one: {@link BubblewrapOptions.cgroups}), and of each process alone (RLIMIT_DATA:
-   * heap and private mappings). Default 4 GiB.
+   * can make one: {@link BubblewrapOptions.cgroups}; a watch of the shell's processes otherwise),
+   * and of each process alone (RLIMIT_DATA: heap and private mappings). Default 4 GiB.
    */
   memoryBytes: number;
   /** Largest file a command may write, in bytes (RLIMIT_FSIZE). Default 1 GiB. */
@@ -92,6 +94,11 @@ export interface SandboxLimits {
    * this (`watchDirectoryQuota`). Default 4 GiB.
    */
   tmpBytes: number;
+  /**
+   * Size of `/dev/shm` in bytes, a tmpfs (memory: POSIX shared memory, a browser's or a process
+   * pool's). The rest of `/dev` is read-only. Default 64 MiB (Docker's `--shm-size`).
+   */
+  shmBytes: number;
 }
 
 const GIB = 1024 ** 3;
@@ -102,6 +109,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   fileBytes: GIB,
   cpuSeconds: 3_600,
   tmpBytes: 4 * GIB,
+  shmBytes: 64 * 1024 * 1024,
 });
 
 export interface BubblewrapOptions {
@@ -183,7 +191,9 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
   const fixed: string[] = [];
   for (const dir of SYSTEM_PATHS) fixed.push(...mountOf(dir));
   for (const file of MASKED_FILES) if (existsSync(file)) fixed.push("--ro-bind", "/dev/null", file);
-  fixed.push("--dev", "/dev", "--proc", "/proc", "--dir", "/var/tmp");
+  // /dev is a tmpfs owned by the sandbox's user: read-only but for a bounded /dev/shm, so that
+  // nothing writes the host's memory past the limits.
+  fixed.push("--dev", "/dev", "--size", String(limits.shmBytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc", "--dir", "/var/tmp");
   const readOnly = (options.readOnlyPaths ?? []).flatMap((dir) => ["--ro-bind", path.resolve(dir), path.resolve(dir)]);
   const namespaces = ["--unshare-all", "--unshare-user", ...(options.allowNetwork ? ["--share-net"] : []), "--disable-userns", "--cap-drop", "ALL"];
   const limit = [

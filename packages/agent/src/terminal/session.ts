@@ -141,6 +141,11 @@ export class TerminalSession {
     });
   }
 
+  /** The host pid of the sandbox's first process (every process of the shell is below it). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Starts bash in the sandbox and waits for its first prompt. */
   static async start(options: SessionOptions): Promise<TerminalSession> {
     const wrapped = options.sandbox.wrap({

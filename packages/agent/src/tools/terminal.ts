@@ -17,6 +17,7 @@ import { TERMINAL_DESCRIPTION } from "../prompts/tool-descriptions.js";
 import { NO_SANDBOX_MESSAGE, SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
 import { watchDirectoryQuota, type DirectoryQuota } from "../sandbox/directory-quota.js";
 import type { ProcessSpawner } from "../sandbox/fork-server.js";
+import { watchProcessMemory, type ProcessMemoryWatch } from "../sandbox/process-memory.js";
 import { TerminalSession, type WaitResult } from "../terminal/session.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, ToolUnavailableError, type AgentTool, type ToolContext } from "./tool.js";
@@ -74,8 +75,10 @@ export function terminalTool(options: TerminalToolOptions): AgentTool {
 
 class Terminal {
   private active: TerminalSession | undefined;
-  /** Processes of the active shell's memory group killed for memory, as last reported. */
+  /** Processes of the active shell killed for memory (by its memory group or the watch), as last reported. */
   private oomKills = 0;
+  /** Without a memory group: the watch of the shell's processes' memory together. */
+  private memoryWatch: ProcessMemoryWatch | undefined;
   /** The size watch of `/tmp` on disk while the shell lives. */
   private tmpQuota: DirectoryQuota | undefined;
   /** Set when the watch stopped the shell, until an observation says so. */
@@ -89,6 +92,8 @@ class Terminal {
   close(): void {
     this.tmpQuota?.stop();
     this.tmpQuota = undefined;
+    this.memoryWatch?.stop();
+    this.memoryWatch = undefined;
     this.active?.kill();
     this.active = undefined;
   }
@@ -100,10 +105,16 @@ class Terminal {
     if (this.active?.alive) return this.active;
     const env = { ...this.options.env, PATH: SANDBOX_PATH, HOME: workspaceDir, TERM: "dumb", LANG: "C.UTF-8" };
     this.tmpQuota?.stop();
+    this.memoryWatch?.stop();
+    this.memoryWatch = undefined;
     const keepChars = Math.max(1 << 20, this.options.maxOutputChars ?? 0);
     const session = await TerminalSession.start({ sandbox, spawner: this.options.spawner, workspaceDir, tmpDir, env, keepChars });
     this.active = session;
     this.oomKills = 0;
+    const memoryBytes = sandbox.limits?.memoryBytes;
+    if (sandbox.memoryBound === "process" && memoryBytes && session.pid) {
+      this.memoryWatch = watchProcessMemory({ rootPid: session.pid, limitBytes: memoryBytes });
+    }
     const limitBytes = sandbox.limits?.tmpBytes;
     if (tmpDir && limitBytes) {
       this.tmpQuota = watchDirectoryQuota({
@@ -188,13 +199,12 @@ class Terminal {
   private limitNotes(session: TerminalSession): string {
     const tmp = this.tmpOver ?? "";
     this.tmpOver = undefined;
-    const memory = session.cgroup;
-    if (!memory) return tmp;
-    const kills = memory.oomKills();
+    const limitBytes = session.cgroup?.limitBytes ?? this.options.sandbox?.limits?.memoryBytes;
+    const kills = session.cgroup ? session.cgroup.oomKills() : (this.memoryWatch?.kills ?? 0);
     const killed = kills - this.oomKills;
     this.oomKills = kills;
-    if (killed <= 0) return tmp;
-    return `${tmp}\n[${killed === 1 ? "A process was" : `${killed} processes were`} killed: the commands of this conversation together reached their memory limit of ${mebibytes(memory.limitBytes)}.]`;
+    if (killed <= 0 || !limitBytes) return tmp;
+    return `${tmp}\n[${killed === 1 ? "A process was" : `${killed} processes were`} killed: the commands of this conversation together reached their memory limit of ${mebibytes(limitBytes)}.]`;
   }
 
   private completedMeta(exitCode: number) {

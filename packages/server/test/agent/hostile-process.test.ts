@@ -35,7 +35,7 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
     const llm = await ScriptedLlmServer.start();
     const dataDir = await mkdtemp(path.join(tmpdir(), "acs-hostile-"));
     if (wrapper) chownSync(dataDir, NOBODY, NOBODY);
-    const server = await spawnServer(dataDir, { flags: ["--runtime", "agent", "--sandbox-processes", "40", "--sandbox-file-bytes", "1048576"], wrapper });
+    const server = await spawnServer(dataDir, { flags: ["--runtime", "agent", "--sandbox-processes", "40", "--sandbox-file-bytes", "1048576", "--sandbox-memory-bytes", String(256 * 1024 * 1024)], wrapper });
     try {
       const call = (method: string, route: string, body?: unknown) =>
         fetch(`${server.url}${route}`, { method, headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -64,6 +64,8 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
             ),
           ],
         },
+        // Four processes of ~100 MB each: every one under the per-process bound, together past 256 MiB.
+        { toolCalls: [terminal(`pids=; for i in 1 2 3 4; do node -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 5000)" & pids="$pids $!"; done; wait $pids; echo waited`)] },
         { toolCalls: Array.from({ length: 6 }, () => view(path.join(workspace, "f"))) },
         ...Array.from({ length: RACE_VIEWS / 200 }, () => ({ toolCalls: Array.from({ length: 200 }, () => view(path.join(workspace, "link"))) })),
         { toolCalls: [{ name: "finish", arguments: { message: "done" } }] },
@@ -78,10 +80,15 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
           items: Event[];
           next_page_id?: string;
         };
-        for (const event of page.items) if (event.kind === "ObservationEvent") texts.push((event.observation.content ?? []).map((part) => ("text" in part ? part.text : "")).join(""));
+        for (const event of page.items) {
+          if (event.kind !== "ObservationEvent") continue;
+          const { observation } = event;
+          const suffix = observation.kind === "TerminalObservation" ? (observation.metadata?.suffix ?? "") : "";
+          texts.push((observation.content ?? []).map((part) => ("text" in part ? part.text : "")).join("") + suffix);
+        }
         if (!(pageId = page.next_page_id)) break;
       }
-      const [, attack = "", ...views] = texts;
+      const [, attack = "", memory = "", ...views] = texts;
       for (const line of ["CapEff", "CapPrm", "CapBnd"]) expect(attack).toMatch(new RegExp(`${line}:\\s+0000000000000000`));
       expect(attack).not.toMatch(/^root:/m);
       expect(existsSync(`/usr/${escape}`)).toBe(false);
@@ -90,6 +97,9 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
       expect(attack).toContain("file exit=153");
       expect(attack).toContain("started");
       expect(statSync(path.join(workspace, "big")).size).toBe(1024 * 1024);
+      // The memory sum holds whoever runs the server: a memory cgroup as root, the terminal's watch unprivileged.
+      expect(memory).toContain("waited");
+      expect(memory).toMatch(/killed: the commands of this conversation together reached their memory limit of 256 MiB/);
       for (const text of views.slice(0, 6)) expect(text).toContain("is not a regular file");
       const raced = views.slice(6, 6 + RACE_VIEWS);
       expect(raced).toHaveLength(RACE_VIEWS);

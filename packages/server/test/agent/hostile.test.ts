@@ -243,10 +243,20 @@ describe("limits", () => {
       if (!root) continue;
       // Where the kernel groups processes by session, nice alone would not hold against setsid: a CPU group does.
       const group = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"))?.[1] ?? "";
-      expect(group).toMatch(/\/acs-sandbox-\d+\/s\d+$/);
+      expect(group).toMatch(/\/acs-sandbox-\d+-\d+\/s\d+$/);
       const mount = readFileSync("/proc/self/mountinfo", "utf8").split("\n").find((line) => / - cgroup cgroup \S*\bcpu\b/.test(line))!.split(" ")[4]!;
       expect(readFileSync(path.join(mount, path.dirname(group), "cpu.shares"), "utf8").trim()).toBe("110");
     }
+  });
+
+  it("/dev: read-only, and /dev/shm (memory) stops at --sandbox-shm-bytes", async () => {
+    const { texts } = await attack(["--sandbox-shm-bytes", String(8 * 1024 * 1024)], {
+      toolCalls: [terminal("echo x > /dev/fill; echo dev=$?; head -c 20000000 /dev/zero > /dev/shm/fill; echo shm=$?; du -k /dev/shm/fill")],
+    });
+    expect(texts[0]).toContain("Read-only file system");
+    expect(texts[0]).toContain("dev=1");
+    expect(texts[0]).toContain("No space left on device");
+    expect(texts[0]).toMatch(/^8192\s+\/dev\/shm\/fill$/m);
   });
 
   it("/tmp is on disk in the data directory, not the host's memory", async () => {

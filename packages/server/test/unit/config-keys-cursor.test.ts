@@ -35,11 +35,11 @@ describe("parseConfig", () => {
   it("reads the sandbox's user and limits by flag or environment, with defaults a real task never meets", () => {
     expect(parseConfig([], {})).toMatchObject({
       sandboxUser: { uid: 65534, gid: 65534 },
-      sandboxLimits: { processes: 512, memoryBytes: 4 * 1024 ** 3, fileBytes: 1024 ** 3, cpuSeconds: 3600, tmpBytes: 4 * 1024 ** 3 },
+      sandboxLimits: { processes: 512, memoryBytes: 4 * 1024 ** 3, fileBytes: 1024 ** 3, cpuSeconds: 3600, tmpBytes: 4 * 1024 ** 3, shmBytes: 64 * 1024 ** 2 },
       sandboxCgroup: "auto",
     });
-    const env = { ACS_SANDBOX_USER: "1500", ACS_SANDBOX_PROCESSES: "64", ACS_SANDBOX_CPU_SECONDS: "10", ACS_SANDBOX_TMP_BYTES: "2097152", ACS_SANDBOX_CGROUP: "off" };
-    expect(parseConfig([], env)).toMatchObject({ sandboxUser: { uid: 1500, gid: 1500 }, sandboxLimits: { processes: 64, cpuSeconds: 10, tmpBytes: 2097152 }, sandboxCgroup: "off" });
+    const env = { ACS_SANDBOX_USER: "1500", ACS_SANDBOX_PROCESSES: "64", ACS_SANDBOX_CPU_SECONDS: "10", ACS_SANDBOX_TMP_BYTES: "2097152", ACS_SANDBOX_SHM_BYTES: "3145728", ACS_SANDBOX_CGROUP: "off" };
+    expect(parseConfig([], env)).toMatchObject({ sandboxUser: { uid: 1500, gid: 1500 }, sandboxLimits: { processes: 64, cpuSeconds: 10, tmpBytes: 2097152, shmBytes: 3145728 }, sandboxCgroup: "off" });
     expect(
       parseConfig(["--sandbox-user", "1500:1600", "--sandbox-file-bytes", "1024", "--sandbox-memory-bytes", "1048576", "--sandbox-cgroup", "/sys/fs/cgroup/acs"], env),
     ).toMatchObject({
@@ -63,6 +63,7 @@ describe("parseConfig", () => {
     [["--sandbox-memory-bytes", "1000"], /--sandbox-memory-bytes must be at least 1048576/],
     [["--sandbox-cpu-seconds", "1.5"], /--sandbox-cpu-seconds must be a whole number/],
     [["--sandbox-tmp-bytes", "1000"], /--sandbox-tmp-bytes must be at least 1048576/],
+    [["--sandbox-shm-bytes", "1000"], /--sandbox-shm-bytes must be at least 1048576/],
     [["--sandbox-cgroup", "acs"], /--sandbox-cgroup must be auto, off or an absolute cgroup v2 directory, got "acs"/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
