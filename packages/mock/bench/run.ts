@@ -1,7 +1,7 @@
 /**
  * `pnpm bench` for the mock: start-up time of `acs-mock`, then event search on the mock next to bare
  * quiet Prism (`prism mock -v silent`, @stoplight/prism-cli 5.14.2, static examples: its default info
- * log costs it about a fifth of its throughput, issue 18) on the same bundled spec, in the
+ * log costs it about a fifth of its throughput) on the same bundled spec, in the
  * same run, with the same request and the same client: p50 latency of sequential requests on one
  * keep-alive connection, and requests per second under autocannon (10 connections), each measured in
  * alternating rounds. Both servers run in their own process. `--smoke` runs a quick version (CI).

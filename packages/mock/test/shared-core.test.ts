@@ -1,6 +1,6 @@
 /**
  * The browser mock answers search, count, paging and settings with the server's own code, shared
- * through `@acs-toolkit/server/core` (issue 15): its handlers (run here in Node, MSW's
+ * through `@acs-toolkit/server/core`: its handlers (run here in Node, MSW's
  * `getResponse`, no Service Worker) and a real reference server get the same requests over the same
  * conversation, and answer the same 422 details (loc, msg and type, in order), the same 422 reasons
  * for tampered page cursors, and the same settings views. (msw-browser.test.ts runs the handlers in

@@ -2,7 +2,7 @@
  * A Vite app that starts MSW's worker with `@acs-toolkit/mock/msw-browser` (the built package, as an
  * app installs it) builds for the browser with no Node built-in and no native module reaching the
  * bundle; so does one on the server's core, `@acs-toolkit/server/core`, which the browser handlers
- * are built on; the Node entry `@acs-toolkit/mock/msw` does not (what issue 19 found: Vite failed on
+ * are built on; the Node entry `@acs-toolkit/mock/msw` does not (Vite fails on
  * a Node built-in pulled into the chunk), which shows the check sees them.
  */
 import { builtinModules } from "node:module";

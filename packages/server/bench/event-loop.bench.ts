@@ -1,5 +1,5 @@
 /**
- * The event-loop budget (issue 13): no request may hold the server's event loop for more than
+ * The event-loop budget: no request may hold the server's event loop for more than
  * 50 ms, on a conversation of 1M events. Builds that conversation (--smoke: 20k) into a data
  * directory with the store, starts the built server on it as a separate process with an IPC
  * channel, and reads the server's own event-loop delay (perf_hooks.monitorEventLoopDelay,

@@ -40,7 +40,7 @@ const DRAIN_MS = 5_000;
 /** A step is held when every subscriber got every event, none was closed, and p99 stayed under this. */
 const HELD_P99_MS = 1_000;
 const KEY = "fanout-bench-key";
-/** Issue 18's goal: 1,000 subscribers at 200 events/s with a delivery p99 ≤ 250 ms. */
+/** The goal: 1,000 subscribers at 200 events/s with a delivery p99 ≤ 250 ms. */
 const TARGET_RATE = 200;
 const TARGET_P99_MS = 250;
 

@@ -1,5 +1,5 @@
 /**
- * The server over HTTP as a client sees it (issue 18): the built server (dist/cli.js, default
+ * The server over HTTP as a client sees it: the built server (dist/cli.js, default
  * settings) in a process of its own, on a conversation of 10k events and of 1M (--smoke: 1k and
  * 10k), beside its floor — a bare node:http server in another process reading the same page from
  * the same file with the store's own page query (floor-server.ts) — both loaded by autocannon from

@@ -1,5 +1,5 @@
 /**
- * Bulk ingest over HTTP (issue 18): the built server (dist/cli.js, default settings: SQLite file,
+ * Bulk ingest over HTTP: the built server (dist/cli.js, default settings: SQLite file,
  * import threads) in a process of its own; this process streams N realistic events into one
  * conversation as JSONL batches of 10,000 (`POST …/events/batch`, one request at a time, each
  * body written in chunks of 1,000 lines as it is produced) and samples the server's RSS from
@@ -10,7 +10,7 @@
  * (messages, terminal and finish actions and observations; a 16 KB system prompt every 1,000
  * events), each with a fresh id and an increasing timestamp: ~0.6 KB an event.
  *
- * With --postgres, the server and the store alone on PostgreSQL (issue 17; ACS_TEST_PG_URL's server,
+ * With --postgres, the server and the store alone on PostgreSQL (ACS_TEST_PG_URL's server,
  * a scratch database for each run, dropped after it); with --generated, the events of search.bench.ts's
  * conversation instead of the recorded ones (IngestWorkload): postgres.bench.ts runs both so.
  *
@@ -90,7 +90,7 @@ function request(url: string, method: string, headers: Record<string, string>, w
 /**
  * What a run sends: "recorded", the recorded conversation's events with fresh ids (line above;
  * 5 of every 9 events a message); "generated", the conversation of search.bench.ts and
- * postgres.bench.ts (issue 17's 1M events: an OpenHands trajectory, 2.5% messages, random UUIDs).
+ * postgres.bench.ts (1M events: an OpenHands trajectory, 2.5% messages, random UUIDs).
  */
 export type IngestWorkload = "recorded" | "generated";
 
@@ -140,7 +140,7 @@ export interface IngestRow {
 
 /**
  * Where the server keeps the events: its default SQLite file in a temporary data directory, or a
- * PostgreSQL database (`--store <url>`, issue 17), for which the caller gives a fresh database per run.
+ * PostgreSQL database (`--store <url>`), for which the caller gives a fresh database per run.
  */
 export type IngestStore = { kind: "sqlite" } | { kind: "postgres"; url: () => Promise<{ url: string; drop(): Promise<void> }> };
 

@@ -131,7 +131,7 @@ try {
     const options = { store: { kind: "postgres", url: createScratchDatabase }, log: (line: string) => process.stderr.write(`${line}\n`) } as const;
     overHttp = [
       ...(await benchIngest({ ...options, sizes: smoke ? [20_000] : [100_000, 1_000_000] })),
-      // The conversation measured above (issue 17's 1M events), as a client sends it.
+      // The conversation measured above (1M events), as a client sends it.
       ...(await benchIngest({ ...options, sizes: [smoke ? 20_000 : 1_000_000], workload: "generated" })),
     ];
   }
@@ -163,7 +163,7 @@ if (live) {
 }
 
 // With ACS_BENCH_RESULTS set (pnpm bench), every figure as a JSON line, suite "server (PostgreSQL)":
-// each PostgreSQL figure beside SQLite's of the same run, the 1M/10k ratios with issue 17's targets.
+// each PostgreSQL figure beside SQLite's of the same run, the 1M/10k ratios with their target (≤ 2×).
 const out = process.env.ACS_BENCH_RESULTS;
 if (out) {
   const suite = "server (PostgreSQL)";

@@ -5,8 +5,8 @@
  * bytes read (no string, no JSON, no per-message event), answering pings with pongs. What it does
  * not do, because the server never sends it: fragmented messages (a continuation frame is
  * counted as a protocol error), permessage-deflate (not offered), masked server frames (refused).
- * A thousand `ws` clients in one process cost it about as much CPU per delivery as the server
- * (issue 18), and the latency measured included that process's own queue; the benchmark keeps a
+ * A thousand `ws` clients in one process cost it about as much CPU per delivery as the server,
+ * and the latency measured included that process's own queue; the benchmark keeps a
  * few real `ws` clients beside these and reports their latencies apart, as the cross-check.
  */
 import { randomBytes } from "node:crypto";

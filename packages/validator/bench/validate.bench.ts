@@ -28,7 +28,7 @@ export interface ValidatorBenchResult {
   parse: { eventsPerSecond: number; megabytesPerSecond: number };
   validate: { eventsPerSecond: number; megabytesPerSecond: number };
   /**
-   * The same schema compiled by AJV at run time (issue 18's "discriminator mode"): with
+   * The same schema compiled by AJV at run time: with
    * `discriminator: true` (a union's branch picked by `kind`, what the compiled code uses) and
    * without (each branch tried, `anyOf`).
    */

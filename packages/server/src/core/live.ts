@@ -373,7 +373,7 @@ export class LiveSession {
       this.publishedDuringCatchUp = Math.max(this.publishedDuringCatchUp, events[events.length - 1]?.seq ?? 0);
       return;
     }
-    // A loop, not events.find: this runs for every subscriber of every append (issue 18).
+    // A loop, not events.find: this runs for every subscriber of every append.
     let next: StoredEvent | undefined;
     for (const event of events) {
       if (event.seq > this.lastSeq) {

@@ -1,5 +1,5 @@
 /**
- * The two hot reads, searchEvents and countEvents, answered ahead of Express (issue 18: Express's
+ * The two hot reads, searchEvents and countEvents, answered ahead of Express (Express's
  * router, its request and response objects and the general middleware cost as much as the page
  * query). Only a request the Express route would answer 200 is answered here, with the same bytes
  * and headers; everything else goes on to Express untouched (a path with a percent-escape, a

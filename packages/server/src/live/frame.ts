@@ -1,5 +1,5 @@
 /**
- * Live events framed once for every subscriber (issue 18, fan-out): a WebSocket text frame as a
+ * Live events framed once for every subscriber: a WebSocket text frame as a
  * server sends it (FIN, opcode 1, unmasked: RFC 6455 §5.2), built once per event and written as
  * the same bytes to each subscriber's socket, instead of framing it again in every `ws.send`; and
  * the writer that holds a turn's frames and writes each socket's in one write (FanOutWriter).
@@ -60,7 +60,7 @@ interface Held {
  * socket that got the same run of them (all the followers of a conversation, as a rule), and
  * writes that Buffer to each: per socket and flush one `write` of one Buffer, whatever the number
  * of events, and nothing per socket and event but bookkeeping, where each frame was a
- * `socket.write` into a corked stream and the flush a `writev` of their array (issue 18: a flush
+ * `socket.write` into a corked stream and the flush a `writev` of their array (a flush
  * of 64 events to 1,000 sockets cost 0.51–0.54 µs a delivery that way, 0.33–0.34 µs this way; at
  * 16 events or fewer the system call dominates and both cost the same, bench/fanout-flush.bench.ts).
  * A socket given anything else (its own catch-up frames) gets its frames joined into a Buffer of
@@ -77,7 +77,7 @@ interface Held {
  * or sixteen: ~10 µs of the server's CPU a socket (~8 of them the kernel's: on loopback the sender
  * also does the receiver's TCP work), then ~0.2 µs an event (bench/fanout-flush.bench.ts), and
  * the subscriber pays a read per write too; so at 200 events/s the 50 ms make it ten events a
- * write instead of one or two on an idle machine (issue 18: 1,000 subscribers, a p99 budget of
+ * write instead of one or two on an idle machine (the goal: 1,000 subscribers, a p99 budget of
  * 250 ms). The added latency is at most PACED_INTERVAL_MS or the cost of one flush; a flush of a
  * few sockets (under PACED_FLUSH_MS) paces nothing.
  */

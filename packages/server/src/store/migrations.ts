@@ -232,7 +232,7 @@ INSERT OR IGNORE INTO event_counts (conversation, kind, source, n)
 `;
 
 /**
- * Version 4, body search whose page cost does not grow with the conversation (issue 18):
+ * Version 4, body search whose page cost does not grow with the conversation:
  *
  * - `conversations.ts_ordered` is 1 while the conversation's timestamps never decrease in append
  *   order, and `last_ts` is its newest timestamp; both are kept by every insert (ingest.ts). In

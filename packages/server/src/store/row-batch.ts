@@ -20,7 +20,7 @@ export function decodeRows(batch: RowBatch): PreparedEvent[] {
 /**
  * The buffers of a batch's chunks that can be moved to another thread instead of copied: a chunk
  * that is the whole of its (non-shared) ArrayBuffer. Structured-cloning 10,000 encoded rows (~6 MB)
- * held the request thread 35–90 ms per batch (issue 18's bulk ingest); moving them costs nothing.
+ * held the request thread 35–90 ms per batch of a bulk ingest; moving them costs nothing.
  * The chunks are unusable on the sending side afterwards.
  */
 export function transferableChunks(batch: RowBatch): ArrayBuffer[] {

@@ -29,7 +29,8 @@ const validators = new RequestValidators(openapiDocument);
 /**
  * Row chunks posted and not yet written by the request thread, at most. Rows the parser posts
  * ahead of the writes wait on the request thread's heap: a whole 65 MB replay there was promoted to
- * the old generation and collected in pauses of 150–180 ms at 1M events (issue 13's budget).
+ * the old generation and collected in pauses of 150–180 ms at 1M events (past the 50 ms event-loop
+ * budget).
  */
 const MAX_CHUNKS_AHEAD = 8;
 

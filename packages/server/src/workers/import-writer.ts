@@ -3,7 +3,7 @@
  * a connection of their own, off the request thread. At 1M stored events a commit of a few
  * hundred rows usually takes 3–5 ms but now and then 30–80 ms (its WAL writes wait on the disk
  * behind the checkpointer's), which on the request thread was a stall of every other request
- * (issue 13's event-loop budget). SqliteStore (store/sqlite/store.ts) holds its own writes while
+ * (past the 50 ms event-loop budget). SqliteStore (store/sqlite/store.ts) holds its own writes while
  * one of these runs, so neither connection ever waits in SQLite's busy handler for the other.
  */
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";

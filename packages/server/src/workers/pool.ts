@@ -1,5 +1,5 @@
 /**
- * Worker threads for the work that must not hold the request thread (issue 13: no request may hold
+ * Worker threads for the work that must not hold the request thread (no request may hold
  * the event loop for more than 50 ms): heavy reads (read-worker.ts) and the parsing of large
  * replays (import-worker.ts). A pool starts its threads on first use, hands each job to an idle
  * thread (FIFO otherwise), and delivers every message the job posts until its last one. A thread

@@ -1,5 +1,5 @@
 /**
- * The concerns the server shares with the browser mock through the core (issue 15): page cursors
+ * The concerns the server shares with the browser mock through the core: page cursors
  * (one codec, the signature injected), the checks of the search and count queries (one function,
  * giving the details the spec-derived validator gives) and the settings' merge and view (one pair of
  * pure functions, the sealing injected). The mock's test/shared-core.test.ts checks that the

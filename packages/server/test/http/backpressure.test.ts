@@ -1,5 +1,5 @@
 /**
- * Producers get backpressure (issue 18): a conversation takes at most MAX_WAITING_MESSAGES client
+ * Producers get backpressure: a conversation takes at most MAX_WAITING_MESSAGES client
  * messages waiting to be recorded; past it `POST …/events` answers 429 with `Retry-After`, a
  * live-channel frame a `TooManyRequests` error frame, and nothing of the refused message is
  * stored. The queue is held by a runtime that records each message only when the test says so

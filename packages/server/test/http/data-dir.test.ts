@@ -1,5 +1,5 @@
 /**
- * The data directory (issue 13, findings 12 and 13): every file the server writes is 0600 and every
+ * The data directory: every file the server writes is 0600 and every
  * folder 0700, also in a directory that existed with 0755 and whatever the umask; temporary upload
  * files left by a SIGKILL are removed at the next start.
  */

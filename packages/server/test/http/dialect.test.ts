@@ -1,5 +1,5 @@
 /**
- * Today's OpenHands dialect over HTTP (issue 14): what the agent server's clients send and read.
+ * Today's OpenHands dialect over HTTP: what the agent server's clients send and read.
  * Search takes any kind name, every timestamp form the agent server accepts and an event id as
  * `page_id`; `GET /api/conversations/{id}` carries the agent server's conversation state derived
  * from what was recorded; the send-message body's `run` is a request flag handed to the runtime.

@@ -1,6 +1,6 @@
 /**
  * A download racing the removal of its file (an upload rolled back between the route finding the
- * file and reading it; issue 13, finding 2): the answer is a 404, or a 200 with every byte — never
+ * file and reading it): the answer is a 404, or a 200 with every byte — never
  * an uncaught ENOENT (which ended the process) and never a 200 cut short.
  *
  * The race is made certain, not waited for: node:fs's createReadStream is wrapped so that the file

@@ -1,5 +1,5 @@
 /**
- * `POST /api/conversations/{id}/events/batch` (issue 18, bulk ingest) on a real server, a real
+ * `POST /api/conversations/{id}/events/batch` (bulk ingest) on a real server, a real
  * SQLite file: JSONL in, every line validated, the request stored in one transaction or not at all
  * (a bad line, a duplicate id, a batch over its limits: nothing of it is visible), order, ids and
  * timestamps kept, live subscribers served each event once, and the server's memory flat while

@@ -1,5 +1,5 @@
 /**
- * Heavy requests do not hold the request thread (issue 13, findings 3 and 15): while body-filtered
+ * Heavy requests do not hold the request thread: while body-filtered
  * counts and searches over long messages run, and while a large replay is parsed and stored,
  * /health keeps answering. Asserted as interleaving (how many /health answers come back before
  * the heavy answers do), never as times: how long things take is measured by
@@ -41,7 +41,7 @@ const message = (i: number, text: string): MessageEvent =>
     kind: "MessageEvent",
   }) as MessageEvent;
 
-describe("a body filter of 1,000 repeated characters over 1,500 messages of 1,900 (finding 3)", () => {
+describe("a body filter of 1,000 repeated characters over 1,500 messages of 1,900", () => {
   const id = "0d3c1e9a-5b7f-4c2d-8e6a-1f2b3c4d5e6f";
   beforeAll(async () => {
     const events = Array.from({ length: 1_500 }, (_, i) => message(i, "a".repeat(1_900)));
@@ -68,7 +68,7 @@ describe("a body filter of 1,000 repeated characters over 1,500 messages of 1,90
   });
 });
 
-describe("a large replay (finding 15)", () => {
+describe("a large replay", () => {
   // 12,000 events, 7.6 MB: parsed off the request thread and stored in about 50 chunks of rows
   // (at most 250 rows each), so /health gets its turns in between. Sized for a busy machine: the import
   // threads run at nice 10 (workers/pool.ts), and under a parallel test run a 35 MB replay starved

@@ -1,5 +1,5 @@
 /**
- * The fast path of event search and count ahead of Express (http/fast-reads.ts, issue 18): the same
+ * The fast path of event search and count ahead of Express (http/fast-reads.ts): the same
  * answers as the Express route (a trailing slash takes that route: the two are compared byte for
  * byte, headers too), errors through the same handler with CORS, one request log line without the
  * query, and no more than one conversation lookup per read (none for a page that is not empty).

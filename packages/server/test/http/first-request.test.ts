@@ -1,5 +1,5 @@
 /**
- * No request pays for compiling a validator (issue 13, event-loop budget): compiling one takes up to
+ * No request pays for compiling a validator: compiling one takes up to
  * about 130 ms (sendMessage's body), so the first request of each operation, or the first inbound
  * WebSocket frame, held the event loop past its 50 ms budget (the fuzzer's bounded pass caught it on
  * its fifth case). Every request validator is compiled before the server listens; asserted by

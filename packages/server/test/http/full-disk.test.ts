@@ -1,5 +1,5 @@
 /**
- * A full disk, for real (issue 13, finding 11): the built server runs in a private mount namespace
+ * A full disk, for real: the built server runs in a private mount namespace
  * (`unshare -Urm`) whose data directory is a tmpfs of a few MiB; the test fills it through
  * /proc/<pid>/root. Writes are answered 507 naming the cause, /health reports that writes fail,
  * reads keep working, nothing is left half-written, and once space is freed writes work again

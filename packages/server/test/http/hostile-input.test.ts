@@ -1,5 +1,5 @@
 /**
- * A hostile network (issue 13): malformed bytes at every layer get an answer in the interface's
+ * A hostile network: malformed bytes at every layer get an answer in the interface's
  * shape — 422 with a precise `loc`, or `{"detail": …}` for what is not a validation error — and
  * never crash the process, answer 500 or echo what was sent.
  */

@@ -429,7 +429,7 @@ describe("slow consumers", () => {
   });
 });
 
-describe("catch-up pages (issue 13: one page is one short step)", () => {
+describe("catch-up pages (one page is one short step)", () => {
   /** The writes made to the server's side of the next WebSocket connection: bytes of each. */
   function recordServerWrites(): number[] {
     const writes: number[] = [];
@@ -473,7 +473,7 @@ describe("catch-up pages (issue 13: one page is one short step)", () => {
   });
 });
 
-describe("floods of invalid frames (issue 13, finding 7)", () => {
+describe("floods of invalid frames", () => {
   it("a client that sends invalid frames and never reads is closed with 4429 once its error frames pass the bound", async () => {
     const id = await createConversation();
     const p = peer(livePath(id));

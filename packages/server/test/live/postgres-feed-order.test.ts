@@ -4,7 +4,7 @@
  * that none of them ever sees a gap it must read from the store (with 500 subscribers, a gap per
  * append was 500 reads per event). Every subscriber still gets every event once, in append order.
  * And the other instance's events are read once per notification for all of a conversation's
- * subscribers (issue 18: one read, framed once, for 500 subscribers).
+ * subscribers (one read, framed once, for 500 subscribers).
  */
 import { connectLive, isEventFrame, livePath, type LivePeer } from "@acs-toolkit/test-kit/live";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

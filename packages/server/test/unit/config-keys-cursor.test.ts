@@ -67,7 +67,7 @@ describe("parseConfig", () => {
     [["--sandbox-cgroup", "acs"], /--sandbox-cgroup must be auto, off or an absolute cgroup v2 directory, got "acs"/],
     [["--what"], /^unknown option --what$/],
     [["--prot", "1"], /^unknown option --prot \(did you mean --port\?\)$/],
-    // A body is decoded to one string: past Node's longest string the parser threw (issue 13, finding 15).
+    // A body is decoded to one string: past Node's longest string the parser threw.
     [["--json-limit-bytes", String(2 ** 30)], /--json-limit-bytes must be at most 536870888 \(the longest text Node.js holds\)/],
   ])("refuses %j with a clear message", (argv, message) => {
     expect(() => parseConfig(argv, {})).toThrow(ConfigError);

@@ -1,8 +1,9 @@
 /**
  * The import thread (workers/import-worker.ts) parses no further ahead of the writes than a few
  * chunks of rows: each chunk it posts waits on the request thread's heap until written, and a whole
- * 65 MB replay parked there was collected in pauses of 150–180 ms at 1M events (issue 13). Driven
- * through the real pool and thread, by its protocol: the body on a port, `{ written }` credits back.
+ * 65 MB replay parked there was collected in pauses of 150–180 ms at 1M events (past the 50 ms
+ * event-loop budget). Driven through the real pool and thread, by its protocol: the body on a port,
+ * `{ written }` credits back.
  */
 import { MessageChannel } from "node:worker_threads";
 import { exampleEvents } from "@acs-toolkit/schema/examples";

@@ -59,7 +59,7 @@ const rejected: Array<[string, SkipReason]> = [
   ["a".repeat(256), "invalid_name"],
   ["é".repeat(128), "invalid_name"], // 256 bytes in UTF-8
   [`${TEMP_FILE_PREFIX}0123.part`, "invalid_name"],
-  // Invisible and format characters (issue 13, finding 14): two names that look alike are one name.
+  // Invisible and format characters: two names that look alike are one name.
   ["zero\u200Bwidth.txt", "invalid_name"],
   ["\uFEFFbom.txt", "invalid_name"],
   ["no\u00A0break.txt", "invalid_name"],

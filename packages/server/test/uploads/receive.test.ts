@@ -247,7 +247,7 @@ describe("receiveUploads: duplicates", () => {
     expect(await readFile(join(server.dir, "a.txt"), "utf8")).toBe("original");
   });
 
-  it("names that differ only by case are one name, in one request and across requests (issue 13, finding 14)", async () => {
+  it("names that differ only by case are one name, in one request and across requests", async () => {
     await start();
     const first = await rawPost(
       server.url,

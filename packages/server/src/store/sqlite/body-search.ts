@@ -20,8 +20,8 @@
  * conv<<32|0xFFFFFFFF` restricts an FTS query to one conversation inside the full-text index, so
  * other conversations' messages cost nothing, and no query reads a candidate's events row.
  *
- * Every page does bounded work (issue 13: a page must not hold the event loop, whatever the body),
- * and none grows with the conversation (issue 18):
+ * Every page does bounded work (a page must not hold the event loop, whatever the body),
+ * and none grows with the conversation:
  *  - FTS, sorted: when the conversation has at most FTS_CANDIDATES candidates (counted by a probe
  *    that stops at FTS_CANDIDATES + 1, the FTS iterator only), they are confirmed, filtered and
  *    sorted: cheap for a rare term, and bounded by FTS_CANDIDATES.
