@@ -108,7 +108,7 @@ interface RouterLayer {
 }
 
 /** `METHOD /path/{param}` of every route the Express app has, in the OpenAPI path syntax. */
-export function expressRoutes(app: Express): Set<string> {
+function expressRoutes(app: Express): Set<string> {
   const routes = new Set<string>();
   const walk = (stack: RouterLayer[] | undefined) => {
     for (const layer of stack ?? []) {

@@ -10,7 +10,7 @@ import { cursorCodec, type CursorCodec, type CursorSigner } from "./core/cursor.
 export { NOT_A_CURSOR, type CursorCodec, type CursorResult, type CursorScope } from "./core/cursor.js";
 
 /** HMAC-SHA256 (its first 16 bytes, base64url) under a key derived from `secret`. */
-export function hmacCursorSigner(secret: Buffer): CursorSigner {
+function hmacCursorSigner(secret: Buffer): CursorSigner {
   const key = createHmac("sha256", secret).update("acs page cursor v1").digest();
   const mac = (payload: string) => createHmac("sha256", key).update(payload).digest().subarray(0, 16);
   return {

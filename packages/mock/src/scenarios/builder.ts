@@ -97,7 +97,7 @@ export function toolNameFor(action: ActionKind): string {
 export const text = (value: string): TextContent => ({ cache_prompt: false, type: "text", text: value });
 
 /** A reference-style timestamp: ISO-8601 without offset, with microseconds. */
-export function formatTimestamp(micros: number): string {
+function formatTimestamp(micros: number): string {
   const millis = Math.floor(micros / 1000);
   return `${new Date(millis).toISOString().slice(0, 19)}.${String(micros % 1_000_000).padStart(6, "0")}`;
 }

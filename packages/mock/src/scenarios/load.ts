@@ -200,7 +200,7 @@ function locate(text: string, pointer: string): number | undefined {
  * The text offset where each value of a JSON text starts, by JSON pointer (a small scanner: the
  * text is known to be JSON, or the first value of it is used).
  */
-export function valuePositions(text: string): Map<string, number> {
+function valuePositions(text: string): Map<string, number> {
   const positions = new Map<string, number>();
   let i = 0;
   const skip = () => {

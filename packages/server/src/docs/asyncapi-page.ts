@@ -11,7 +11,7 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The few Markdown forms the spec's descriptions use: paragraphs, `code`, **bold**. */
-export function markdownToHtml(text: string): string {
+function markdownToHtml(text: string): string {
   return text
     .trim()
     .split(/\n\s*\n/)

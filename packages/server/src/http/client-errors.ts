@@ -58,7 +58,7 @@ interface ClientError extends Error {
 }
 
 /** The status and `detail` of an error Node's HTTP server reports as `clientError`. */
-export function clientErrorAnswer(error: ClientError): { status: number; detail: string } {
+function clientErrorAnswer(error: ClientError): { status: number; detail: string } {
   if (error.code === "HPE_HEADER_OVERFLOW") {
     return { status: 431, detail: "Request Header Fields Too Large: the request line and headers are over the server's limit (16 KiB)" };
   }

@@ -178,7 +178,7 @@ export function parseJsonText(text: string, loc: Array<string | number> = ["body
 }
 
 /** The 422 entry of a text JSON.parse refused: FastAPI's `json_invalid` at the character position. */
-export function jsonDecodeError(text: string, loc: Array<string | number>): ValidationError {
+function jsonDecodeError(text: string, loc: Array<string | number>): ValidationError {
   const found = findJsonSyntaxError(text);
   return {
     loc: found ? [...loc, found.position] : loc,

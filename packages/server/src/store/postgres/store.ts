@@ -279,7 +279,7 @@ const tallyOf = (rows: readonly PreparedEvent[]) => {
  * server parsed it back: 70% of the client's CPU time of a replay (2.9 s → 0.86 s per 100k
  * events). The server cuts the texts out with substring (UTF-8 checked by convert_from).
  */
-export function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offsets: number[]; bodyLengths: number[]; jsonLengths: number[] } {
+function packRows(rows: readonly PreparedEvent[]): { bytes: Buffer; offsets: number[]; bodyLengths: number[]; jsonLengths: number[] } {
   const bodies = rows.map((r) => searchTextOf(r));
   let max = 0;
   for (let i = 0; i < rows.length; i++) max += (rows[i]!.json.length + (bodies[i]?.length ?? 0)) * 3; // ≤ 3 bytes per UTF-16 unit
@@ -1434,7 +1434,7 @@ interface PostgresDriver {
 let driver: PostgresDriver | undefined;
 
 /** Loads the driver (once). */
-export async function loadPostgresDriver(): Promise<PostgresDriver> {
+async function loadPostgresDriver(): Promise<PostgresDriver> {
   if (!driver) {
     const [pgModule, copyStreams] = await Promise.all([import("pg"), import("pg-copy-streams")]);
     driver ??= { pg: pgModule.default, copyFrom: copyStreams.from };
