@@ -14,6 +14,14 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", Buffer: "readonly" } },
   },
   {
+    // Layering of the server: stores, their threads, validation, JSON decoding and the core are
+    // transport-free, so that every host (HTTP, the mock, a test) uses them as they are.
+    files: ["packages/server/src/{store,workers,validation,json,core}/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: "(^|/)http/", message: "store/, workers/, validation/, json/ and core/ must not depend on the HTTP layer (http/)." }] }],
+    },
+  },
+  {
     rules: {
       // Tests build invalid events on purpose from loosely typed copies.
       "@typescript-eslint/no-explicit-any": "off",

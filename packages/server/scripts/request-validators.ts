@@ -1,20 +1,20 @@
 /**
  * Build step: compiles the request validators of the bundled document (path, query and body of
- * every operation, src/http/validation.ts) to AJV standalone code in dist/request-validators.cjs,
+ * every operation, src/validation/request-validators.ts) to AJV standalone code in dist/request-validators.cjs,
  * keyed by the document's hash, so that a start loads them instead of compiling them.
  */
 import { writeFileSync } from "node:fs";
 import { _ } from "ajv/dist/compile/codegen/index.js";
 import standalone from "ajv/dist/standalone/index.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { documentHash, RequestValidators, UUID, type Json } from "../src/http/validation.js";
+import { documentHash, RequestValidators, UUID, type Json } from "../src/validation/request-validators.js";
 
 // The CommonJS module's default export, as tsx and Node load it.
 const standaloneCode = (standalone as unknown as { default: typeof standalone.default }).default ?? standalone;
 const validators = new RequestValidators(openapiDocument as Json);
 const modules: string[] = [];
 for (const coerceTypes of [true, false]) {
-  // The code refers to `formats` for the uuid format (defined below, as validation.ts adds it).
+  // The code refers to `formats` for the uuid format (defined below, as request-validators.ts adds it).
   const ajv = RequestValidators.ajv(coerceTypes, validators.components, { source: true, formats: _`formats` });
   const refs: Record<string, string> = {};
   for (const { schema } of validators.requestSchemas.filter((s) => s.coerceTypes === coerceTypes)) {

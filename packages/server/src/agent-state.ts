@@ -5,7 +5,7 @@
  */
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { ConversationStates } from "./core/state.js";
-import { sharedRequestValidators, type RequestValidators } from "./http/validation.js";
+import { sharedRequestValidators, type RequestValidators } from "./validation/request-validators.js";
 import type { EventStore } from "./store/types.js";
 
 /** {@link ConversationStates} whose recorded values are checked against the spec by AJV. */

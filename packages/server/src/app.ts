@@ -14,7 +14,7 @@ import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
 import { answerOptions } from "./http/options.js";
 import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
-import { sharedRequestValidators } from "./http/validation.js";
+import { sharedRequestValidators } from "./validation/request-validators.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
 import { controlRoutes } from "./routes/control.js";

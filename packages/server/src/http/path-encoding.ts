@@ -6,7 +6,7 @@
  * operation has that path.
  */
 import type { RequestHandler } from "express";
-import { RequestValidationError } from "./validation.js";
+import { RequestValidationError } from "../validation/request-validators.js";
 
 export interface PathTemplate {
   method: string;

@@ -11,7 +11,7 @@ import { Router, type RequestHandler } from "express";
 import type { ConfirmationResponseRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, Success } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import { HttpError } from "../http/errors.js";
-import type { RequestValidators } from "../http/validation.js";
+import type { RequestValidators } from "../validation/request-validators.js";
 import { NO_AGENT_DETAIL, type RuntimeControls } from "../core/runtime.js";
 import type { EventStore } from "../store/types.js";
 

@@ -3,8 +3,9 @@ import { Router, type Request, type RequestHandler, type Response } from "expres
 import type { ConversationCreateRequest, ConversationCreateResponse, EventBatchResponse, SendMessageRequest } from "@acs-toolkit/schema";
 import type { ConversationService } from "../conversations.js";
 import { HttpError } from "../http/errors.js";
-import { JSON_MEDIA_TYPES, JSONL_MEDIA_TYPES, jsonBodyChunks, parseJsonBody } from "../http/json-body.js";
-import type { RequestValidators } from "../http/validation.js";
+import { JSON_MEDIA_TYPES, JSONL_MEDIA_TYPES, jsonBodyChunks } from "../http/json-body.js";
+import { parseJsonBody } from "../json/body.js";
+import type { RequestValidators } from "../validation/request-validators.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
 export interface ConversationRoutesDeps {

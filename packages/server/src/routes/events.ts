@@ -3,8 +3,8 @@ import type { ServerResponse } from "node:http";
 import { Router, type RequestHandler } from "express";
 import { pageStart, type CursorCodec } from "../core/cursor.js";
 import { checkEventQuery, type EventQuery, type EventQueryOperation } from "../core/event-query.js";
-import { overflowDetails } from "../http/query.js";
-import { RequestValidationError } from "../http/validation.js";
+import { overflowDetails } from "../validation/query-overflow.js";
+import { RequestValidationError } from "../validation/request-validators.js";
 import { requireConversation, type EventStore } from "../store/types.js";
 
 export interface EventRoutesDeps {

@@ -6,7 +6,7 @@ import { Router, type RequestHandler } from "express";
 import type { UploadResponse } from "@acs-toolkit/schema";
 import { HttpError } from "../http/errors.js";
 import type { Logger } from "../log.js";
-import { RequestValidationError, type RequestValidators } from "../http/validation.js";
+import { RequestValidationError, type RequestValidators } from "../validation/request-validators.js";
 import { requireConversation, type EventStore } from "../store/types.js";
 import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
 

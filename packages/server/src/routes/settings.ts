@@ -2,7 +2,7 @@
 import { Router, type RequestHandler } from "express";
 import type { AddGitProvidersRequest, MessageResponse, Settings } from "@acs-toolkit/schema";
 import { HttpError } from "../http/errors.js";
-import type { RequestValidators } from "../http/validation.js";
+import type { RequestValidators } from "../validation/request-validators.js";
 import type { SecretCipher } from "../secrets.js";
 import { readStoredSettings, settingsView, storeGitProviders, storeSettings, type StoredSettings } from "../settings.js";
 import type { EventStore } from "../store/types.js";

@@ -9,7 +9,7 @@
 import type { Event, ValidationError } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
-import { toValidationError } from "../http/validation.js";
+import { toValidationError } from "../validation/request-validators.js";
 import { prepareEvent, type PreparedEvent, type RowBatch } from "../store/prepare.js";
 import { encodeRows } from "../store/row-batch.js";
 

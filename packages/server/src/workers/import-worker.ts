@@ -9,8 +9,8 @@ import type { ConversationCreateRequest, ValidationError } from "@acs-toolkit/sc
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { trajectoryEntries } from "@acs-toolkit/validator";
 import { checkReplayEntry, MAX_REPLAY_ERRORS } from "../core/conversations.js";
-import { decodeJsonBody, parseJsonText } from "../http/json-body.js";
-import { RequestValidationError, RequestValidators } from "../http/validation.js";
+import { decodeJsonBody, parseJsonText } from "../json/body.js";
+import { RequestValidationError, RequestValidators } from "../validation/request-validators.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
 import { EventBatchParser } from "./event-batch.js";
 import { transferableChunks } from "../store/row-batch.js";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { checkEventQuery, cursorCodec, NOT_A_CURSOR, PLAIN_SECRETS, SEARCH_PARAMETERS, settingsView, storeSettings, UNSIGNED_CURSORS } from "../../src/core/index.js";
 import { createCursorCodec } from "../../src/cursor.js";
-import { RequestValidationError, RequestValidators } from "../../src/http/validation.js";
+import { RequestValidationError, RequestValidators } from "../../src/validation/request-validators.js";
 import { createCipher } from "../../src/secrets.js";
 import * as server from "../../src/settings.js";
 

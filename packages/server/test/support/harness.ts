@@ -9,7 +9,7 @@ import { Writable } from "node:stream";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { expect } from "vitest";
 import { httpCaller, type Call, type Reply } from "@acs-toolkit/test-kit/http";
-import { RequestValidators } from "../../src/http/validation.js";
+import { RequestValidators } from "../../src/validation/request-validators.js";
 import { createLogger } from "../../src/log.js";
 import { parseConfig, type ServerConfig } from "../../src/config.js";
 import { startServer, type RunningServer, type StartOptions } from "../../src/server.js";

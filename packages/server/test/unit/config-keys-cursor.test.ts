@@ -8,7 +8,7 @@ import { cursorCodec } from "../../src/core/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { RequestValidationError, RequestValidators } from "../../src/http/validation.js";
+import { RequestValidationError, RequestValidators } from "../../src/validation/request-validators.js";
 
 describe("parseConfig", () => {
   it("has sane defaults", () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { loadPrecompiledValidators, RequestValidationError, RequestValidators, type Json } from "../../src/http/validation.js";
+import { loadPrecompiledValidators, RequestValidationError, RequestValidators, type Json } from "../../src/validation/request-validators.js";
 
 const document = openapiDocument as Json;
 const file = new URL("../../dist/request-validators.cjs", import.meta.url);

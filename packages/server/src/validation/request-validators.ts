@@ -11,7 +11,7 @@ import { toIssues, type AjvErrorObject, type ValidationIssue } from "@acs-toolki
 import { RequestValidationError, toValidationError } from "../core/errors.js";
 import type { ValidationError } from "@acs-toolkit/schema";
 import { rebaseOpenapiRefs } from "@acs-toolkit/schema/documents";
-import { overflowDetails } from "./query.js";
+import { overflowDetails } from "./query-overflow.js";
 
 export type Json = Record<string, unknown>;
 
