@@ -13,7 +13,8 @@ import type { Event } from "@acs-toolkit/schema";
 import { seededRandom } from "@acs-toolkit/schema/examples";
 import { expectedSearchIds, randomTrajectory } from "@acs-toolkit/test-kit/trajectory";
 import { connectLive, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { WorkerPool } from "../../src/workers/pool.js";
 import { expect422, expectConforms, KEY, startTestServer, type TestServer } from "../support/harness.js";
 import { createScratchDatabase, type ScratchDatabase } from "../support/postgres.js";
 import { spawnServer, type ServerProcess } from "../support/process.js";
@@ -46,6 +47,34 @@ async function newConversation(): Promise<string> {
 /** Every stored event's JSON text, in append order (the live channel's order), straight from the store. */
 async function storedJson(id: string): Promise<string[]> {
   return (await t.server.store.readAfter(id, 0, 1_000_000)).map((e) => e.json);
+}
+
+/**
+ * Appends a one-event batch to `id` through `server` and waits until each of `peers` has its frame:
+ * a conversation's events reach a subscriber in append order, so whatever it was going to get before
+ * this marker (a duplicate, an event of a rolled-back batch) has arrived by then. Returns its JSON.
+ */
+async function sentinel(server: TestServer, id: string, tag: string, ...peers: LivePeer[]): Promise<string> {
+  const marker = batchEvents(1, tag, 13)[0]!;
+  expect((await server.call("POST", route(id), { body: jsonl([marker]), headers: NDJSON })).status).toBe(200);
+  await Promise.all(peers.map((p) => p.waitFor(1, (f) => isStored(f) && f.value.id === marker.id)));
+  return JSON.stringify(marker);
+}
+
+/**
+ * Counts the chunks of rows the import thread hands to the request thread for event batches (each
+ * `{ chunk }` message of a job, as ConversationService.appendBatch gets it), until restored.
+ */
+function countBatchChunks(): { chunks: () => number; restore: () => void } {
+  const run = WorkerPool.prototype.run;
+  let chunks = 0;
+  const spy = vi.spyOn(WorkerPool.prototype, "run").mockImplementation(function (this: WorkerPool, payload, onMessage, transfer) {
+    return run.call(this, payload, (message) => {
+      if (payload.op === "batch" && message.chunk) chunks++;
+      onMessage(message);
+    }, transfer);
+  });
+  return { chunks: () => chunks, restore: () => spy.mockRestore() };
 }
 
 async function searchedIds(id: string): Promise<string[]> {
@@ -177,8 +206,14 @@ describe("an event batch", () => {
       });
       stalled.on("error", reject);
     });
-    stalled.write(jsonl(events.slice(10, 2_500))); // more than two chunks of rows: parsed while the rest has not come
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const handed = countBatchChunks();
+    try {
+      stalled.write(jsonl(events.slice(10, 2_500))); // more than two chunks of rows: parsed while the rest has not come
+      // The import thread has parsed them: it handed the request thread two chunks of 1,000 rows.
+      await expect.poll(handed.chunks, { timeout: 20_000 }).toBe(2);
+    } finally {
+      handed.restore();
+    }
     // Writes to another conversation go in while that body is unfinished (a batch would not: the
     // one import thread is busy parsing the unfinished one).
     const replay = batchEvents(3, "000000c6");
@@ -195,8 +230,13 @@ describe("an event batch", () => {
   it("goes in while a large replay is being created (one import thread for both): neither waits on the other for ever", async () => {
     const id = await newConversation();
     const replay = batchEvents(15_000, "000000c7"); // ~11 MB, under the 16 MiB limit
+    const writes = vi.spyOn(t.server.store, "importRows");
     const created = t.call("POST", "/api/conversations", { json: { replay_json: jsonl(replay) } });
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the replay's rows are being written
+    try {
+      await expect.poll(() => writes.mock.calls.length, { timeout: 20_000 }).toBeGreaterThan(0); // the replay's rows are being written
+    } finally {
+      writes.mockRestore();
+    }
     const events = batchEvents(4_000, "000000c8");
     const reply = await t.call("POST", route(id), { body: jsonl(events), headers: NDJSON });
     expect(reply.body).toEqual({ appended: 4_000, event_count: 4_000 });
@@ -244,12 +284,9 @@ describe("an event batch", () => {
       expect((await t.call("POST", route(id), { body: jsonl(first), headers: NDJSON })).status).toBe(200);
       expect((await t.call("POST", route(id), { body: jsonl(second), headers: NDJSON })).status).toBe(200);
       const expected = [...first, ...second].map((e) => JSON.stringify(e));
-      for (const p of peers) {
-        const frames = await p.waitFor(expected.length, isStored);
-        expect(frames.map((f) => f.text)).toEqual(expected);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 300)); // nothing more comes
-      for (const p of peers) expect(p.frames.filter(isStored).length).toBe(expected.length);
+      // Nothing more comes: up to the marker, each peer got these events once, then the marker.
+      const marker = await sentinel(t, id, "000000f3", ...peers);
+      for (const p of peers) expect(p.frames.filter(isStored).map((f) => f.text)).toEqual([...expected, marker]);
     } finally {
       for (const p of peers) p.ws.close();
     }
@@ -353,8 +390,9 @@ describe("on a PostgreSQL store", () => {
       expect(broken.status).toBe(422);
       expect(broken.body.detail[0].loc.slice(0, 2)).toEqual(["body", 30]);
       expect((await pgServer.call("GET", `/api/conversations/${id}`)).body.event_count).toBe(2_500);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(peer.frames.filter(isStored).length).toBe(2_500);
+      // Nothing of the rejected batches reached the subscriber: up to the marker, the first batch only.
+      const marker = await sentinel(pgServer, id, "0000aa03", peer);
+      expect(peer.frames.filter(isStored).map((f) => f.text)).toEqual([...expected, marker]);
     } finally {
       peer.ws.close();
     }

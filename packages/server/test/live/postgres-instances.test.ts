@@ -56,6 +56,19 @@ const peer = (url: string, p: string) => {
 };
 /** The conversation's event ids in append order, as the database has them. */
 const appendOrder = async (id: string) => (await adminQuery<{ id: string }>("select e.id from acs.events e join acs.conversations c on c.pk = e.conv where c.id = $1 order by e.seq", [id], db.url)).map((r) => r.id);
+/**
+ * Appends a marker message through `call` and waits until every one of `lives` has received it.
+ * Each subscriber is sent a conversation's events in append order, so whatever it was going to be
+ * sent before the marker (a duplicate of an earlier event among them) has arrived by then: what it
+ * holds afterwards is all it got. Resolves with the marker's id.
+ */
+async function sentinel(call: ReturnType<typeof httpCaller>, id: string, ...lives: LivePeer[]): Promise<string> {
+  const reply = await call("POST", `/api/conversations/${id}/events`, { json: message("sentinel") });
+  expect(reply.status, reply.text).toBe(200);
+  const marker = reply.body.id as string;
+  await Promise.all(lives.map((live) => live.waitFor(1, (f) => isEventFrame(f) && f.value.id === marker, 20_000)));
+  return marker;
+}
 
 /** Every page of `query` through `call`, following next_page_id to the end. */
 async function allPages(call: ReturnType<typeof httpCaller>, id: string, query: Record<string, string | number>) {
@@ -89,10 +102,12 @@ describe("three server processes on one PostgreSQL database", () => {
         }
       }),
     );
+    const written = await appendOrder(id);
+    expect(written.length).toBeGreaterThanOrEqual(120);
+    // Nothing more arrives (no duplicate): everything up to the marker, and the marker, once.
+    const marker = await sentinel(calls[1]!, id, onA);
     const order = await appendOrder(id);
-    expect(order.length).toBeGreaterThanOrEqual(120);
-    await onA.waitFor(order.length, isEventFrame, 20_000);
-    await new Promise((r) => setTimeout(r, 300)); // nothing more arrives (no duplicate)
+    expect(order).toEqual([...written, marker]);
     expect(onA.events().map((e) => e.id)).toEqual(order);
     const queries: Array<Record<string, string | number>> = [
       { limit: 17 },
@@ -144,15 +159,14 @@ describe("two server processes on one PostgreSQL database", () => {
         }
       }),
     );
-    const order = await appendOrder(id);
-    const expected = order.slice(before);
+    const written = await appendOrder(id);
+    const expected = written.slice(before);
     expect(expected.length).toBeGreaterThanOrEqual(100);
-    for (const live of [onA, onB]) {
-      const frames = await live.waitFor(order.length, isEventFrame, 20_000);
-      await new Promise((r) => setTimeout(r, 300)); // nothing more arrives (no duplicate)
-      expect(live.events().map((e) => e.id)).toEqual(order);
-      expect(frames.length).toBe(order.length);
-    }
+    // Nothing more arrives (no duplicate): everything up to the marker, and the marker, once.
+    const marker = await sentinel(b!, id, onA, onB);
+    const order = await appendOrder(id);
+    expect(order).toEqual([...written, marker]);
+    for (const live of [onA, onB]) expect(live.events().map((e) => e.id)).toEqual(order);
     // Pages through A and B: the same, cursors of one read by the other.
     const route = `/api/conversations/${id}/events/search`;
     const first = await a!("GET", route, { query: { limit: 30 } });
@@ -176,10 +190,11 @@ describe("two server processes on one PostgreSQL database", () => {
     const writes = Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a! : b!)("POST", `/api/conversations/${id}/events`, { json: message(`after ${i}`) })));
     const resumed = peer(servers[1]!.url, livePath(id, { after_id: lastSeen }));
     await writes;
+    const written = await appendOrder(id);
+    const marker = await sentinel(a!, id, resumed);
     const order = await appendOrder(id);
+    expect(order).toEqual([...written, marker]);
     const rest = order.slice(order.indexOf(lastSeen) + 1);
-    await resumed.waitFor(rest.length, isEventFrame);
-    await new Promise((r) => setTimeout(r, 300));
     expect(resumed.events().map((e) => e.id)).toEqual(rest);
   });
 
@@ -207,20 +222,24 @@ describe("two server processes on one PostgreSQL database", () => {
         }
       }
     });
-    // Killed once replays have completed, while the next ones are being written.
-    for (let i = 0; i < 200 && created < 2; i++) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 100));
+    // Killed once replays have completed, while the next ones are being written: rows of a staged
+    // import (a conversation without its id yet) are in the database.
+    await expect.poll(() => created, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await adminQuery<{ n: number }>("select count(*)::int as n from acs.events e join acs.conversations c on c.pk = e.conv where c.id is null", [], db.url))[0]!.n, { timeout: 10_000 })
+      .toBeGreaterThan(0);
     c.process.kill("SIGKILL");
     await exited(c.process);
     stop = true;
     await Promise.all(writers);
     expect(acknowledged.length).toBeGreaterThan(0);
     // Every acknowledged append is stored, once; the subscriber on A got exactly the stored order.
+    const written = await appendOrder(shared);
+    expect(new Set(written).size).toBe(written.length);
+    for (const id of acknowledged) expect(written).toContain(id);
+    const marker = await sentinel(a, shared, live);
     const order = await appendOrder(shared);
-    expect(new Set(order).size).toBe(order.length);
-    for (const id of acknowledged) expect(order).toContain(id);
-    await live.waitFor(order.length, isEventFrame);
-    await new Promise((r) => setTimeout(r, 300));
+    expect(order).toEqual([...written, marker]);
     expect(live.events().map((e) => e.id)).toEqual(order);
     // Every visible conversation created through C holds its whole replay.
     const counts = await adminQuery<{ id: string; event_count: number; stored: number }>(

@@ -28,24 +28,34 @@ describe("the import thread", () => {
     pool = new WorkerPool("import-worker", 1, {});
     const { port1, port2 } = new MessageChannel();
     const chunks: number[] = [];
+    // Credits sent back, and how far ahead of them the chunks received ever were: the thread posts
+    // a chunk only past a credit it got, so no chunk can arrive more than 8 ahead of those sent.
+    let credits = 0;
+    let ahead = 0;
+    const credit = (written: number) => {
+      credits += written;
+      port1.postMessage({ written });
+    };
     const done = pool.run({ body: port2 }, (message) => {
       if (message.rows) chunks.push((message.rows as unknown[]).length);
+      ahead = Math.max(ahead, chunks.length - credits);
     }, [port2]);
     const body = replayBody(120); // thousands of events: dozens of chunks of 250 rows
     for (let at = 0; at < body.length; at += 64 * 1024) port1.postMessage(body.subarray(at, at + 64 * 1024));
     port1.postMessage({ end: true });
 
     await expect.poll(() => chunks.length, { timeout: 20_000 }).toBe(8);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // parsing is done by now; nothing more comes
-    expect(chunks.length).toBe(8);
-    port1.postMessage({ written: 3 });
+    credit(3);
     await expect.poll(() => chunks.length, { timeout: 20_000 }).toBe(11);
 
     // Written as they come: every chunk arrives, and the job ends.
-    const credit = setInterval(() => port1.postMessage({ written: 1 }), 1);
+    const crediting = setInterval(() => credit(1), 1);
     await done;
-    clearInterval(credit);
+    clearInterval(crediting);
     expect(chunks.reduce((a, b) => a + b, 0)).toBe(exampleEvents().length * 120);
+    // Nothing came ahead of the credits, first of all while none had been sent (the job's end is
+    // after its last message: this covers every chunk).
+    expect(ahead).toBe(8);
     port1.close();
   });
 
@@ -72,10 +82,14 @@ describe("the import thread", () => {
     pool = new WorkerPool("import-worker", 1, {});
     const { port1, port2 } = new MessageChannel();
     let chunks = 0;
+    let rows = 0;
     let request = false;
     const done = pool.run({ body: port2 }, (message) => {
       if (message.request) request = true;
-      if (message.rows) chunks++;
+      if (message.rows) {
+        chunks++;
+        rows += (message.rows as unknown[]).length;
+      }
     }, [port2]);
     done.catch(() => {});
     const events = JSON.parse(replayBody(120).toString()).replay_json.split("\n") as string[];
@@ -86,13 +100,16 @@ describe("the import thread", () => {
     // check every event first, holding them all, and fail here without a row).
     await expect.poll(() => chunks, { timeout: 20_000 }).toBe(8);
     expect(request).toBe(true);
-    let settled = false;
-    void done.then(() => (settled = true), () => (settled = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(settled).toBe(false);
+    // Where it was when it failed (its last message: nothing comes after it): past the rows before
+    // the bad event, more than the 8 chunks it posts before any is written.
+    let failedAt: { rows: number; chunks: number } | undefined;
+    done.catch(() => (failedAt = { rows, chunks }));
     const credit = setInterval(() => port1.postMessage({ written: 1 }), 1);
     await expect(done).rejects.toMatchObject({ name: "RequestValidationError", detail: [expect.objectContaining({ loc: ["body", "replay_json", events.length - 1, "kind"] })] });
     clearInterval(credit);
+    // Every chunk before the bad event's (the chunk it is in is dropped with it): 250 rows a chunk.
+    expect(failedAt!.rows).toBe(Math.floor((events.length - 1) / 250) * 250);
+    expect(failedAt!.chunks).toBeGreaterThan(8);
     port1.close();
   });
 });
