@@ -34,7 +34,7 @@ export interface Machine {
   os: string;
 }
 
-export interface ParsedResults {
+interface ParsedResults {
   figures: BenchFigure[];
   /** Lines that are not a figure, each with its line number and what is wrong; duplicate figures. */
   problems: string[];
@@ -108,7 +108,7 @@ export function formatNumber(value: number): string {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
-export interface ReportInput {
+interface ReportInput {
   figures: readonly BenchFigure[];
   machine: Machine;
   date: Date;

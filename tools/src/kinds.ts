@@ -31,7 +31,7 @@ const ENUMS: Array<[definition: string, constant: string]> = [
 const article = (word: string) => (/^[AEIOU]/.test(word) ? "an" : "a");
 
 /** A variant whose `kind` is any string with a fixed prefix (`ClientAction_<tool name>`). */
-export interface PatternVariant {
+interface PatternVariant {
   /** Definition name of the variant. */
   name: string;
   prefix: string;
@@ -56,7 +56,7 @@ const refName = (member: unknown): string => {
  * (`Action` = `SdkAction` | `ClientAction`), the tags of each discriminated member plus the
  * variants whose kind is a pattern.
  */
-export function variantsOf(defs: Record<string, JsonObject>, union: string): { kinds: string[]; patterns: PatternVariant[] } {
+function variantsOf(defs: Record<string, JsonObject>, union: string): { kinds: string[]; patterns: PatternVariant[] } {
   const schema = defs[union];
   const discriminator = schema?.discriminator as { mapping?: Record<string, string> } | undefined;
   if (discriminator?.mapping) {
@@ -85,7 +85,7 @@ export function variantsOf(defs: Record<string, JsonObject>, union: string): { k
 }
 
 /** The tags of a union (see {@link variantsOf}); pattern variants are not listed. */
-export const mappingOf = (defs: Record<string, JsonObject>, union: string): string[] => variantsOf(defs, union).kinds;
+const mappingOf = (defs: Record<string, JsonObject>, union: string): string[] => variantsOf(defs, union).kinds;
 
 /** `ClientAction` → `CLIENT_ACTION`. */
 const constantCase = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();

@@ -11,7 +11,7 @@ const SCALAR_TYPES = ["string", "number", "integer", "boolean"] as const;
 type ScalarType = (typeof SCALAR_TYPES)[number];
 
 /** One scalar field of Settings as the generated table describes it. */
-export interface SettingsFieldEntry {
+interface SettingsFieldEntry {
   type: ScalarType;
   default: string | number | boolean | null;
   secret: boolean;

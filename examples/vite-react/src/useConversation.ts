@@ -6,9 +6,9 @@ import { useEffect, useState } from "react";
 import type { AcsClient, LiveStatus, UploadInput } from "@acs-toolkit/client";
 import type { Event } from "@acs-toolkit/schema";
 
-export type Phase = "paging" | LiveStatus | "failed";
+type Phase = "paging" | LiveStatus | "failed";
 
-export interface ConversationView {
+interface ConversationView {
   events: Event[];
   /** Events that came from paging (the rest came live). */
   paged: number;

@@ -40,7 +40,7 @@ export {
   type SandboxRequest,
   type SandboxedCommand,
 } from "./sandbox/sandbox.js";
-export { ForkServer, type ProcessSpawner, type SpawnedProcess } from "./sandbox/fork-server.js";
+export { ForkServer, SANDBOX_NICE, type ProcessSpawner, type SpawnedProcess } from "./sandbox/fork-server.js";
 export { watchProcessMemory, type ProcessMemoryWatch, type ProcessMemoryWatchOptions } from "./sandbox/process-memory.js";
 export { openSandboxCgroups, SANDBOX_CPU_WEIGHT, type SandboxCgroup, type SandboxCgroupOptions, type SandboxCgroups } from "./sandbox/cgroups.js";
 export { removeTree, WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./tools/workspace-files.js";

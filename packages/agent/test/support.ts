@@ -10,7 +10,7 @@ import { AgentRuntime, openAiLlmFactory, type AgentConversation, type AgentRunti
 import { MemoryHost, ScriptedLlmServer, checkTrajectory, type MemoryHostOptions } from "../src/test-kit/index.js";
 
 /** The repository root: the sandbox shows it read-only so that Node finds the test MCP server's modules. */
-export const REPO_ROOT = path.resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const REPO_ROOT = path.resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 export const API_KEY = "sk-test-agent-key-0123456789";
 
 export interface Harness {

@@ -195,7 +195,7 @@ function jsonLine(event: AppendableEvent): string {
 }
 
 /** What a platform entry adds to the neutral core. */
-export interface Platform {
+interface Platform {
   /** Reads a file by path for `uploadFiles` (Node). */
   readPath?: ReadPath;
   /** Opens a live-channel socket (Node: `ws`, with the key as a header). Default: the global WebSocket. */

@@ -121,7 +121,7 @@ export interface LiveSocket {
  */
 export type OpenSocket = (url: string, key: string | undefined) => { socket: LiveSocket; sentKey: boolean };
 
-export interface LiveDeps {
+interface LiveDeps {
   baseUrl: string;
   apiKey: () => Promise<string | undefined>;
   openSocket: OpenSocket;

@@ -22,7 +22,7 @@ export interface Target {
 
 const SERVER_KEY = "compat-test-key-0123456789";
 
-export async function startReference(): Promise<Target> {
+async function startReference(): Promise<Target> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "acs-compat-"));
   const server = await startServer(parseConfig(["--port", "0", "--data-dir", dataDir], {}), {
     env: { SESSION_API_KEY: SERVER_KEY },
@@ -41,7 +41,7 @@ export async function startReference(): Promise<Target> {
 }
 
 /** The mock at its default, real-time pace: its scripted agent runs conversations as they are created. */
-export async function startTheMock(): Promise<Target> {
+async function startTheMock(): Promise<Target> {
   const mock = await startMock({ port: 0, logLevel: "silent", scenarios: [] });
   return { name: "the mock", url: mock.url, key: DEFAULT_MOCK_KEY, close: () => mock.close() };
 }

@@ -73,7 +73,7 @@ const sameLoc = (actual: unknown, expected: ExpectedLoc): boolean =>
   expected.loc.every((token, i) => actual[i] === token);
 
 /** The `detail` entries hold one at the expected `loc`. */
-export function expectLoc(detail: ReadonlyArray<{ loc: unknown }>, expected: ExpectedLoc): void {
+function expectLoc(detail: ReadonlyArray<{ loc: unknown }>, expected: ExpectedLoc): void {
   ensure(
     detail.some((d) => sameLoc(d.loc, expected)),
     () => `no detail entry at loc ${JSON.stringify(expected.loc)}${expected.prefix ? " (or below)" : ""}; got ${JSON.stringify(detail.map((d) => d.loc))}`,

@@ -11,7 +11,7 @@ import { expectedIds, filteredIds, instantMicros, matches, type AnyEvent, type S
  * and `null` are the same (recordings omit nulls, APIs send them) and defaults the server fills in
  * are allowed; key order does not matter.
  */
-export function firstDifference(sent: unknown, received: unknown, pointer = ""): string | undefined {
+function firstDifference(sent: unknown, received: unknown, pointer = ""): string | undefined {
   const at = pointer || "/";
   const shown = (value: unknown) => JSON.stringify(value)?.slice(0, 120);
   if (sent === null || sent === undefined) return received === null || received === undefined ? undefined : `${at}: sent null, got ${shown(received)}`;

@@ -10,9 +10,9 @@ import type { Target } from "./target.js";
 
 export const REQUEST_BUDGET_MS = 2_000;
 /** The longest a WebSocket session may last, however steadily the server sends (see ws()). */
-export const SESSION_CAP_MS = 60_000;
+const SESSION_CAP_MS = 60_000;
 
-export interface Outcome {
+interface Outcome {
   /** 0 when there was no HTTP answer (a raw case the server closed, a WebSocket session). */
   status: number;
   ms: number;

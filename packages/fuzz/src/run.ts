@@ -14,9 +14,9 @@ import { fuzzCase, reproduction, type FuzzCase, type FuzzWorld } from "./cases.j
 import { execute, REQUEST_BUDGET_MS } from "./execute.js";
 import type { Target } from "./target.js";
 
-export const EVENT_LOOP_BUDGET_MS = 50;
+const EVENT_LOOP_BUDGET_MS = 50;
 
-export interface RunOptions {
+interface RunOptions {
   count: number;
   seed: number;
   /** Starts (or restarts, after a crash) the target. */
@@ -26,7 +26,7 @@ export interface RunOptions {
   stalls?: "fail" | "count";
 }
 
-export interface RunReport {
+interface RunReport {
   seed: number;
   cases: number;
   /** Answers by status (0: no HTTP answer: raw closes, WebSocket sessions). */

@@ -1,7 +1,7 @@
 /** What `GET /__mock` answers, for the Node mock (front.ts) and the browser handlers (browser/http.ts). */
 
 /** What the description reads of a world (the Node mock's World and the BrowserWorld both have it). */
-export interface DescribableWorld {
+interface DescribableWorld {
   seed: unknown;
   speed: unknown;
   publicRead: boolean;

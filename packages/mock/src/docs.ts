@@ -37,7 +37,7 @@ const MOCK_PATH = {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
 
-export interface MockDocumentFacts {
+interface MockDocumentFacts {
   scenarios: readonly Scenario[];
   publicRead: boolean;
 }

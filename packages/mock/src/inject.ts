@@ -8,7 +8,7 @@ import { IncomingMessage, ServerResponse } from "node:http";
 import { Duplex } from "node:stream";
 import type { NodeHandler } from "./front.js";
 
-export interface InjectedRequest {
+interface InjectedRequest {
   method: string;
   /** Path and query, e.g. `/api/conversations/…/events/search?limit=5`. */
   url: string;
@@ -16,7 +16,7 @@ export interface InjectedRequest {
   body?: Uint8Array;
 }
 
-export interface InjectedResponse {
+interface InjectedResponse {
   status: number;
   /** In the order they were sent (`Set-Cookie` may repeat). */
   headers: Array<[string, string]>;

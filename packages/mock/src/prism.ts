@@ -15,8 +15,8 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 
 const require = createRequire(import.meta.url);
 
-export type { IHttpConfig, IHttpRequest, IHttpResponse, IHttpOperation, IPrismDiagnostic };
-export type PrismInstance = IPrism<IHttpOperation, IHttpRequest, IHttpResponse, IHttpConfig>;
+export type { IHttpConfig, IHttpRequest, IHttpOperation, IPrismDiagnostic };
+type PrismInstance = IPrism<IHttpOperation, IHttpRequest, IHttpResponse, IHttpConfig>;
 
 /** What the validating instance hands back instead of a mocked response. */
 export interface Checked {
@@ -25,7 +25,7 @@ export interface Checked {
 }
 
 /** Prism wants a pino-like logger with its own `success` level; the mock logs its own lines. */
-export const quietLogger: any = { child: () => quietLogger, success() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, level: "silent" };
+const quietLogger: any = { child: () => quietLogger, success() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, level: "silent" };
 
 export const BASE_CONFIG = { checkSecurity: true, validateRequest: true, validateResponse: false, errors: false, upstreamProxy: undefined, isProxy: false as const, mock: { dynamic: false } };
 

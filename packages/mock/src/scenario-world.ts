@@ -85,7 +85,7 @@ export function resolveScenarios(entries: ReadonlyArray<string | Scenario> | und
 }
 
 /** What {@link streamScenarios} works with. */
-export interface ScenarioStreamOptions {
+interface ScenarioStreamOptions {
   store: EventStore;
   conversations: ConversationCore;
   bus: ObservedBus;

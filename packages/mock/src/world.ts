@@ -20,7 +20,7 @@ import { Scheduler, ScriptedAgent } from "./runtime.js";
 import { ObservedBus, resolveScenarios, streamScenarios, type ScenarioWorld, type ScenarioWorldOptions } from "./scenario-world.js";
 import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
 
-export { DEFAULT_MOCK_KEY, DEFAULT_START, ObservedBus };
+export { DEFAULT_MOCK_KEY, DEFAULT_START };
 
 /** Options of {@link createWorld}: those of every world, and the Node mock's own. */
 export interface WorldOptions extends ScenarioWorldOptions {

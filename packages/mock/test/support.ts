@@ -46,7 +46,7 @@ const OPERATIONS: Array<{ method: string; pattern: RegExp; operationId: string }
 );
 
 /** The statuses the spec documents for a request's operation. */
-export function documentedStatuses(method: string, pathname: string): string[] {
+function documentedStatuses(method: string, pathname: string): string[] {
   for (const [path, item] of Object.entries(openapiDocument.paths as Record<string, Record<string, { responses?: object }>>)) {
     if (new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(pathname) && item[method.toLowerCase()]) return Object.keys(item[method.toLowerCase()]!.responses ?? {});
   }
@@ -62,7 +62,7 @@ export function operationOf(method: string, pathname: string): string | null {
  * purpose (`Prefer: code=` with a status the spec does not list) is checked as the interface's error
  * shape `{"detail": string}`; routes outside the spec (docs assets, /__mock) are not checked.
  */
-export function expectSpecConforming(method: string, url: URL, reply: Reply, injectedFailure = false): void {
+function expectSpecConforming(method: string, url: URL, reply: Reply, injectedFailure = false): void {
   const operationId = operationOf(method, url.pathname);
   if (!operationId) return;
   const type = reply.headers.get("content-type") ?? "";
@@ -114,10 +114,4 @@ export async function startTestMock(options: MockOptions = {}): Promise<TestMock
     return reply;
   };
   return { mock, url: mock.url, call, close: () => mock.close() };
-}
-
-/** Asserts a 422 HTTPValidationError whose entries are exactly at `locs`. */
-export function expect422At(reply: Reply, locs: Array<Array<string | number>>): void {
-  expect(reply.status, reply.text).toBe(422);
-  expect((reply.body.detail as Array<{ loc: unknown[] }>).map((d) => d.loc)).toEqual(locs);
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 
 export const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
-export interface PublicPackage {
+interface PublicPackage {
   /** `@acs-toolkit/server` */
   name: string;
   /** `server` */

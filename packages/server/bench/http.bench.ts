@@ -19,7 +19,7 @@ import autocannon from "autocannon";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { appendBenchFigures, build, CONVERSATION, FREQUENT, ONE_PERCENT, RARE, TWO_CHARS, type BenchFigure } from "./search.bench.js";
 
-export interface HttpBenchRow {
+interface HttpBenchRow {
   name: string;
   /** Events in the conversation searched. */
   events: number;
@@ -32,7 +32,7 @@ export interface HttpBenchRow {
 const KEY = "bench-key";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.resolve(here, "../dist/cli.js");
-export const FLOOR_CASE = "floor: page of 100 (node:http + the page query)";
+const FLOOR_CASE = "floor: page of 100 (node:http + the page query)";
 const PAGE_CASE = "search, page of 100";
 /**
  * Cases that are not the same work at 10k and 1M, so their 1M/10k ratio has no target: the 1%
@@ -46,7 +46,7 @@ const UNEQUAL_CASES: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** The conversation sizes benchHttp measures. */
-export const httpBenchSizes = (smoke: boolean) => (smoke ? [1_000, 10_000] : [10_000, 1_000_000]);
+const httpBenchSizes = (smoke: boolean) => (smoke ? [1_000, 10_000] : [10_000, 1_000_000]);
 
 const sizeName = (events: number) => (events >= 1_000_000 ? `${events / 1_000_000}M events` : `${events / 1000}k events`);
 

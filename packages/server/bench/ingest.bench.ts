@@ -142,7 +142,7 @@ export interface IngestRow {
  * Where the server keeps the events: its default SQLite file in a temporary data directory, or a
  * PostgreSQL database (`--store <url>`), for which the caller gives a fresh database per run.
  */
-export type IngestStore = { kind: "sqlite" } | { kind: "postgres"; url: () => Promise<{ url: string; drop(): Promise<void> }> };
+type IngestStore = { kind: "sqlite" } | { kind: "postgres"; url: () => Promise<{ url: string; drop(): Promise<void> }> };
 
 async function overHttp(events: number, lines: Lines, target: IngestStore = { kind: "sqlite" }): Promise<Pick<IngestRow, "httpEventsPerSecond" | "bytes" | "rssBefore" | "rssMax" | "rssAfter" | "loopMaxMs" | "loopBusyMaxMs">> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "acs-ingest-bench-"));

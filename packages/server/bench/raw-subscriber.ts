@@ -20,7 +20,7 @@ export interface RawSubscriber {
   terminate(): void;
 }
 
-export interface RawSubscriberOptions {
+interface RawSubscriberOptions {
   port: number;
   path: string;
   headers: Record<string, string>;

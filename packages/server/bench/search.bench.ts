@@ -18,14 +18,14 @@ import { exampleEvents, seededRandom } from "@acs-toolkit/schema/examples";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import type { EventStore, EventToStore, Position, SearchQuery } from "../src/store/types.js";
 
-export interface LatencyFigures {
+interface LatencyFigures {
   p50: number;
   p99: number;
   /** Mean number of items per page (a sanity check that the query found something). */
   items: number;
 }
 
-export interface SizeFigures {
+interface SizeFigures {
   events: number;
   messages: number;
   /** Replay: events per second through createConversation/appendEvents, batches of REPLAY_BATCH. */
@@ -36,7 +36,7 @@ export interface SizeFigures {
   queries: Record<QueryType, LatencyFigures>;
 }
 
-export interface SearchBenchResult {
+interface SearchBenchResult {
   sizes: SizeFigures[];
   /** p50 at the largest size divided by p50 at the smallest, per query type. */
   ratio: Record<QueryType, number>;
@@ -55,7 +55,7 @@ export const QUERY_TYPES = [
   "desc",
   "deep cursor",
 ] as const;
-export type QueryType = (typeof QUERY_TYPES)[number];
+type QueryType = (typeof QUERY_TYPES)[number];
 
 /** A replay stores a recorded trajectory in one call; this many events per call. */
 const REPLAY_BATCH = 10_000;

@@ -47,9 +47,8 @@ const OPEN_DOCUMENT = "agent-runtime:open";
 /** Events read per page when a conversation opens. */
 const PAGE = 500;
 
-export { NO_AGENT_DETAIL } from "./core/runtime.js";
 
-export interface AgentConversationRuntimeOptions {
+interface AgentConversationRuntimeOptions {
   store: EventStore;
   cipher: SecretCipher;
   /** The server's data directory: workspaces are `<dataDir>/uploads/<id>`. */
@@ -71,7 +70,7 @@ export interface AgentConversationRuntimeOptions {
  * commands as environment variables). No stored settings: an empty object (a run then fails with a
  * configuration error naming `llm_model`).
  */
-export async function loadAgentSettings(store: Pick<EventStore, "getDocument">, cipher: SecretCipher): Promise<AgentSettings> {
+async function loadAgentSettings(store: Pick<EventStore, "getDocument">, cipher: SecretCipher): Promise<AgentSettings> {
   const text = await store.getDocument(SETTINGS_DOCUMENT);
   if (text === undefined) return {};
   const { settings } = readStoredSettings(text, cipher);

@@ -3,7 +3,7 @@ import { pino, type Logger } from "pino";
 
 export type { Logger };
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   "req.headers['x-session-api-key']",
   "req.headers.authorization",
   "req.headers.cookie",

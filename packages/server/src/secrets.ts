@@ -41,7 +41,7 @@ export const SECRET_KEY_ENV = "ACS_SECRET_KEY";
 /** Name of the key file inside the data directory. */
 export const SECRET_KEY_FILE = "secret.key";
 /** Key length in bytes (AES-256). */
-export const SECRET_KEY_BYTES = 32;
+const SECRET_KEY_BYTES = 32;
 
 const ALGORITHM = "aes-256-gcm";
 const IV_BYTES = 12;
@@ -61,7 +61,7 @@ export class SecretDecryptionError extends Error {
   override readonly name = "SecretDecryptionError";
 }
 
-export interface LoadSecretKeyOptions {
+interface LoadSecretKeyOptions {
   /** Directory of the key file (created with mode 0700 when missing and the key comes from the file). */
   dataDir: string;
   /** Environment to read `ACS_SECRET_KEY` from; `process.env` when omitted. */

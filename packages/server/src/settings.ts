@@ -21,19 +21,10 @@ import {
 } from "./core/settings.js";
 import { SecretDecryptionError, isSealed, type SecretCipher } from "./secrets.js";
 
-export {
-  KEEP_WHEN_NULL,
-  MCP_SHTTP_DEFAULT_TIMEOUT,
-  SETTINGS_DEFAULTS,
-  SPEC_SETTINGS_TABLE,
-  STORED_SETTINGS_VERSION,
-  type SealedSecret,
-  type SettingsTable,
-  type StoredSettings,
-} from "./core/settings.js";
+export { KEEP_WHEN_NULL, SETTINGS_DEFAULTS, type StoredSettings } from "./core/settings.js";
 
 /** Clear values for a runtime. Only `decryptedSecrets` produces one; never log or return it. */
-export type DecryptedSecrets = { [F in SecretField]: string | null } & {
+type DecryptedSecrets = { [F in SecretField]: string | null } & {
   provider_tokens: Partial<Record<ProviderType, { token: string | null; host: string | null; user_id: string | null }>>;
   custom_secrets: Record<string, { secret: string; description: string | null }>;
   /** The stored MCP configuration with its api_keys and stdio env values in clear. */
@@ -92,7 +83,7 @@ function ownEntry<T>(map: Partial<Record<string, T>>, key: string): T | undefine
 }
 
 /** The settings functions of this module, written over one {@link SettingsTable}. */
-export interface SettingsHandlers extends SettingsCore {
+interface SettingsHandlers extends SettingsCore {
   /**
    * Every secret slot of a stored document with its path (syntax of SECRET_FIELD_PATHS, concrete
    * names and indexes) and its sealed value or null.
@@ -120,7 +111,7 @@ export interface SettingsHandlers extends SettingsCore {
  * fields.
  * @throws Error when the table has a property that is neither scalar nor one of the structured fields the core handles
  */
-export function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
+function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
   const core = createSettingsCore(table);
   const { defaultStoredSettings } = core;
   const secrets = secretFields(table);

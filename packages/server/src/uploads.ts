@@ -80,7 +80,7 @@ export type SkipReason = SkippedFile["reason"];
 /** One skipped file, as the spec's `SkippedFile` (`name` cut to 1024 characters with "…" when longer). */
 export type SkippedFile = Pick<GeneratedSkippedFile, "name" | "reason" | "detail">;
 
-export type SanitizedName = { ok: true; name: string } | { ok: false; reason: SkipReason; detail: string };
+type SanitizedName = { ok: true; name: string } | { ok: false; reason: SkipReason; detail: string };
 
 export interface UploadOutcome {
   /** Files stored, in the order they were sent; `name` is the stored (NFC) name. */
@@ -91,7 +91,7 @@ export interface UploadOutcome {
   sawField: boolean;
 }
 
-export type UploadRequestErrorCode = "not_multipart" | "malformed_multipart" | "aborted";
+type UploadRequestErrorCode = "not_multipart" | "malformed_multipart" | "aborted";
 
 /**
  * The request itself is unusable: not multipart/form-data, malformed multipart, or the client went
@@ -186,7 +186,7 @@ export function sanitizeFileName(raw: string): SanitizedName {
 }
 
 /** A stored file, open for reading: its descriptor holds the bytes even if the name is removed. */
-export interface OpenStoredFile {
+interface OpenStoredFile {
   handle: FileHandle;
   size: number;
 }
@@ -251,7 +251,7 @@ export function removeTemporaryFiles(root: string): number {
 }
 
 /** A name as compared for duplicates: full case folding (`ß` and `SS` fold alike), after NFC. */
-export function foldedName(name: string): string {
+function foldedName(name: string): string {
   return name.normalize("NFC").toUpperCase().toLowerCase();
 }
 

@@ -23,7 +23,7 @@ const WORDS = (
   "expected received undefined null true false at Object.<anonymous> TypeError warning done ok total ms"
 ).split(" ");
 
-export interface GeneratedTrajectory {
+interface GeneratedTrajectory {
   bytes: number;
   events: number;
 }

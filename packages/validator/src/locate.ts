@@ -119,7 +119,7 @@ function skipWhitespace(text: string, i: number): number {
 }
 
 /** The index after the string that opens at `i`, or -1. */
-export function skipString(text: string, i: number): number {
+function skipString(text: string, i: number): number {
   if (text.charCodeAt(i) !== 34) return -1;
   let from = i + 1;
   for (;;) {

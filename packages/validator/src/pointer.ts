@@ -1,6 +1,6 @@
 /** JSON Pointer helpers (RFC 6901). */
 
-export function escapeToken(token: string | number): string {
+function escapeToken(token: string | number): string {
   return String(token).replace(/~/g, "~0").replace(/\//g, "~1");
 }
 

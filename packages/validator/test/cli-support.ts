@@ -13,13 +13,13 @@ export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.ur
 export const repoDir = path.resolve(packageDir, "../..");
 export const eventDirectoryFixture = path.join(packageDir, "test/fixtures/conversation-2026-02-05");
 
-export interface CliResult {
+interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-export interface CliOptions {
+interface CliOptions {
   cwd?: string;
   stdin?: string | Buffer;
   env?: Record<string, string | undefined>;

@@ -5,7 +5,7 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import type { Event } from "@acs-toolkit/schema";
 
 /** The recorded corpus, copied into the repository (a clone has no ../shared). */
-export const corpusDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
+const corpusDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-recorded");
 
 export const corpusFiles = readdirSync(corpusDir).filter((f) => f.endsWith(".json") || f.endsWith(".jsonl")).sort();
 

@@ -53,7 +53,7 @@ import { text, ToolArgumentError, type AgentTool } from "../tools/tool.js";
  * What the runtime gives each conversation (see `AgentRuntimeOptions`).
  * @internal
  */
-export interface ConversationDependencies {
+interface ConversationDependencies {
   llm: LlmFactory;
   sandbox: Sandbox | undefined;
   spawner: ProcessSpawner;

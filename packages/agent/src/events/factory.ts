@@ -28,7 +28,7 @@ import type {
 import { classifyError } from "../errors/classify.js";
 import { EventTimestamps, type Clock, type IdGenerator } from "./clock.js";
 
-export interface ActionEventFields {
+interface ActionEventFields {
   thought: TextContent[];
   reasoningContent: string | null;
   action: Action | null;

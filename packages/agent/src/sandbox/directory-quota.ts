@@ -73,7 +73,7 @@ async function walk(dir: FileHandle, depth: number, size: DirectorySize, maxEntr
   }
 }
 
-export interface DirectoryQuotaOptions {
+interface DirectoryQuotaOptions {
   dir: string;
   /** Bytes the directory may hold. */
   limitBytes: number;

@@ -33,7 +33,7 @@ export interface ProcessMemoryWatchOptions {
 }
 
 /** One process of the tree and its resident memory. */
-export interface ProcessMemory {
+interface ProcessMemory {
   pid: number;
   bytes: number;
 }

@@ -41,7 +41,7 @@ export interface WaitResult {
   state: PromptState;
 }
 
-export interface SessionOptions {
+interface SessionOptions {
   sandbox: Sandbox;
   spawner: ProcessSpawner;
   workspaceDir: string;
@@ -69,7 +69,7 @@ const LINE_BYTES = 1_000;
  * ends. The status is kept in `__acs_st`; a job stopped by a signal (Ctrl-C) abandons the rest of
  * the line, `__acs_p` stays set, and the prompt reports `$?` (130).
  */
-export function commandLines(command: string): string {
+function commandLines(command: string): string {
   const pieces: string[] = [];
   let current = "";
   for (const char of command) {

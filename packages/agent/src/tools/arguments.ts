@@ -33,7 +33,7 @@ function inline(schema: unknown): unknown {
 const actionSchemas = new Map<ActionKind, Schema>();
 
 /** The spec's schema of an Action kind, `kind` removed and references inlined (computed once per kind; do not change it). */
-export function actionSchema(kind: ActionKind): Schema {
+function actionSchema(kind: ActionKind): Schema {
   let cached = actionSchemas.get(kind);
   if (!cached) actionSchemas.set(kind, (cached = inlineAction(kind)));
   return cached;
@@ -49,7 +49,7 @@ function inlineAction(kind: ActionKind): Schema {
 }
 
 /** Property descriptions the LLM reads, by JSON pointer-ish path (`command`, `task_list.items.title`). */
-export type ParameterDescriptions = Record<string, string>;
+type ParameterDescriptions = Record<string, string>;
 
 /** The LLM's function schema for an Action kind: the spec's schema with `descriptions` laid over. */
 export function llmParameters(kind: ActionKind, descriptions: ParameterDescriptions): Schema {

@@ -47,7 +47,7 @@ export function thinkTool(): AgentTool {
 const STATUS_ICONS: Record<string, string> = { todo: "⏳", in_progress: "🔄", done: "✅" };
 
 /** The task list as the LLM reads it. */
-export function formatTaskList(tasks: readonly TaskItem[]): string {
+function formatTaskList(tasks: readonly TaskItem[]): string {
   const lines = ["# Task List", ""];
   tasks.forEach((task, index) => {
     lines.push(`${index + 1}. ${STATUS_ICONS[task.status ?? "todo"] ?? "⏳"} ${task.title}`);

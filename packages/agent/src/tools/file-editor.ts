@@ -50,7 +50,7 @@ function catN(content: string, description: string, startLine = 1): string {
   return `Here's the result of running \`cat -n\` on ${description}:\n${numbered}\n`;
 }
 
-export interface FileEditorOptions {
+interface FileEditorOptions {
   workspaceDir: string;
   /** Who the files the editor creates belong to (the sandbox's user, when it is not the server's). */
   owner?: { uid: number; gid: number };

@@ -17,7 +17,7 @@ import type { Content, MCPConfig, MCPToolAction, MCPToolDefinition, MCPToolDescr
 import { SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
 import { text, type AgentTool, type ToolContext } from "./tool.js";
 
-export interface McpOptions {
+interface McpOptions {
   /** The sandbox stdio servers start in; undefined: stdio servers are not started. */
   sandbox: Sandbox | undefined;
   workspaceDir: string;

@@ -6,7 +6,7 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 
-export interface TcpProxy {
+interface TcpProxy {
   /** `http://127.0.0.1:<port>` of the proxy. */
   url: string;
   /** Pairs open now. */

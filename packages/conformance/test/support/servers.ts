@@ -44,21 +44,21 @@ export async function startReference(flags: string[] = [], runtime?: Conversatio
 }
 
 /** A request as the proxy received it; `url` is relative to the proxy and may be rewritten. */
-export interface ProxiedRequest {
+interface ProxiedRequest {
   method: string;
   url: URL;
   headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
-export interface ProxiedResponse {
+interface ProxiedResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
 /** One corrupted behaviour. Every hook is optional; without hooks the proxy is transparent. */
-export interface Corruption {
+interface Corruption {
   /** Rewrite the request (its `url` in place), or answer it without asking upstream. */
   request?(request: ProxiedRequest): ProxiedResponse | void;
   /** Rewrite the upstream answer. */

@@ -22,9 +22,9 @@ import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { randomUuid } from "../random.js";
 
 export type Action = NonNullable<ActionEvent["action"]>;
-export type Observation = ObservationEvent["observation"];
+type Observation = ObservationEvent["observation"];
 // The kind types are the generated ones (kinds.ts of @acs-toolkit/schema), not restated here.
-export type { ActionKind, ObservationKind, ToolKind };
+export type { ActionKind, ToolKind };
 
 interface Templates {
   system: SystemPromptEvent;

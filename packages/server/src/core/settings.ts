@@ -84,7 +84,6 @@ import type {
 } from "@acs-toolkit/schema";
 import { MCP_SHTTP_DEFAULT_TIMEOUT, PROVIDER_TYPES, SETTINGS_FIELDS, SETTINGS_PROPERTIES } from "@acs-toolkit/schema";
 
-export { MCP_SHTTP_DEFAULT_TIMEOUT } from "@acs-toolkit/schema";
 
 /** A string produced by a {@link SettingsSealer} (the server's: `v1:<iv>:<ciphertext+tag>`). */
 export type SealedSecret = string;

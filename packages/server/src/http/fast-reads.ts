@@ -22,7 +22,7 @@ const READ_PATH = /^\/api\/conversations\/([^/?#%]+)\/events\/(search|count)(?:\
 /** Characters for which Express's URL parsing (parseurl) leaves its fast parse: those URLs go to Express. */
 const UNUSUAL = /[\t\n\f\r #\u00a0\ufeff]/;
 
-export interface FastReadsDeps {
+interface FastReadsDeps {
   reads: EventReads;
   /** Whether a request may read events (its X-Session-API-Key, or --public-read). */
   mayRead: (req: IncomingMessage) => boolean;

@@ -7,7 +7,7 @@
 import type { ValidationError } from "@acs-toolkit/schema";
 
 /** Levels of arrays and objects a JSON value may have (the outermost counts as 1). */
-export const MAX_JSON_DEPTH = 512;
+const MAX_JSON_DEPTH = 512;
 /** Path segments a `loc` keeps of the way down to the level past the bound. */
 const LOC_SEGMENTS = 8;
 

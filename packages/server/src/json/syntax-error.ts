@@ -7,7 +7,7 @@
  * JSON.parse refuses has an error here. Iterative: any nesting depth, linear time.
  */
 
-export interface JsonSyntaxError {
+interface JsonSyntaxError {
   /** Characters (code points) before the offending one. */
   position: number;
   /** Python's wording, never a piece of the text. */
@@ -20,7 +20,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 /** The number of code points in `text` before UTF-16 index `index`. */
-export function codePointIndex(text: string, index: number): number {
+function codePointIndex(text: string, index: number): number {
   let pairs = 0;
   for (let i = 1; i < index; i++) {
     const code = text.charCodeAt(i);

@@ -30,9 +30,9 @@ export function textFrame(payload: Buffer | string): Buffer {
 }
 
 /** A flush that took at least this long paces the next one (see FanOutWriter). */
-export const PACED_FLUSH_MS = 2;
+const PACED_FLUSH_MS = 2;
 /** After a paced flush, the next starts at least this long after it started (see FanOutWriter). */
-export const PACED_INTERVAL_MS = 50;
+const PACED_INTERVAL_MS = 50;
 
 /** A socket that a {@link FanOutWriter} writes to. */
 export interface FanOutTarget {

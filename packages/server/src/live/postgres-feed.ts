@@ -32,7 +32,7 @@ interface Followed {
 }
 
 /** A running cross-instance feed; {@link PostgresLiveFeed.close} stops it. */
-export class PostgresLiveFeed {
+class PostgresLiveFeed {
   private client: pg.Client | undefined;
   private closed = false;
   private delay = RECONNECT_MIN_MS;

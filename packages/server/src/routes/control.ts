@@ -15,7 +15,7 @@ import type { RequestValidators } from "../validation/request-validators.js";
 import { NO_AGENT_DETAIL, type RuntimeControls } from "../core/runtime.js";
 import type { EventStore } from "../store/types.js";
 
-export interface ControlRoutesDeps {
+interface ControlRoutesDeps {
   store: EventStore;
   conversations: ConversationService;
   controls: RuntimeControls | undefined;

@@ -8,7 +8,7 @@ import { parseJsonBody } from "../json/body.js";
 import type { RequestValidators } from "../validation/request-validators.js";
 import { requireConversation, type ConversationRecord, type EventStore } from "../store/types.js";
 
-export interface ConversationRoutesDeps {
+interface ConversationRoutesDeps {
   store: EventStore;
   conversations: ConversationService;
   validators: RequestValidators;
@@ -24,7 +24,7 @@ export interface ConversationRoutesDeps {
  * Creation bodies from this size on are parsed and stored off the request thread (a replay of a few
  * hundred events is parsed, validated and stored in place in a few milliseconds).
  */
-export const OFF_THREAD_BODY_BYTES = 256 * 1024;
+const OFF_THREAD_BODY_BYTES = 256 * 1024;
 
 export function conversationRoutes({ store, conversations, validators, auth, json, jsonBytes, jsonLimitBytes }: ConversationRoutesDeps): Router {
   const router = Router();

@@ -7,7 +7,7 @@ import { overflowDetails } from "../validation/query-overflow.js";
 import { RequestValidationError } from "../validation/request-validators.js";
 import { requireConversation, type EventStore } from "../store/types.js";
 
-export interface EventRoutesDeps {
+interface EventRoutesDeps {
   store: EventStore;
   cursors: CursorCodec;
   /** Auth for reading events (a pass-through under --public-read). */

@@ -10,7 +10,7 @@ import { RequestValidationError, type RequestValidators } from "../validation/re
 import { requireConversation, type EventStore } from "../store/types.js";
 import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
 
-export interface FileRoutesDeps {
+interface FileRoutesDeps {
   store: EventStore;
   validators: RequestValidators;
   auth: RequestHandler;

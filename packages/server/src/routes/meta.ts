@@ -62,7 +62,7 @@ const docsAssets = () => path.join(path.dirname(require.resolve("@acs-toolkit/se
 /** Only a plain host[:port] goes into the page; anything else is shown as the placeholder it replaces. */
 const safeHost = (host: string | undefined) => (host && /^[\w.-]+(?::\d+)?$|^\[[\d:a-f.]+\](?::\d+)?$/i.test(host) ? host : "HOST");
 
-export interface MetaRoutesDeps {
+interface MetaRoutesDeps {
   store: EventStore;
   writeHealth: WriteHealth;
   fileIoHealth: FileIoHealth;

@@ -7,7 +7,7 @@ import type { SecretCipher } from "../secrets.js";
 import { readStoredSettings, settingsView, storeGitProviders, storeSettings, type StoredSettings } from "../settings.js";
 import type { EventStore } from "../store/types.js";
 
-export interface SettingsRoutesDeps {
+interface SettingsRoutesDeps {
   store: EventStore;
   cipher: SecretCipher;
   validators: RequestValidators;

@@ -16,7 +16,7 @@ export function markQueryOverflow(query: object, name: string): void {
 }
 
 /** The name of the first parameter past MAX_QUERY_PARAMETERS, when a parsed query has too many. */
-export function queryOverflow(query: object): string | undefined {
+function queryOverflow(query: object): string | undefined {
   return (query as { [OVERFLOW]?: string })[OVERFLOW];
 }
 

@@ -257,7 +257,7 @@ export function documentHash(document: Json): string {
 }
 
 /** The build's file of precompiled request validators (next to the bundle in dist/; absent in src/). */
-export const PRECOMPILED_FILE = new URL("./request-validators.cjs", import.meta.url);
+const PRECOMPILED_FILE = new URL("./request-validators.cjs", import.meta.url);
 
 /**
  * The request validators the build compiled for `document` (dist/request-validators.cjs), by

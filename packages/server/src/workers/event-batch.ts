@@ -14,7 +14,7 @@ import { prepareEvent, type PreparedEvent, type RowBatch } from "../store/prepar
 import { encodeRows } from "../store/row-batch.js";
 
 /** Events per batch at most (its one transaction holds the store's other writes meanwhile). */
-export const MAX_BATCH_EVENTS = 10_000;
+const MAX_BATCH_EVENTS = 10_000;
 /** Problems listed at most: enough to act on. */
 const MAX_ERRORS = 50;
 /** Rows per encoded chunk. */
@@ -24,14 +24,14 @@ const NEWLINE = 0x0a;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** More lines than a batch holds: the request is answered 413, nothing stored. */
-export class BatchTooLargeError extends Error {
+class BatchTooLargeError extends Error {
   override readonly name = "BatchTooLargeError";
   constructor() {
     super(`Payload Too Large: a batch holds at most ${MAX_BATCH_EVENTS} events; nothing of this request was stored. Send the rest in another request.`);
   }
 }
 
-export interface ParsedBatch {
+interface ParsedBatch {
   /** The rows (all of them; with `onChunk`, those not handed to it) and `count`, all of them. */
   batch: RowBatch;
   /** The line number (from 1) of each row, in order. */

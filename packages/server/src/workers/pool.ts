@@ -162,7 +162,7 @@ export class WorkerPool {
  * thread gets the CPU first: a worker's job may take long, a request must not wait. Linux only
  * (a thread's id from /proc/thread-self); elsewhere, and without the right, nothing changes.
  */
-export function yieldToRequestThread(): void {
+function yieldToRequestThread(): void {
   try {
     const tid = Number(path.basename(readlinkSync("/proc/thread-self")));
     if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), 10));

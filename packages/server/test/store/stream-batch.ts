@@ -11,7 +11,7 @@ import { encodeRows } from "../../src/store/row-batch.js";
 import { DuplicateEventIdError, type EventStore, type EventToStore } from "../../src/store/types.js";
 import { CONV, OTHER, events } from "./contract/fixtures.js";
 
-export interface StreamBatchSubject {
+interface StreamBatchSubject {
   /** A new store, with an empty schema or file. */
   open(): Promise<EventStore> | EventStore;
   /** The rows of the store's tables, counted below the store's own reads (a rolled-back write leaves none). */

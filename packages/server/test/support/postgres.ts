@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 /** The admin connection URL: a database that exists, on the server the tests use. */
-export const PG_ADMIN_URL = process.env.ACS_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const PG_ADMIN_URL = process.env.ACS_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 export interface ScratchDatabase {
   name: string;

@@ -18,7 +18,7 @@ export interface ServerProcess {
   stderr: string[];
 }
 
-export interface SpawnOptions {
+interface SpawnOptions {
   env?: Record<string, string>;
   /** Extra flags after `--port 0 --data-dir DIR --log-level warn`. */
   flags?: string[];

@@ -105,7 +105,7 @@ export async function startUploadServer(options: {
   };
 }
 
-export interface RawPart {
+interface RawPart {
   /** Form field name; default "files". */
   field?: string;
   /** Sent as filename="…" (quotes and backslashes escaped, every other byte as UTF-8). */
@@ -149,7 +149,7 @@ export function buildMultipart(parts: RawPart[], { close = true } = {}): Buffer 
 
 export const MULTIPART_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
 
-export interface RawResponse {
+interface RawResponse {
   status: number;
   json: any;
 }

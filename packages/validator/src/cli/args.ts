@@ -3,7 +3,7 @@ import { parseCommandLine } from "@acs-toolkit/cli-kit";
 import { DEFAULT_PROFILE, FIRST_RELEASE, isProfile, type Profile } from "../profile.js";
 import type { OutputFormat } from "./report.js";
 
-export interface CliOptions {
+interface CliOptions {
   paths: string[];
   format: OutputFormat;
   sequence: boolean;

@@ -13,7 +13,7 @@ export function hasGlobMagic(pattern: string): boolean {
 }
 
 /** Translates one path segment of a glob into a RegExp (anchored). */
-export function segmentToRegExp(segment: string): RegExp {
+function segmentToRegExp(segment: string): RegExp {
   let source = "";
   let braces = 0;
   for (let i = 0; i < segment.length; i++) {

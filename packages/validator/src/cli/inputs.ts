@@ -10,7 +10,7 @@ import { expandGlob, hasGlobMagic } from "./glob.js";
  * How the reference implementation names the file of each event in a conversation's `events/`
  * directory (`event-{index:05d}-{id}.json`; more digits past 99999).
  */
-export const EVENT_FILE_PATTERN = /^event-(\d{5,})-([0-9a-fA-F-]{8,})\.json$/;
+const EVENT_FILE_PATTERN = /^event-(\d{5,})-([0-9a-fA-F-]{8,})\.json$/;
 
 /** Files a directory walk picks up as recordings (also gzip-compressed). */
 const RECORDING_FILE = /\.(?:json|jsonl|ndjson)(?:\.gz)?$/i;

@@ -16,7 +16,7 @@ export interface ScannedValue {
   column: number;
 }
 
-export interface ScannerHandlers {
+interface ScannerHandlers {
   /** An element of the top-level array or of the page's `items`; return false to stop. */
   element(value: ScannedValue, index: number): boolean | void;
   /** A member of the top-level object, other than the `items` array; `name` is the key's text and place. */
@@ -24,7 +24,7 @@ export interface ScannerHandlers {
 }
 
 /** Where the structure broke: the scan stops there. */
-export interface ScanError {
+interface ScanError {
   message: string;
   line: number;
   column: number;

@@ -65,7 +65,7 @@ export class Output {
 }
 
 /** Inputs smaller than this get no progress line: they are read before anyone would look at it. */
-export const PROGRESS_THRESHOLD_BYTES = 8 * 1024 * 1024;
+const PROGRESS_THRESHOLD_BYTES = 8 * 1024 * 1024;
 const REDRAW_MS = 100;
 
 /**

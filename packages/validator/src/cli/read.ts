@@ -70,7 +70,7 @@ export interface ReadContext {
  * Receives each event; answers false to stop reading. The entry may be reused for the next event
  * (no allocation per line): a sink that keeps it must copy it.
  */
-export type Sink = (entry: Entry) => boolean;
+type Sink = (entry: Entry) => boolean;
 
 /** The input is not a recording at all (exit code 2). */
 export class InputError extends Error {

@@ -9,13 +9,13 @@ import { sanitize, type InputReport, type ReportedIssue, type RunReport } from "
 
 export type OutputFormat = "human" | "json" | "junit" | "github";
 
-export interface Reporter {
+interface Reporter {
   issue(issue: ReportedIssue): void;
   inputDone(input: InputReport): void;
   finish(report: RunReport): void;
 }
 
-export interface ReporterOptions {
+interface ReporterOptions {
   color: boolean;
   /** `$GITHUB_STEP_SUMMARY`: where the github format appends a Markdown summary. */
   stepSummary?: string | undefined;

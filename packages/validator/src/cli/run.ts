@@ -17,7 +17,7 @@ import { Output, Progress, type OutputStream } from "./output.js";
 import { DEFAULT_LIMITS, InputError, readEventDirectory, readStream, type Entry, type Format, type ReadContext, type ReadLimits, type SourceIssue } from "./read.js";
 import { createReporter } from "./report.js";
 
-export interface RunIo {
+interface RunIo {
   /** The arguments after the command name. */
   argv: readonly string[];
   cwd?: string;

@@ -6,7 +6,7 @@
 import type { Pool } from "pg";
 
 /** One step of the schema; applied in its own transaction, in order, once per schema. */
-export interface PgMigration {
+interface PgMigration {
   version: number;
   description: string;
   sql: string;

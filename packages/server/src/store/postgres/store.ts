@@ -104,7 +104,7 @@ const ANALYZE_AFTER_ROWS = 5_000;
  * events against 0.8 ms for a whole 10k-event conversation, 253 messages: a ratio of 2.5 where the
  * benchmark asks for 2). A sparse term costs more round trips instead: a page per 500 messages.
  */
-export const BODY_SCAN_BUDGET = 500;
+const BODY_SCAN_BUDGET = 500;
 /** The trigram index's pending list bound on the store's connections, kB: what a body search reads of it at most (migrations 5 and 8). */
 const GIN_PENDING_LIST_KB = 128;
 /** The bound within a COPY's transaction, kB, which empties the list at its end (migration 8). */
@@ -190,7 +190,7 @@ function unavailable(error: unknown): StoreUnavailableError | undefined {
 const KIND_SOURCE_KEY = "hashtext(kind || ' ' || source)";
 
 /** `%`, `_` and the escape character itself stand for themselves in a LIKE pattern. */
-export const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const likeSubstring = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Whether a body search walks the messages (BODY_SCAN_BUDGET): pg_trgm finds no trigram in a body without a run of 3 letters or digits. */
 const walked = (body: string) => body !== "" && !/[\p{L}\p{N}]{3}/u.test(body);
@@ -1455,7 +1455,7 @@ const types = {
 };
 
 /** The pool settings of a store (also used by the live fan-out for its LISTEN connection). */
-export function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
+function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
   const schema = options.schema ?? "acs";
   return {
     connectionString: options.url,

@@ -53,11 +53,11 @@ import { SEARCH_SQL, type Statements } from "./statements.js";
  * The plan (see the module comment): up to this many FTS candidates in a conversation, a page
  * is served by sorting them; beyond, by walking the messages in order.
  */
-export const FTS_CANDIDATES = 1024;
+const FTS_CANDIDATES = 1024;
 /** Messages a walk tests for one page; past it the page ends short and its cursor resumes the walk. */
-export const SCAN_BUDGET = 20_000;
+const SCAN_BUDGET = 20_000;
 /** Distinct trigrams of the body that an FTS query asks for (spread over the body). */
-export const FTS_TERMS = 16;
+const FTS_TERMS = 16;
 
 /**
  * The FTS5 query of a (lower-cased) body: up to FTS_TERMS of its distinct trigrams, spread over it,
@@ -84,13 +84,13 @@ function ftsTerms(needle: string): string[] | undefined {
  * Of the indexed trigrams, at most this many that begin with a body of 1–2 characters are ORed
  * into its FTS query; a body that begins more is common enough for the walk to fill a page fast.
  */
-export const SHORT_BODY_TRIGRAMS = 64;
+const SHORT_BODY_TRIGRAMS = 64;
 /** Past every character (U+10FFFF twice): the upper bound of the trigrams that begin with a prefix. */
 const BEYOND = "\u{10FFFF}\u{10FFFF}";
 /** The "query" of a body that no indexed text holds: nothing is read. */
 const NOTHING = "";
 /** Messages a page of a 1–2 character body walks before it asks FTS (see page). */
-export const SHORT_WALK = 256;
+const SHORT_WALK = 256;
 /** 1–2 ASCII characters (see ftsMatch). */
 const isShortAscii = (needle: string) => needle.length >= 1 && needle.length <= 2 && [...needle].every((c) => c > "\u0000" && c < "\u0080");
 
@@ -107,7 +107,7 @@ export interface BodySearchTuning {
 }
 
 /** The codes (names.ts) a body search binds: MessageEvent's, and the source's when filtered on. */
-export interface BodyCodes {
+interface BodyCodes {
   source?: number;
   messageKind?: number;
 }

@@ -10,7 +10,6 @@
  */
 export { openSqliteStore, openSqliteReader, type SqliteStoreOptions } from "./open.js";
 export type { SqliteEventStore } from "./store.js";
-export type { SqliteDatabase } from "./database.js";
-export { FTS_CANDIDATES, FTS_TERMS, SCAN_BUDGET, ftsQuery, type BodySearchTuning } from "./body-search.js";
+export type { BodySearchTuning } from "./body-search.js";
 export { idHash } from "./ingest.js";
 export { messageSearchText } from "../prepare.js";

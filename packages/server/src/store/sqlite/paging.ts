@@ -111,7 +111,7 @@ export function joinPage(page: SearchPage): JsonPage {
   };
 }
 
-export const before = (aTs: number, aSeq: number, bTs: number, bSeq: number) => aTs < bTs || (aTs === bTs && aSeq < bSeq);
+const before = (aTs: number, aSeq: number, bTs: number, bSeq: number) => aTs < bTs || (aTs === bTs && aSeq < bSeq);
 
 export function boundsOf(query: SearchQuery | SearchFilters, order: Order = "asc", after?: Position): Bounds {
   const b: Bounds = { loTs: -FAR, loSeq: 0, hiTs: FAR, hiSeq: 0 };

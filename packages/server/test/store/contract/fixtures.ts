@@ -22,7 +22,7 @@ export function events(count: number, { seed = 1, start = Date.UTC(2026, 1, 5, 1
   });
 }
 
-export const templates = exampleEvents();
+const templates = exampleEvents();
 export const template = (kind: EventKind) => templates.find((e) => e.kind === kind)!;
 export const toStore = (event: Event): EventToStore => ({ event, json: JSON.stringify(event) });
 export const iso = (micros: number) => {
@@ -66,7 +66,7 @@ export async function pages(store: EventStore, query: Omit<SearchQuery, "after">
   throw new Error("runaway paging");
 }
 
-export interface Row {
+interface Row {
   id: string;
   ts: number;
   seq: number;
@@ -132,7 +132,7 @@ export async function allIds(store: EventStore, id = CONV): Promise<string[]> {
 }
 
 /** A JsonPage with its bytes as text (comparable with jsonPageFor). */
-export interface ReadableJsonPage extends Omit<JsonPage, "json"> {
+interface ReadableJsonPage extends Omit<JsonPage, "json"> {
   json: string;
 }
 

@@ -12,9 +12,9 @@ import { searchContract } from "./search.js";
 import { writesContract } from "./writes.js";
 
 /** A fresh, empty store. `variant` (0 ≤ variant < `variants`) picks one of its configurations. */
-export type CreateStore = (variant: number) => EventStore | Promise<EventStore>;
+type CreateStore = (variant: number) => EventStore | Promise<EventStore>;
 
-export interface ContractOptions {
+interface ContractOptions {
   /**
    * How many configurations `createStore` knows (the SQLite store's body-search thresholds, say);
    * the data-heavy tests run on each. Default 1.
