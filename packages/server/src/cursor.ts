@@ -7,7 +7,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { cursorCodec, type CursorCodec, type CursorSigner } from "./core/cursor.js";
 
-
 /** HMAC-SHA256 (its first 16 bytes, base64url) under a key derived from `secret`. */
 function hmacCursorSigner(secret: Buffer): CursorSigner {
   const key = createHmac("sha256", secret).update("acs page cursor v1").digest();

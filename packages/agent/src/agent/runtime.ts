@@ -13,7 +13,7 @@ import { silentLogger, type Logger } from "../logger.js";
 import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
 import { openSandboxCgroups, type SandboxCgroups } from "../sandbox/cgroups.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
-import { ForkServer } from "../sandbox/fork-server.js";
+import { ForkServer, SANDBOX_NICE } from "../sandbox/fork-server.js";
 import { AgentConversation } from "./conversation.js";
 
 export interface AgentRuntimeOptions {
@@ -113,16 +113,18 @@ export class AgentRuntime {
       if (groups?.problem) {
         logger.warn({ sandbox: "bubblewrap", memoryBound: "process", problem: groups.problem }, `the memory limit bounds each process, not a conversation's processes together: ${groups.problem}`);
       }
-      const cpuProblem = groups ? (groups.problem ?? groups.cgroups.cpu.problem) : "cgroups are off";
-      if (cpuProblem) {
-        logger.warn({ sandbox: "bubblewrap", cpuBound: "nice", problem: cpuProblem }, `agent commands run at nice 10 without a CPU group of their own (a command that starts a session of its own can weigh as much as the server where the kernel groups by session): ${cpuProblem}`);
+      const cpu = groups?.cgroups?.cpu;
+      const cpuGroup = cpu?.problem === undefined ? cpu : undefined;
+      if (!cpuGroup) {
+        const problem = groups?.problem ?? cpu?.problem ?? "cgroups are off";
+        logger.warn({ sandbox: "bubblewrap", cpuBound: "nice", problem }, `agent commands run at nice ${SANDBOX_NICE} without a CPU group of their own (a command that starts a session of its own can weigh as much as the server where the kernel groups by session): ${problem}`);
       }
       this.cgroups = groups?.cgroups;
       const probe = await probeBubblewrap({ allowNetwork, readOnlyPaths, limits, runAs, cgroups: groups?.cgroups });
       if (probe.sandbox) {
         const memory = groups?.cgroups ? `a memory cgroup per conversation below ${groups.cgroups.dir}` : "each process (RLIMIT_DATA)";
-        const cpu = groups?.cgroups?.cpu.problem === undefined && groups?.cgroups ? `; together they weigh ${groups.cgroups.cpu.weight} against the server's processes for CPU (${groups.cgroups.cpu.dir})` : "";
-        logger.info({ sandbox: "bubblewrap", memoryBound: probe.sandbox.memoryBound, cpuBound: cpu ? "cgroup" : "nice", limits: probe.sandbox.limits }, `agent commands run in bubblewrap; the memory limit bounds ${memory}${cpu}`);
+        const share = cpuGroup ? `; together they weigh ${cpuGroup.weight} against the server's processes for CPU (${cpuGroup.dir})` : "";
+        logger.info({ sandbox: "bubblewrap", memoryBound: probe.sandbox.memoryBound, cpuBound: cpuGroup ? "cgroup" : "nice", limits: probe.sandbox.limits }, `agent commands run in bubblewrap; the memory limit bounds ${memory}${share}`);
         return probe.sandbox;
       }
       logger.warn({ sandbox: "bubblewrap", problem: probe.problem }, `bubblewrap cannot confine the agent's commands here: ${probe.problem}`);

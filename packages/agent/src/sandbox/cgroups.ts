@@ -92,8 +92,10 @@ let sequence = 0;
 export function openSandboxCgroups(options: SandboxCgroupOptions = {}): { cgroups: SandboxCgroups; problem?: undefined } | { cgroups?: undefined; problem: string } {
   const procSelf = options.procSelf ?? "/proc/self";
   let parent: { version: 1 | 2; dir: string } | string;
+  let tables: CgroupTables | undefined;
   try {
-    parent = options.cgroupDir ? { version: 2, dir: path.resolve(options.cgroupDir) } : findMemoryGroup(procSelf);
+    if (options.cgroupDir) parent = { version: 2, dir: path.resolve(options.cgroupDir) };
+    else parent = findMemoryGroup((tables = readTables(procSelf)));
   } catch (error) {
     parent = `reading ${procSelf}/cgroup failed: ${(error as Error).message}`;
   }
@@ -111,7 +113,7 @@ export function openSandboxCgroups(options: SandboxCgroupOptions = {}): { cgroup
       cpu = !withCpu ? { problem: `the cpu controller is not available in ${parent.dir} (cgroup v2)` } : cpuBelow ? { dir, weight: V2_CPU_WEIGHT } : { problem: `the cpu controller could not be enabled in ${dir}` };
     } else {
       mkdirSync(dir, { recursive: true });
-      cpu = openCpuGroupV1(procSelf, name);
+      cpu = openCpuGroupV1(tables!, name);
     }
   } catch (error) {
     return { problem: `cannot make memory groups below ${parent.dir} (cgroup v${version}): ${(error as Error).message}` };
@@ -137,15 +139,10 @@ function makeV1CpuDir(dir: string): void {
 }
 
 /** This server's CPU group in the v1 `cpu` hierarchy, or why it cannot have one. */
-function openCpuGroupV1(procSelf: string, name: string): SandboxCgroups["cpu"] {
-  let parentDir: string;
-  try {
-    const found = v1GroupOf(readTables(procSelf), "cpu") ?? { problem: "the cpu cgroup (v1) is not there" };
-    if (found.problem !== undefined) return { problem: found.problem };
-    parentDir = found.dir;
-  } catch (error) {
-    return { problem: `reading ${procSelf}/cgroup failed: ${(error as Error).message}` };
-  }
+function openCpuGroupV1(tables: CgroupTables, name: string): SandboxCgroups["cpu"] {
+  const found = v1GroupOf(tables, "cpu") ?? { problem: "the cpu cgroup (v1) is not there" };
+  if (found.problem !== undefined) return { problem: found.problem };
+  const parentDir = found.dir;
   try {
     removeStale(parentDir);
     const dir = path.join(parentDir, name);
@@ -178,8 +175,7 @@ function v1GroupOf(tables: CgroupTables, controller: string): { dir: string; pro
 }
 
 /** The server's memory group from `/proc/self/cgroup` and the mount it lives on. */
-function findMemoryGroup(procSelf: string): { version: 1 | 2; dir: string } | string {
-  const tables = readTables(procSelf);
+function findMemoryGroup(tables: CgroupTables): { version: 1 | 2; dir: string } | string {
   const v1 = v1GroupOf(tables, "memory");
   if (v1) return v1.problem ?? { version: 1, dir: v1.dir };
   const unified = tables.memberships.find(([id, controllers]) => id === "0" && controllers === "");
