@@ -18,7 +18,23 @@ export default tseslint.config(
     // transport-free, so that every host (HTTP, the mock, a test) uses them as they are.
     files: ["packages/server/src/{store,workers,validation,json,core}/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ regex: "(^|/)http/", message: "store/, workers/, validation/, json/ and core/ must not depend on the HTTP layer (http/)." }] }],
+      "no-restricted-imports": ["error", { patterns: [{ regex: "(^|/)(http|api)/", message: "store/, workers/, validation/, json/ and core/ must not depend on the API or its HTTP host (api/, http/)." }] }],
+    },
+  },
+  {
+    // The API runs in a browser too (the mock's MSW handlers): no host, no Node built-in, no compiler.
+    files: ["packages/server/src/api/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { regex: "(^|/)http/", message: "api/ must not depend on its Node host (http/)." },
+            { regex: "^node:", message: "api/ runs in a browser too: no Node built-in." },
+            { regex: "^(express|ajv)($|/)", message: "api/ runs in a browser too: no Express, no validator compiler (validation/request-checks.ts takes compiled ones)." },
+          ],
+        },
+      ],
     },
   },
   {

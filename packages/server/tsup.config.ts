@@ -17,14 +17,14 @@ function copySwaggerUi() {
 }
 
 export default defineConfig({
-  // One ES build of the library, its `store` and `core` subpaths (browser-safe:
+  // One ES build of the library, its `store`, `core` and `api` subpaths (browser-safe:
   // test/store/browser.test.ts, test/core/browser.test.ts), the `acs-server` bin and the worker
   // threads' entries (files of their own, next to the bundle: workers/pool.ts), sharing chunks.
   // dist/index.cjs, dist/store.cjs and dist/core.cjs (the CommonJS entries) are written after the
   // build by tools/src/build/cjs-entries.ts.
-  entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/workers/import-writer.ts" },
+  entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/workers/import-writer.ts" },
   format: ["esm"],
-  dts: { entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts" } },
+  dts: { entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts" } },
   clean: true,
   sourcemap: true,
   target: "node20",

@@ -20,6 +20,9 @@
  */
 import { http, HttpResponse, type HttpHandler } from "msw";
 import { injectRequest } from "./inject.js";
+import { basePath, mockUrlPattern } from "./url-pattern.js";
+
+export { mockUrlPattern };
 import { createMock, type MockOptions } from "./mock.js";
 import type { NodeHandler } from "./front.js";
 import type { World } from "./world.js";
@@ -43,19 +46,10 @@ export interface MockHandlers {
   close(): void;
 }
 
-const PATHS = "(?:api(?:/|$)|health$|openapi\\.json$|asyncapi\\.json$|docs(?:/|$)|__mock$)";
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
-/** The URL pattern of the handlers: the mock's paths under `baseUrl` (any origin for `*`). */
-export function mockUrlPattern(baseUrl = "*"): RegExp {
-  const prefix = baseUrl === "*" ? "https?://[^/]+" : escape(baseUrl.replace(/\/+$/, ""));
-  return new RegExp(`^${prefix}/${PATHS}`);
-}
-
 /** Builds a world (as `acs-mock` would, default speed `instant`) and MSW handlers answering from it. */
 export async function createMockHandlers(options: MockHandlersOptions = {}): Promise<MockHandlers> {
   const { world, handler } = await createMock({ speed: "instant", logLevel: "silent", ...options });
-  const prefix = options.baseUrl && options.baseUrl !== "*" ? new URL(options.baseUrl).pathname.replace(/\/+$/, "") : "";
+  const prefix = basePath(options.baseUrl);
   const intercept = http.all(mockUrlPattern(options.baseUrl), async ({ request }) => {
     const url = new URL(request.url);
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : Buffer.from(await request.arrayBuffer());

@@ -33,7 +33,7 @@ import {
   type RecordedEvent,
 } from "@acs-toolkit/agent";
 import type { ConfirmationResponseRequest, ConversationCreateRequest, MessageEvent, UserMessage } from "@acs-toolkit/schema";
-import { HttpError } from "./http/errors.js";
+import { HttpError } from "./core/errors.js";
 import type { Logger } from "./log.js";
 import { NO_AGENT_DETAIL, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";

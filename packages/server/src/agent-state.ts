@@ -5,7 +5,8 @@
  */
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { ConversationStates } from "./core/state.js";
-import { sharedRequestValidators, type RequestValidators } from "./validation/request-validators.js";
+import type { RequestValidators } from "./validation/request-validators.js";
+import { sharedRequestValidators } from "./validation/precompiled-validators.js";
 import type { EventStore } from "./store/types.js";
 
 /** {@link ConversationStates} whose recorded values are checked against the spec by AJV. */

@@ -1,30 +1,32 @@
 /** The Express application: every route of the spec, wired to explicit dependencies. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import path from "node:path";
 import express, { type RequestHandler } from "express";
+import type { Health } from "@acs-toolkit/schema";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
+import { createApi } from "./api/index.js";
+import { docsFiles } from "./api/docs.js";
 import type { EventBus } from "./core/bus.js";
+import type { CursorCodec } from "./core/cursor.js";
+import type { ConversationRuntime } from "./core/runtime.js";
 import type { ServerConfig } from "./config.js";
 import { ConversationService } from "./conversations.js";
 import { createCursorCodec } from "./cursor.js";
-import { requireSessionKey } from "./http/auth.js";
 import { cors, corsHeaders } from "./http/cors.js";
+import { diskFiles } from "./http/disk-files.js";
 import { errorHandler, unknownRoute } from "./http/errors.js";
-import { failedFastRead, fastReads } from "./http/fast-reads.js";
-import { jsonBody, jsonBodyBytes } from "./http/json-body.js";
+import { fastReads, writeFastReply } from "./http/fast-reads.js";
+import { apiRouter } from "./http/node-host.js";
 import { answerOptions } from "./http/options.js";
-import { pathTemplates, rejectMalformedPathEscapes } from "./http/path-encoding.js";
+import { rejectMalformedPathEscapes } from "./http/path-encoding.js";
 import { parseQueryString } from "./http/query.js";
-import { sharedRequestValidators } from "./validation/request-validators.js";
+import { writeReply } from "./http/write-reply.js";
+import { sharedRequestValidators } from "./validation/precompiled-validators.js";
 import { createKeyCheck } from "./keys.js";
 import type { Logger } from "./log.js";
-import { controlRoutes } from "./routes/control.js";
-import { conversationRoutes } from "./routes/conversations.js";
-import { eventReads, eventRoutes } from "./routes/events.js";
-import { fileRoutes } from "./routes/files.js";
-import { metaRoutes } from "./routes/meta.js";
-import { settingsRoutes } from "./routes/settings.js";
-import type { ConversationRuntime } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
+import { readStoredSettings } from "./settings.js";
 import type { EventStore } from "./store/types.js";
 import { WorkerPool } from "./workers/pool.js";
 import { FileIoHealth } from "./file-io-health.js";
@@ -41,6 +43,8 @@ export interface AppDeps {
   cipher: SecretCipher;
   /** Secret that signs page cursors (stable across restarts so cursors survive them). */
   cursorSecret: Buffer;
+  /** The page cursors (default: signed with `cursorSecret`). */
+  cursors?: CursorCodec;
   version: string;
   /**
    * The OpenAPI document served at /openapi.json and rendered at /docs. Default: the bundled spec
@@ -90,26 +94,51 @@ function noteWrites(writeHealth: WriteHealth): RequestHandler {
   };
 }
 
+/** dist/docs/ of this package: Swagger UI's two files (also when the code runs from src/, as in its tests, after a build). */
+const docsAssets = () => path.join(path.dirname(createRequire(import.meta.url).resolve("@acs-toolkit/server/package.json")), "dist/docs");
+
+/** /health's answer: the store answers, writes work, file I/O is not held. */
+function healthCheck(store: EventStore, writeHealth: WriteHealth, fileIoHealth: FileIoHealth, version: string): () => Promise<Health> {
+  return async () => {
+    const [ok, stuck] = await Promise.all([store.ping().catch(() => false), fileIoHealth.check()]);
+    // Reads may work while writes fail (a full disk): either makes the server unavailable.
+    const failure = writeHealth.check();
+    return {
+      status: ok && !failure && !stuck ? "ok" : "unavailable",
+      store: store.kind,
+      version,
+      writes: failure ? "failing" : "ok",
+      file_io: stuck ? "stuck" : "ok",
+      ...(stuck && { detail: `file I/O does not answer since ${stuck.since}: the thread pool that runs file system calls is held (uploads, downloads and agent runs wait)` }),
+      ...(failure && { detail: `writes fail since ${failure.since}: the disk is full (${failure.cause})` }),
+      ...(!ok && { detail: "the store does not answer" }),
+    };
+  };
+}
+
 export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
   const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
-  const validators = sharedRequestValidators(openapiDocument);
   // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
   const imports = new WorkerPool("import-worker", 1, {});
   const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);
   const keyCheck = createKeyCheck(deps.keys);
-  const auth = requireSessionKey(keyCheck);
-  const readAuth: RequestHandler = config.publicRead ? (_req, _res, next) => next() : auth;
-  const json = jsonBody(config.jsonLimitBytes);
-  const cursors = createCursorCodec(deps.cursorSecret);
-  const reads = eventReads({ store, cursors });
-  // Event search and count, the hot reads, ahead of Express (same answers; see http/fast-reads.ts).
-  const fast = fastReads({
-    reads,
-    mayRead: config.publicRead ? () => true : (req) => keyCheck(req.headers["x-session-api-key"] as string | undefined),
-    cors: corsHeaders(config.corsOrigins),
-    log,
+  const api = createApi({
+    store,
+    conversations,
+    controls: deps.runtime.controls,
+    validators: sharedRequestValidators(openapiDocument),
+    cursors: deps.cursors ?? createCursorCodec(deps.cursorSecret),
+    settings: { sealer: deps.cipher, read: (text) => readStoredSettings(text, deps.cipher) },
+    files: diskFiles({ dataDir: config.dataDir, limits: config.uploadLimits, owner: deps.fileOwner }),
+    health: healthCheck(store, writeHealth, deps.fileIoHealth ?? new FileIoHealth({ dir: config.dataDir }), deps.version),
+    openapi: deps.apiDocument ?? openapiDocument,
+    asyncapi: asyncapiDocument,
+    keyAccepted: keyCheck,
+    publicRead: config.publicRead,
   });
+  // Event search and count, the hot reads, ahead of Express (same operations; see http/fast-reads.ts).
+  const fast = fastReads({ api, cors: corsHeaders(config.corsOrigins), log, writeHealth });
 
   const app = express();
   app.disable("x-powered-by");
@@ -120,16 +149,12 @@ export function createApp(deps: AppDeps): App {
   app.use(requestLog(log));
   app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));
-  const templates = pathTemplates(openapiDocument);
-  app.use(rejectMalformedPathEscapes(templates, unknownRoute));
-  app.use(answerOptions(templates, unknownRoute));
-  app.use(failedFastRead);
-  app.use(metaRoutes({ store, writeHealth, fileIoHealth: deps.fileIoHealth ?? new FileIoHealth({ dir: config.dataDir }), openapi: deps.apiDocument ?? openapiDocument, asyncapi: asyncapiDocument, version: deps.version }));
-  app.use(eventRoutes({ store, cursors, readAuth, reads }));
-  app.use(conversationRoutes({ store, conversations, validators, auth, json, jsonBytes: jsonBodyBytes(config.jsonLimitBytes), jsonLimitBytes: config.jsonLimitBytes }));
-  app.use(controlRoutes({ store, conversations, controls: deps.runtime.controls, validators, auth, json }));
-  app.use(settingsRoutes({ store, cipher: deps.cipher, validators, auth, json }));
-  app.use(fileRoutes({ store, validators, auth, dataDir: config.dataDir, limits: config.uploadLimits, owner: deps.fileOwner, log }));
+  app.use(rejectMalformedPathEscapes(api.templates, unknownRoute));
+  app.use(answerOptions(api.templates, unknownRoute));
+  app.use(writeFastReply);
+  app.use(apiRouter(api, { jsonLimitBytes: config.jsonLimitBytes, log, writeHealth }));
+  for (const [file, reply] of docsFiles(asyncapiDocument)) app.get(file, (req, res) => writeReply(res, reply(req.headers.host)));
+  app.use("/docs/assets", express.static(docsAssets(), { index: false, maxAge: "1h" }));
   app.use(unknownRoute);
   app.use(errorHandler(log, writeHealth));
   // Ahead of Express's own handling, whether the app is called (`http.createServer(app)`) or

@@ -48,7 +48,7 @@ export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationErr
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
 export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";
-export { pathEncodingProblem, pathTemplates } from "./http/path-encoding.js";
+export { pathEncodingProblem, pathTemplates } from "./api/routes.js";
 export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from "./event-loop-report.js";
 // Types that the exports above use in their signatures.
 export type { SecretCipher } from "./secrets.js";
@@ -58,7 +58,7 @@ export type { SqliteEventStore, SqliteStoreOptions, BodySearchTuning } from "./s
 export type { Location, Json } from "./validation/request-validators.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export { FileIoHealth, type FileIoHealthOptions, type FileIoStuck } from "./file-io-health.js";
-export type { PathEncodingProblem, PathTemplate } from "./http/path-encoding.js";
+export type { PathEncodingProblem, PathTemplate } from "./api/routes.js";
 export type { WorkerPool, JobMessage } from "./workers/pool.js";
 export type { PreparedEvent, RowBatch } from "./store/prepare.js";
 /** A RowBatch's rows (event batches, from the import thread): what a memory store needs to take appendBatch in Node (MemoryStoreOptions). */

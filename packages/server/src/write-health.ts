@@ -7,21 +7,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-/** The codes that mean "no space left": the file system's, and SQLite's. */
-const FULL = new Set(["ENOSPC", "EDQUOT", "SQLITE_FULL"]);
-
-/** Why a write failed for lack of space (the error's code and message), or undefined for any other error. */
-export function storageFullCause(error: unknown): string | undefined {
-  const code = typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : undefined;
-  if (code === undefined || !FULL.has(code)) return undefined;
-  const message = error instanceof Error ? error.message.replace(/^[A-Z_]+: /, "") : "";
-  return message ? `${code}: ${message}` : code;
-}
-
-/** The `detail` of a 507: what happened, that nothing was stored, and that writes resume by themselves. */
-export function storageFullDetail(cause: string): string {
-  return `Insufficient Storage: the server's disk is full (${cause}); nothing of this request was stored. Writes resume once space is freed.`;
-}
+export { storageFullCause } from "./api/errors.js";
 
 export interface WriteFailure {
   cause: string;

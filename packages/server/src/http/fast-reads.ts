@@ -1,21 +1,27 @@
 /**
- * The two hot reads, searchEvents and countEvents, answered ahead of Express (Express's
- * router, its request and response objects and the general middleware cost as much as the page
- * query). Only a request the Express route would answer 200 is answered here, with the same bytes
- * and headers; everything else goes on to Express untouched (a path with a percent-escape, a
- * trailing slash or other case, HEAD, a missing or wrong key), and an error raised here (a 422 of
- * the spec-derived validators, a 404, a store's 503) goes to Express's error handler as the route's
- * own would, behind the same middleware (request log, CORS).
+ * The two hot reads, searchEvents and countEvents, answered ahead of Express (Express's router,
+ * its request and response objects and the general middleware cost as much as the page query):
+ * the same operation (api/events.ts), called with one path match. A 200 is written here, with the
+ * headers Express's middleware would add (CORS); any other reply (a 401, 422, 404, a store's 503)
+ * is handed to Express and written behind the same middleware (request log, CORS) as a route's.
+ * A path Express would read differently (a percent-escape, a trailing slash, other case, HEAD)
+ * goes to Express untouched.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Api } from "../api/index.js";
+import type { PathTemplate } from "../api/routes.js";
+import type { ApiReply } from "../api/types.js";
+import { noBody } from "../api/index.js";
 import type { Logger } from "../log.js";
-import { sendParts, type EventReads } from "../routes/events.js";
+import type { WriteHealth } from "../write-health.js";
+import { failureReport, headersOf } from "./node-host.js";
 import { parseQueryString } from "./query.js";
+import { writeReply } from "./write-reply.js";
 
-/** The error a fast read raised, for Express's error handler (see `failedFastRead`). */
-const FAST_READ_ERROR = Symbol("acs.fastReadError");
+/** The reply a fast read gave that Express writes (see `writeFastReply`). */
+const FAST_REPLY = Symbol("acs.fastReply");
 
-type FastRequest = IncomingMessage & { [FAST_READ_ERROR]?: unknown };
+type FastRequest = IncomingMessage & { [FAST_REPLY]?: ApiReply };
 
 /** The searchEvents and countEvents paths, as sent (no escape, no trailing slash, no `#`). */
 const READ_PATH = /^\/api\/conversations\/([^/?#%]+)\/events\/(search|count)(?:\?|$)/;
@@ -23,51 +29,46 @@ const READ_PATH = /^\/api\/conversations\/([^/?#%]+)\/events\/(search|count)(?:\
 const UNUSUAL = /[\t\n\f\r #\u00a0\ufeff]/;
 
 interface FastReadsDeps {
-  reads: EventReads;
-  /** Whether a request may read events (its X-Session-API-Key, or --public-read). */
-  mayRead: (req: IncomingMessage) => boolean;
+  api: Api;
   /** Sets the CORS headers of an allowed origin (http/cors.ts). */
   cors: (req: IncomingMessage, res: ServerResponse) => boolean;
   log: Logger;
+  writeHealth?: WriteHealth;
 }
 
 /**
  * A handler ahead of Express: answers the request and returns true, or returns false at once
- * (untouched: Express answers), or answers later through `express` with the error it met.
+ * (untouched: Express answers), or hands Express the reply to write through `express`.
  */
-export function fastReads({ reads, mayRead, cors, log }: FastReadsDeps): (req: IncomingMessage, res: ServerResponse, express: () => void) => boolean {
+export function fastReads({ api, cors, log, writeHealth }: FastReadsDeps): (req: IncomingMessage, res: ServerResponse, express: () => void) => boolean {
+  const find = (operationId: string) => api.templates.find((t) => t.operationId === operationId)!;
+  const templates: Record<string, PathTemplate> = { search: find("searchEvents"), count: find("countEvents") };
   return (req, res, express) => {
     if (req.method !== "GET") return false;
     const url = req.url ?? "";
     const match = READ_PATH.exec(url);
-    if (!match || UNUSUAL.test(url) || !mayRead(req)) return false;
+    if (!match || UNUSUAL.test(url)) return false;
     // Below info, no clock is read.
     const start = log.isLevelEnabled("info") ? process.hrtime.bigint() : undefined;
     const at = url.indexOf("?");
-    const params = { conversation_id: match[1]! };
-    const answer = (async () => {
-      const query = parseQueryString(at === -1 ? null : url.slice(at + 1));
-      const parts = match[2] === "search" ? await reads.search(params, query) : [Buffer.from(JSON.stringify(await reads.count(params, query)))];
+    const request = { params: { conversation_id: match[1]! }, query: parseQueryString(at === -1 ? null : url.slice(at + 1)), headers: headersOf(req), body: noBody };
+    void api.call(templates[match[2]!]!, request, failureReport(log, writeHealth, req)).then((reply) => {
+      if (reply.status !== 200) {
+        (req as FastRequest)[FAST_REPLY] = reply;
+        return express();
+      }
       cors(req, res);
-      sendParts(res, parts);
-    })();
-    answer.then(
-      () => {
-        if (start !== undefined) log.info({ method: "GET", path: at === -1 ? url : url.slice(0, at), status: 200, ms: Number(process.hrtime.bigint() - start) / 1e6 }, "request");
-      },
-      (error: unknown) => {
-        (req as FastRequest)[FAST_READ_ERROR] = error;
-        express();
-      },
-    );
+      writeReply(res, reply);
+      if (start !== undefined) log.info({ method: "GET", path: at === -1 ? url : url.slice(0, at), status: 200, ms: Number(process.hrtime.bigint() - start) / 1e6 }, "request");
+    });
     return true;
   };
 }
 
-/** Express middleware: passes on the error a fast read met (to the error handler), else nothing. */
-export function failedFastRead(req: IncomingMessage, _res: unknown, next: (error?: unknown) => void): void {
-  const error = (req as FastRequest)[FAST_READ_ERROR];
-  if (error === undefined) return next();
-  delete (req as FastRequest)[FAST_READ_ERROR];
-  next(error);
+/** Express middleware: writes the reply a fast read handed over, else nothing. */
+export function writeFastReply(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const reply = (req as FastRequest)[FAST_REPLY];
+  if (reply === undefined) return next();
+  delete (req as FastRequest)[FAST_REPLY];
+  writeReply(res, reply);
 }

@@ -9,13 +9,9 @@ import type { Readable, Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import express, { type Request, type RequestHandler } from "express";
 import { RequestValidationError } from "../core/errors.js";
-import { parseJsonBody } from "../json/body.js";
-import { HttpError } from "./errors.js";
+import { JSON_MEDIA_TYPES } from "../api/body.js";
+import { HttpError } from "../core/errors.js";
 
-/** Media types read as JSON (`application/json`, and `+json` types such as `application/merge-patch+json`). */
-export const JSON_MEDIA_TYPES = ["application/json", "application/*+json"];
-/** Media types read as JSON Lines (one JSON value per line): the body of an event batch. */
-export const JSONL_MEDIA_TYPES = ["application/x-ndjson", "application/jsonl"];
 
 interface BodyReadError extends Error {
   type?: string;
@@ -49,7 +45,7 @@ function readError(error: BodyReadError, encoding: string): Error | undefined {
  * another media type) leaves `req.body` undefined.
  */
 export function jsonBodyBytes(limitBytes: number): RequestHandler {
-  const raw = express.raw({ type: JSON_MEDIA_TYPES, limit: limitBytes });
+  const raw = express.raw({ type: [...JSON_MEDIA_TYPES], limit: limitBytes });
   return (req, res, next) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset) && /json/i.test(req.headers["content-type"] ?? "")) {
@@ -64,31 +60,15 @@ export function jsonBodyBytes(limitBytes: number): RequestHandler {
   };
 }
 
-/** Reads and parses a JSON body into `req.body` (undefined when there is none). */
-export function jsonBody(limitBytes: number): RequestHandler {
-  const read = jsonBodyBytes(limitBytes);
-  return (req, res, next) =>
-    read(req, res, (error?: unknown) => {
-      if (error !== undefined) return next(error);
-      try {
-        // An empty body is no body (FastAPI: "Field required"), not a syntax error at position 0.
-        if (Buffer.isBuffer(req.body)) req.body = req.body.length === 0 ? undefined : parseJsonBody(req.body);
-      } catch (parseError) {
-        return next(parseError); // this runs in the body reader's callback: a throw would escape Express
-      }
-      next();
-    });
-}
-
 /**
  * The bytes of a JSON body as they arrive, decompressed per Content-Encoding: for a body too large
  * to gather on the request thread (a large replay goes, chunk by chunk, to the import thread).
  * Yields nothing when the request has no body of `mediaTypes` (JSON by default). Throws as jsonBodyBytes answers: 413 past
  * `limitBytes`, 422 for a body that is not what its Content-Encoding says.
  */
-export async function* jsonBodyChunks(req: Request, limitBytes: number, mediaTypes: string[] = JSON_MEDIA_TYPES): AsyncGenerator<Buffer> {
+export async function* jsonBodyChunks(req: Request, limitBytes: number, mediaTypes: readonly string[] = JSON_MEDIA_TYPES): AsyncGenerator<Buffer> {
   const contentType = req.headers["content-type"] ?? "";
-  if (!req.is(mediaTypes)) {
+  if (!req.is([...mediaTypes])) {
     req.resume();
     return;
   }

@@ -4,7 +4,7 @@
  * text/plain list of methods: the interface's answers are JSON or empty.)
  */
 import type { RequestHandler } from "express";
-import type { PathTemplate } from "./path-encoding.js";
+import type { PathTemplate } from "../api/routes.js";
 
 export function answerOptions(templates: readonly PathTemplate[], unknownRoute: RequestHandler): RequestHandler {
   return (req, res, next) => {

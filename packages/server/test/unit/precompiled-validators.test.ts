@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { loadPrecompiledValidators, RequestValidationError, RequestValidators, type Json } from "../../src/validation/request-validators.js";
+import { RequestValidationError, RequestValidators, type Json } from "../../src/validation/request-validators.js";
+import { loadPrecompiledValidators } from "../../src/validation/precompiled-validators.js";
 
 const document = openapiDocument as Json;
 const file = new URL("../../dist/request-validators.cjs", import.meta.url);

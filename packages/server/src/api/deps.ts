@@ -1,0 +1,73 @@
+/** What the operations are given: every dependency explicit, none reached through a global. */
+import type { ConversationCreateRequest, ConversationInfo, Health, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import type { CursorCodec } from "../core/cursor.js";
+import type { RuntimeContext, RuntimeControls } from "../core/runtime.js";
+import type { SettingsSealer, StoredSettings } from "../core/settings.js";
+import type { AppendedBatch, ConversationRecord, EventStore } from "../store/types.js";
+import type { RequestChecks } from "../validation/request-checks.js";
+import type { ApiBody } from "./types.js";
+
+/** The conversation service as the operations use it (the core's `ConversationCore`, or the server's `ConversationService`). */
+export interface ConversationPort {
+  create(request: ConversationCreateRequest): Promise<ConversationRecord>;
+  /** Creates from the JSON bytes of a body as they arrive, off the calling thread; absent: bodies are read whole. */
+  createFromJson?(body: AsyncIterable<Uint8Array>): Promise<ConversationRecord>;
+  info(record: ConversationRecord): Promise<ConversationInfo>;
+  deliverMessage(conversationId: string, message: UserMessage, options: { run: boolean }): Promise<MessageEvent>;
+  /** Appends a JSONL batch of events, all or none; absent: appendEventBatch answers 501. */
+  appendBatch?(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch>;
+  contextFor(conversationId: string): RuntimeContext;
+}
+
+/** How the settings document is kept: secrets sealed by `sealer`, stored text read back by `read`. */
+export interface SettingsStorage {
+  sealer: SettingsSealer;
+  /** A stored document's settings, and whether it was of an older version (then written back at once). */
+  read(text: string): { settings: StoredSettings; upgraded: boolean };
+}
+
+/** A stored file opened for a download. */
+export interface OpenedFile {
+  size: number;
+  /** Exactly `size` bytes (a file may grow while it is read). */
+  chunks(): AsyncIterable<Uint8Array>;
+  /** Closes the file unread. */
+  cancel(): void;
+}
+
+/** What an upload stored and skipped (UploadResponse without the URLs). */
+export interface ReceivedFiles {
+  /** Whether the form had a `files` field at all. */
+  sawField: boolean;
+  stored: Array<{ name: string }>;
+  skipped: Array<{ name: string; reason: string; detail?: string | null }>;
+}
+
+/** A conversation's files (the workspace the agent sees). */
+export interface ConversationFiles {
+  /** Stores the files of a `multipart/form-data` body. @throws RequestValidationError for a body that is no such form */
+  receive(conversationId: string, body: ApiBody, headers: Record<string, string | undefined>): Promise<ReceivedFiles>;
+  /** The file named `name`, or undefined when there is none. */
+  open(conversationId: string, name: string): Promise<OpenedFile | undefined>;
+}
+
+export interface ApiDeps {
+  store: EventStore;
+  conversations: ConversationPort;
+  /** The runtime's controls; undefined for the recording runtime (run and the policies answer 400). */
+  controls: RuntimeControls | undefined;
+  validators: RequestChecks;
+  cursors: CursorCodec;
+  settings: SettingsStorage;
+  /** A conversation's files; absent: uploadFiles and downloadFile answer 501. */
+  files?: ConversationFiles;
+  /** /health's answer. */
+  health(): Promise<Health>;
+  /** The OpenAPI document served at /openapi.json (requests are routed and validated by the bundled spec whatever this is). */
+  openapi: Record<string, unknown>;
+  asyncapi: Record<string, unknown>;
+  /** Whether X-Session-API-Key is an accepted key. */
+  keyAccepted(presented: string | undefined): boolean;
+  /** Event search and count without a key (`--public-read`). */
+  publicRead: boolean;
+}

@@ -1,0 +1,31 @@
+/** A conversation's files on disk (`<data dir>/uploads/<id>/`): uploads streamed in, downloads read out. */
+import { createReadStream } from "node:fs";
+import path from "node:path";
+import type { ConversationFiles } from "../api/deps.js";
+import { RequestValidationError } from "../validation/request-validators.js";
+import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
+import { NodeRequestBody } from "./node-body.js";
+
+export function diskFiles({ dataDir, limits, owner }: { dataDir: string; limits: UploadLimits; owner?: { uid: number; gid: number } }): ConversationFiles {
+  const folders = new UploadFolders();
+  const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
+  return {
+    async receive(conversationId, body) {
+      if (!(body instanceof NodeRequestBody)) throw new Error("diskFiles: uploads are read from a Node request");
+      try {
+        return await receiveUploads(body.request, { dir: conversationDir(conversationId), limits, folders, owner });
+      } catch (error) {
+        if (error instanceof UploadRequestError) throw new RequestValidationError([{ loc: ["body"], msg: error.detail, type: "value_error" }]);
+        throw error;
+      }
+    },
+    async open(conversationId, name) {
+      const file = await openStoredFile(conversationDir(conversationId), name);
+      if (!file) return undefined;
+      // The open file is read, whatever happens to its name; exactly the bytes announced (an
+      // agent's file may grow while it is read); the stream closes the handle either way.
+      const stream = createReadStream("", { fd: file.handle, start: 0, end: Math.max(0, file.size - 1) });
+      return { size: file.size, chunks: () => stream, cancel: () => void stream.destroy() };
+    },
+  };
+}
