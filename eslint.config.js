@@ -16,9 +16,9 @@ export default tseslint.config(
   {
     // Layering of the server: stores, their threads, validation, JSON decoding and the core are
     // transport-free, so that every host (HTTP, the mock, a test) uses them as they are.
-    files: ["packages/server/src/{store,workers,validation,json,core}/**/*.ts"],
+    files: ["packages/server/src/{store,workers,threads,validation,json,core}/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ regex: "(^|/)(http|api)/", message: "store/, workers/, validation/, json/ and core/ must not depend on the API or its HTTP host (api/, http/)." }] }],
+      "no-restricted-imports": ["error", { patterns: [{ regex: "(^|/)(http|api)/", message: "store/, workers/, threads/, validation/, json/ and core/ must not depend on the API or its HTTP host (api/, http/)." }] }],
     },
   },
   {

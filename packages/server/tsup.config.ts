@@ -22,7 +22,7 @@ export default defineConfig({
   // threads' entries (files of their own, next to the bundle: workers/pool.ts), sharing chunks.
   // dist/index.cjs, dist/store.cjs and dist/core.cjs (the CommonJS entries) are written after the
   // build by tools/src/build/cjs-entries.ts.
-  entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts", cli: "src/cli.ts", "read-worker": "src/workers/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/workers/import-writer.ts" },
+  entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts", cli: "src/cli.ts", "read-worker": "src/store/sqlite/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/store/sqlite/import-writer.ts" },
   format: ["esm"],
   dts: { entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts" } },
   clean: true,

@@ -28,7 +28,8 @@ import type { Logger } from "./log.js";
 import type { SecretCipher } from "./secrets.js";
 import { readStoredSettings } from "./settings.js";
 import type { EventStore } from "./store/types.js";
-import { WorkerPool } from "./workers/pool.js";
+import { WorkerPool } from "./threads/pool.js";
+import { IMPORT_WORKER } from "./workers/entries.js";
 import { FileIoHealth } from "./file-io-health.js";
 import { WriteHealth } from "./write-health.js";
 
@@ -120,7 +121,7 @@ export function createApp(deps: AppDeps): App {
   const { config, store, log } = deps;
   const writeHealth = deps.writeHealth ?? new WriteHealth(config.dataDir);
   // One import thread: large replays are parsed and validated there (workers/import-worker.ts).
-  const imports = new WorkerPool("import-worker", 1, {});
+  const imports = new WorkerPool(IMPORT_WORKER, 1, {});
   const conversations = new ConversationService(store, deps.bus, deps.runtime, imports);
   const keyCheck = createKeyCheck(deps.keys);
   const api = createApi({

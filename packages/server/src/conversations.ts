@@ -17,7 +17,7 @@ import { RecordedStates } from "./agent-state.js";
 import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
 import type { PreparedEvent, RowBatch } from "./store/prepare.js";
 import type { AppendedBatch, BatchStream } from "./store/types.js";
-import { WorkerJobError, type WorkerPool } from "./workers/pool.js";
+import { WorkerJobError, type WorkerPool } from "./threads/pool.js";
 
 
 /** Events read back per page to publish a batch to live subscribers. */

@@ -59,7 +59,7 @@ export type { Location, Json } from "./validation/request-validators.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export { FileIoHealth, type FileIoHealthOptions, type FileIoStuck } from "./file-io-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./api/routes.js";
-export type { WorkerPool, JobMessage } from "./workers/pool.js";
+export type { WorkerPool, JobMessage } from "./threads/pool.js";
 export type { PreparedEvent, RowBatch } from "./store/prepare.js";
 /** A RowBatch's rows (event batches, from the import thread): what a memory store needs to take appendBatch in Node (MemoryStoreOptions). */
 export { decodeRows } from "./store/row-batch.js";

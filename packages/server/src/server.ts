@@ -27,7 +27,7 @@ import type { EventStore } from "./store/types.js";
 /** The package's version (what /health and `acs-server --version` report). */
 export const VERSION: string = packageJson.version;
 
-/** Reader threads of the store (workers/read-worker.ts). */
+/** Reader threads of the store (store/sqlite/read-worker.ts). */
 const READ_THREADS = 2;
 
 export interface StartOptions {

@@ -14,7 +14,7 @@ import { RequestValidationError, RequestValidators } from "../validation/request
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
 import { EventBatchParser } from "./event-batch.js";
 import { transferableChunks } from "../store/row-batch.js";
-import { serveJobs } from "./pool.js";
+import { serveJobs } from "../threads/pool.js";
 
 /**
  * Rows per chunk, and bytes of event JSON per chunk. The request thread deserializes each chunk it

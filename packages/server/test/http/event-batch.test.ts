@@ -14,7 +14,7 @@ import { seededRandom } from "@acs-toolkit/schema/examples";
 import { expectedSearchIds, randomTrajectory } from "@acs-toolkit/test-kit/trajectory";
 import { connectLive, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { WorkerPool } from "../../src/workers/pool.js";
+import { WorkerPool } from "../../src/threads/pool.js";
 import { expect422, expectConforms, KEY, startTestServer, type TestServer } from "../support/harness.js";
 import { createScratchDatabase, type ScratchDatabase } from "../support/postgres.js";
 import { spawnServer, type ServerProcess } from "../support/process.js";

@@ -71,7 +71,7 @@ describe("a body filter of 1,000 repeated characters over 1,500 messages of 1,90
 describe("a large replay", () => {
   // 12,000 events, 7.6 MB: parsed off the request thread and stored in about 50 chunks of rows
   // (at most 250 rows each), so /health gets its turns in between. Sized for a busy machine: the import
-  // threads run at nice 10 (workers/pool.ts), and under a parallel test run a 35 MB replay starved
+  // threads run at nice 10 (threads/pool.ts), and under a parallel test run a 35 MB replay starved
   // past the test's minute; the size is not what this asserts, the interleaving is.
   it("is parsed and stored while /health answers, and the conversation appears whole, never in part", { timeout: 180_000 }, async () => {
     const template = exampleEvents();

@@ -8,7 +8,8 @@
 import { MessageChannel } from "node:worker_threads";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { afterEach, describe, expect, it } from "vitest";
-import { WorkerPool } from "../../src/workers/pool.js";
+import { WorkerPool } from "../../src/threads/pool.js";
+import { IMPORT_WORKER } from "../../src/workers/entries.js";
 
 let pool: WorkerPool | undefined;
 afterEach(async () => {
@@ -25,7 +26,7 @@ function replayBody(copies: number): Buffer {
 
 describe("the import thread", () => {
   it("posts at most 8 chunks of rows ahead of the writes, one more per chunk written, and all of them in the end", async () => {
-    pool = new WorkerPool("import-worker", 1, {});
+    pool = new WorkerPool(IMPORT_WORKER, 1, {});
     const { port1, port2 } = new MessageChannel();
     const chunks: number[] = [];
     // Credits sent back, and how far ahead of them the chunks received ever were: the thread posts
@@ -60,7 +61,7 @@ describe("the import thread", () => {
   });
 
   it("gives up, and frees its thread, when the request thread closes the port while it waits", async () => {
-    pool = new WorkerPool("import-worker", 1, {});
+    pool = new WorkerPool(IMPORT_WORKER, 1, {});
     const { port1, port2 } = new MessageChannel();
     let chunks = 0;
     const done = pool.run({ body: port2 }, (message) => void (message.rows && chunks++), [port2]);
@@ -79,7 +80,7 @@ describe("the import thread", () => {
   });
 
   it("reads a replay's events as it writes them, not all before: a bad last event is found once the rows before it are written", async () => {
-    pool = new WorkerPool("import-worker", 1, {});
+    pool = new WorkerPool(IMPORT_WORKER, 1, {});
     const { port1, port2 } = new MessageChannel();
     let chunks = 0;
     let rows = 0;

@@ -41,7 +41,7 @@
  * A page therefore costs at most ~FTS_CANDIDATES candidates or SCAN_BUDGET walked messages (at 1M
  * events, tens of milliseconds at worst; a fraction of a millisecond to a few ms in the common
  * cases). `count` with a body is exact, O(its candidates): the server runs it off the request
- * thread (workers/read-worker.ts).
+ * thread (read-worker.ts).
  * `instr` on pre-lower-cased text is used rather than LIKE: it is an exact substring test with no
  * wildcard escaping, and SQLite's LIKE folds ASCII only.
  */

@@ -270,7 +270,7 @@ export class SqliteDatabase {
   }
 
   /**
-   * The import writer's side of importRows (workers/import-writer.ts): rows of the staged
+   * The import writer's side of importRows (import-writer.ts): rows of the staged
    * conversation `pk` from `firstSeq`, one transaction; the bytes of event JSON written.
    */
   insertStagedRows(pk: number, firstSeq: number, rows: readonly PreparedEvent[]): number {

@@ -2,7 +2,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { privateFileSync, privateIfExistsSync } from "../../private-files.js";
-import { WorkerPool } from "../../workers/pool.js";
+import { WorkerPool } from "../../threads/pool.js";
 import { assertSchemaSupported, migrate } from "../migrations.js";
 import type { BodySearchTuning } from "./body-search.js";
 import { BackgroundCheckpointer, WAL_AUTOCHECKPOINT_BYTES, WAL_BACKSTOP_BYTES } from "./checkpointer.js";
@@ -60,14 +60,14 @@ export interface SqliteStoreOptions {
    */
   sortedJsonPages?: boolean;
   /**
-   * Reader threads (workers/read-worker.ts, each with its own read-only connection) that run
+   * Reader threads (read-worker.ts, each with its own read-only connection) that run
    * body and time-range `count`s and body-filtered `searchJson`s, so that they never hold the calling thread;
    * 0 runs them in place. File stores only (an in-memory database has one connection). Default 0.
    */
   readThreads?: number;
   /**
    * Write the rows of staged imports (importRows, discardImport) on a thread of their own
-   * (workers/import-writer.ts, with its own connection), so that a large replay's commits never
+   * (import-writer.ts, with its own connection), so that a large replay's commits never
    * hold the calling thread; other writes wait their turn behind one in flight. File stores only.
    * Default false.
    */
@@ -110,10 +110,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
     }
     const inFile = db.memory ? undefined : new BackgroundCheckpointer(path.resolve(db.name), () => db.open && autocheckpoint(WAL_AUTOCHECKPOINT_BYTES));
     const threads = db.memory ? 0 : Math.max(0, Math.floor(options.readThreads ?? 0));
-    const reads = threads > 0 ? new WorkerPool("read-worker", threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
+    const reads = threads > 0 ? new WorkerPool({ name: "read-worker", source: new URL("./read-worker.ts", import.meta.url) }, threads, { file: path.resolve(db.name), bodySearch: options.bodySearch }) : undefined;
     const database = new SqliteDatabase(db, options.bodySearch, inFile, options.sortedJsonPages);
     database.removeStagedImports();
-    const importWriter = !db.memory && options.importThread ? new WorkerPool("import-writer", 1, { file: path.resolve(db.name) }) : undefined;
+    const importWriter = !db.memory && options.importThread ? new WorkerPool({ name: "import-writer", source: new URL("./import-writer.ts", import.meta.url) }, 1, { file: path.resolve(db.name) }) : undefined;
     return new SqliteStore(database, reads, importWriter);
   } catch (err) {
     db.close();
@@ -123,7 +123,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteEventStore {
 
 /**
  * A second read-write connection to an existing, current store (the import writer's:
- * workers/import-writer.ts), synchronous. It writes what the store's own connection does (same
+ * import-writer.ts), synchronous. It writes what the store's own connection does (same
  * pragmas) but runs no migration and no checkpointer: the store's connection owns those.
  */
 export function openSqliteImportWriter(options: Pick<SqliteStoreOptions, "file" | "busyTimeoutMs">): SqliteDatabase {

@@ -20,7 +20,7 @@ import {
   type SearchQuery,
   type StoredEvent,
 } from "../types.js";
-import type { WorkerPool } from "../../workers/pool.js";
+import type { WorkerPool } from "../../threads/pool.js";
 import { SqliteDatabase } from "./database.js";
 import { EMPTY_PAGE, checkedPaging } from "./paging.js";
 
@@ -51,8 +51,8 @@ export class SqliteStore implements SqliteEventStore {
   private lastWrite: Promise<unknown> = Promise.resolve();
 
   /**
-   * @param reads reader threads (workers/read-worker.ts)
-   * @param importWriter the import writer thread (workers/import-writer.ts): staged imports' rows
+   * @param reads reader threads (read-worker.ts)
+   * @param importWriter the import writer thread (import-writer.ts): staged imports' rows
    *   are written there, on a connection of its own
    */
   constructor(

@@ -51,13 +51,21 @@ interface Thread {
   job?: { id: number } & Job;
 }
 
-/** The worker entry `name` (read-worker, import-worker), built or from sources. */
-function spawn(name: string, workerData: unknown): Worker {
+/**
+ * A worker thread's entry: built, `<name>.js` next to the bundle (tsup.config.ts names it); from
+ * the sources (the tests), `source`, run through tsx.
+ */
+export interface WorkerEntry {
+  name: string;
+  source: URL;
+}
+
+function spawn({ name, source }: WorkerEntry, workerData: unknown): Worker {
   const here = import.meta.url;
   if (!here.endsWith(".ts")) return new Worker(new URL(`./${name}.js`, here), { workerData });
   const tsx = createRequire(here).resolve("tsx/package.json");
   const api = pathToFileURL(path.join(path.dirname(tsx), "dist/esm/api/index.mjs")).href;
-  const entry = new URL(`./${name}.ts`, here).href;
+  const entry = source.href;
   const code = `import { register } from ${JSON.stringify(api)}; register(); await import(${JSON.stringify(entry)});`;
   return new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), { workerData });
 }
@@ -69,12 +77,12 @@ export class WorkerPool {
   private closed = false;
 
   /**
-   * @param name the worker entry
+   * @param entry the worker's entry
    * @param size threads at most
    * @param workerData handed to every thread
    */
   constructor(
-    private readonly name: string,
+    private readonly entry: WorkerEntry,
     private readonly size: number,
     private readonly workerData: unknown,
   ) {}
@@ -85,7 +93,7 @@ export class WorkerPool {
    * reports an error (WorkerJobError) or its thread dies.
    */
   run(payload: Record<string, unknown>, onMessage: (message: JobMessage) => void, transfer: Transferable[] = []): Promise<void> {
-    if (this.closed) return Promise.reject(new Error(`the ${this.name} pool is closed`));
+    if (this.closed) return Promise.reject(new Error(`the ${this.entry.name} pool is closed`));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ payload, transfer, onMessage, resolve, reject });
       this.dispatch();
@@ -105,7 +113,7 @@ export class WorkerPool {
   }
 
   private start(): Thread {
-    const thread: Thread = { worker: spawn(this.name, this.workerData) };
+    const thread: Thread = { worker: spawn(this.entry, this.workerData) };
     thread.worker.unref();
     thread.worker.on("message", (message: JobMessage) => {
       const job = thread.job;
@@ -136,7 +144,7 @@ export class WorkerPool {
       this.dispatch();
     };
     thread.worker.on("error", die);
-    thread.worker.on("exit", (code) => die(new Error(`the ${this.name} thread exited (code ${code})`)));
+    thread.worker.on("exit", (code) => die(new Error(`the ${this.entry.name} thread exited (code ${code})`)));
     this.threads.push(thread);
     return thread;
   }
@@ -150,9 +158,9 @@ export class WorkerPool {
   /** Ends every thread; jobs still queued or running are rejected. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error(`the ${this.name} pool is closed`));
+    for (const job of this.queue.splice(0)) job.reject(new Error(`the ${this.entry.name} pool is closed`));
     const threads = this.threads.splice(0);
-    for (const thread of threads) thread.job?.reject(new Error(`the ${this.name} pool is closed`));
+    for (const thread of threads) thread.job?.reject(new Error(`the ${this.entry.name} pool is closed`));
     await Promise.all(threads.map((thread) => thread.worker.terminate()));
   }
 }

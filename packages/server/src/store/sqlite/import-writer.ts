@@ -7,12 +7,12 @@
  * one of these runs, so neither connection ever waits in SQLite's busy handler for the other.
  */
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import type { RowsInTransaction } from "../store/sqlite/database.js";
-import { openSqliteImportWriter } from "../store/sqlite/open.js";
-import type { PreparedEvent, RowBatch } from "../store/prepare.js";
-import { decodeRows } from "../store/row-batch.js";
-import { ConversationNotFoundError, DuplicateEventIdError } from "../store/types.js";
-import { serveJobs } from "./pool.js";
+import type { RowsInTransaction } from "./database.js";
+import { openSqliteImportWriter } from "./open.js";
+import type { PreparedEvent, RowBatch } from "../prepare.js";
+import { decodeRows } from "../row-batch.js";
+import { ConversationNotFoundError, DuplicateEventIdError } from "../types.js";
+import { serveJobs } from "../../threads/pool.js";
 
 const { file } = workerData as { file: string };
 const database = openSqliteImportWriter({ file });

@@ -4,9 +4,9 @@
  * `searchJson`, whose cost grows with the matches rather than the page (see read-pool.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openSqliteReader, type SqliteStoreOptions } from "../store/sqlite/index.js";
-import type { SearchFilters, SearchQuery } from "../store/types.js";
-import { serveJobs } from "./pool.js";
+import { openSqliteReader, type SqliteStoreOptions } from "./index.js";
+import type { SearchFilters, SearchQuery } from "../types.js";
+import { serveJobs } from "../../threads/pool.js";
 
 const options = workerData as Pick<SqliteStoreOptions, "file" | "bodySearch">;
 const store = openSqliteReader({ file: options.file, bodySearch: options.bodySearch });
