@@ -19,6 +19,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { IncomingMessage, STATUS_CODES, type ServerResponse } from "node:http";
+import type { ApiReply } from "@acs-toolkit/server/api";
 import { BASE_CONFIG, createValidatingPrism, loadOperations, mockingPrism, responseViolations, type Checked, type IHttpConfig, type IHttpRequest, type IPrismDiagnostic } from "./prism.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { pathEncodingProblem, pathTemplates } from "@acs-toolkit/server";
@@ -28,6 +29,25 @@ import { describeWorld } from "./describe-world.js";
 
 /** A Node request handler with the mock's extras. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A request as the front reads it, from any transport (a Node request, a fetch Request). */
+export interface FrontRequest {
+  method: string;
+  /** Path and query, e.g. `/api/conversations/…/events/search?limit=5`. */
+  url: string;
+  /** By lower-case name. */
+  headers: Record<string, string | undefined>;
+  /** The request line and headers exactly as received: the key of Prism's first check, when short enough. */
+  cacheKey?: string;
+  /** Reads the body up to `limit` bytes; past it stops reading and says so (the rest stays unread). */
+  readBody(limit: number): Promise<{ chunks: Uint8Array[]; overLimit: boolean }>;
+}
+
+/** The front's verdict: an answer of its own (Prism's 401, 422, mocked data), or the world answers. */
+export type FrontAnswer = { reply: ApiReply } | { pass: true };
+
+/** Prism in front of a world, without a transport. */
+export type Front = (request: FrontRequest) => Promise<FrontAnswer>;
 
 export interface FrontOptions {
   /** Added to every response before it is handled, ms (`--latency`). Default 0. */
@@ -81,8 +101,8 @@ function firstCheckKey(req: IncomingMessage): string | undefined {
   return key.length <= FIRST_CHECK_KEY_CHARS ? key : undefined;
 }
 
-/** Builds the front of a world: a Node handler to mount on an HTTP server (or inject into). */
-export async function createFront(world: World, options: FrontOptions = {}): Promise<NodeHandler> {
+/** Builds the front of a world: Prism's checks and mocker, deciding per request whether the world answers. */
+export async function createPrismFront(world: World, options: FrontOptions = {}): Promise<Front> {
   const operations = await loadOperations();
   const validating = createValidatingPrism();
   // Prism routes a request by trying every operation's URI template. Handing it only the operations
@@ -119,35 +139,37 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
   const jsonLimit = options.jsonLimitBytes ?? 64 * 1024 * 1024;
   const log = world.log;
 
+  const encoder = new TextEncoder();
   /** An answer the front gives itself, in the interface's shape, with the world's CORS headers. */
-  const send = (req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, started = performance.now()) => {
+  const send = (req: FrontRequest, status: number, body: unknown, headers: Record<string, string> = {}, started = performance.now()): FrontAnswer => {
     const origin = req.headers.origin;
+    const cors: Record<string, string> = {};
     if (origin && (corsOrigins.includes("*") || corsOrigins.includes(origin))) {
-      res.setHeader("Access-Control-Allow-Origin", corsOrigins.includes("*") ? "*" : origin);
-      if (!corsOrigins.includes("*")) res.setHeader("Vary", "Origin");
-      res.setHeader("Access-Control-Expose-Headers", "Content-Length, Content-Disposition");
+      cors["Access-Control-Allow-Origin"] = corsOrigins.includes("*") ? "*" : origin;
+      if (!corsOrigins.includes("*")) cors.Vary = "Origin";
+      cors["Access-Control-Expose-Headers"] = "Content-Length, Content-Disposition";
     }
     const text = typeof body === "string" ? body : JSON.stringify(body);
-    res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(Buffer.byteLength(text)), ...headers });
-    res.end(text);
-    log.info({ method: req.method, path: req.url?.split("?")[0], status, ms: performance.now() - started, by: "prism" }, "request");
+    log.info({ method: req.method, path: req.url.split("?")[0], status, ms: performance.now() - started, by: "prism" }, "request");
+    return { reply: { status, headers: { ...cors, "Content-Type": "application/json; charset=utf-8", ...headers }, body: [encoder.encode(text)] } };
   };
+  const pass: FrontAnswer = { pass: true };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+  return async (req) => {
     const started = performance.now();
-    const url = new URL(req.url ?? "/", "http://mock");
+    const url = new URL(req.url, "http://mock");
     const prefer = parsePrefer(req.headers.prefer);
 
     const latency = prefer.latency !== undefined ? parseDuration(prefer.latency) : options.latencyMs;
     if (prefer.latency !== undefined && latency === undefined) {
-      return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: `latency must be a duration such as 200ms or 2s, got "${prefer.latency}"`, type: "value_error" }] });
+      return send(req, 422, { detail: [{ loc: ["header", "Prefer"], msg: `latency must be a duration such as 200ms or 2s, got "${prefer.latency}"`, type: "value_error" }] });
     }
     if (latency) await new Promise((resolve) => setTimeout(resolve, Math.min(latency, 60_000)));
 
-    const method = (req.method ?? "GET").toLowerCase();
-    if (url.pathname === "/__mock" && method === "get") return send(req, res, 200, describeWorld(world), {}, started);
+    const method = req.method.toLowerCase();
+    if (url.pathname === "/__mock" && method === "get") return send(req, 200, describeWorld(world), {}, started);
     // A malformed percent-escape (Prism would fail on it): the server's answer, 422 naming the parameter.
-    if (pathEncodingProblem(templates, method, url.pathname)) return void world.app(req, res);
+    if (pathEncodingProblem(templates, method, url.pathname)) return pass;
     let built: IHttpRequest | undefined;
     const inputOf = (): IHttpRequest => {
       if (built) return built;
@@ -157,20 +179,20 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
         query[name] = values.length === 1 ? values[0]! : values;
       }
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+      for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = value;
       return (built = { method: method as IHttpRequest["method"], url: { path: url.pathname, query }, headers });
     };
 
     // Route, check the key and validate what has arrived so far (everything but a JSON body): Prism's
     // answer for this request line and these headers, or the one it gave before for the same.
     const candidates = candidatesFor(method, url.pathname);
-    const key = firstCheckKey(req);
+    const key = req.cacheKey;
     let first = key === undefined ? undefined : firstChecks.get(key);
     if (!first) {
       first = await validating.request(inputOf(), candidates)();
       if (key !== undefined) remember(key, first);
     }
-    if (first._tag === "Left") return void world.app(req, res); // not in the spec: the world's 404, the docs' assets
+    if (first._tag === "Left") return pass; // not in the spec: the world's 404, the docs' assets
     const { resource, validations: found } = first.right.output.body as Checked;
 
     // The key: Prism checks that it is there; its value is compared as the server does.
@@ -179,7 +201,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     const needsKey = alternatives.some((alternative) => alternative.length > 0) && (!optional || !world.publicRead);
     const presented = req.headers["x-session-api-key"];
     if (found.some(isSecurityDiagnostic) || (needsKey && !keyIsAccepted(typeof presented === "string" ? presented : ""))) {
-      return send(req, res, 401, { detail: "Unauthorized" }, {}, started);
+      return send(req, 401, { detail: "Unauthorized" }, {}, started);
     }
 
     let validations = found.filter((d) => !isSecurityDiagnostic(d) && d.severity === 0);
@@ -187,8 +209,8 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     const contents = resource.request?.body?.contents ?? [];
     const jsonOperation = contents.some((c) => c.mediaType === "application/json");
     if (jsonOperation && method !== "get" && method !== "head") {
-      const read = await readBody(req, jsonLimit);
-      if (read.overLimit) return void world.app(replay(req, read.chunks, req), res); // the server's 413
+      const read = await req.readBody(jsonLimit);
+      if (read.overLimit) return pass; // the server's 413
       raw = Buffer.concat(read.chunks);
       if (raw.length > 0) {
         const input = inputOf();
@@ -197,7 +219,7 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
             input.body = JSON.parse(raw.toString("utf8"));
           } catch {
             // Not JSON: the server names the position of the mistake (["body", 21]); Prism cannot.
-            return void world.app(replay(req, [raw]), res);
+            return pass;
           }
         } else input.body = raw.toString("utf8");
         const checked = await validating.request(input, candidates)();
@@ -207,27 +229,26 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
       // Multipart: Prism reads a one-file upload as a string, not an array; the body is the server's.
       validations = validations.filter((d) => d.path?.[0] !== undefined && d.path[0] !== "body");
     }
-    const forward = () => world.app(raw ? replay(req, [raw]) : req, res);
     if (validations.length > 0) {
       const mapped = mapViolations(validations, built?.body);
-      if (mapped.precise) return send(req, res, 422, { detail: mapped.detail }, {}, started);
+      if (mapped.precise) return send(req, 422, { detail: mapped.detail }, {}, started);
       log.debug({ reason: mapped.reason }, "coarse Prism violation: the server's validation answers");
-      return void forward();
+      return pass;
     }
 
     const implemented = world.routes.has(`${resource.method.toUpperCase()} ${resource.path}`);
-    if (prefer.code === undefined && prefer.example === undefined && prefer.dynamic !== "true" && implemented) return void forward();
+    if (prefer.code === undefined && prefer.example === undefined && prefer.dynamic !== "true" && implemented) return pass;
 
     // Prism's mocker: the spec's examples, or generated data.
     let code: number | undefined;
     if (prefer.code !== undefined) {
       if (!/^[1-5]\d\d$/.test(prefer.code)) {
-        return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: `code must be an HTTP status code, got "${prefer.code}"`, type: "value_error" }] }, {}, started);
+        return send(req, 422, { detail: [{ loc: ["header", "Prefer"], msg: `code must be an HTTP status code, got "${prefer.code}"`, type: "value_error" }] }, {}, started);
       }
       code = Number(prefer.code);
       if (!resource.responses.some((r) => r.code === prefer.code)) {
         // An undocumented status: failure injection (`Prefer: code=500`), in the server's error shape.
-        return send(req, res, code, { detail: STATUS_CODES[code] ?? "Error" }, {}, started);
+        return send(req, code, { detail: STATUS_CODES[code] ?? "Error" }, {}, started);
       }
     }
     const mock = (dynamic: boolean, seed: string) =>
@@ -250,23 +271,56 @@ export async function createFront(world: World, options: FrontOptions = {}): Pro
     }
     if (mocked._tag === "Left") {
       const error = mocked.left as Error & { detail?: string };
-      return send(req, res, 422, { detail: [{ loc: ["header", "Prefer"], msg: error.detail ?? error.message, type: "value_error" }] }, {}, started);
+      return send(req, 422, { detail: [{ loc: ["header", "Prefer"], msg: error.detail ?? error.message, type: "value_error" }] }, {}, started);
     }
     const output = mocked.right.output;
     const mediaType = Object.entries(output.headers ?? {}).find(([name]) => name.toLowerCase() === "content-type")?.[1] ?? "application/json";
     const body = typeof output.body === "string" && !/json/.test(mediaType) ? output.body : JSON.stringify(output.body ?? null);
-    return send(req, res, output.statusCode, body, { "Content-Type": mediaType }, started);
+    return send(req, output.statusCode, body, { "Content-Type": mediaType }, started);
   };
+}
 
+/**
+ * The front as a Node handler (the `acs-mock` server): Prism decides, and the world's Node app
+ * answers what passes, given the body the front read and whatever of it is still unread.
+ */
+export async function createFront(world: World, options: FrontOptions = {}): Promise<NodeHandler> {
+  return frontHandler(world, await createPrismFront(world, options));
+}
+
+/** `front` as a Node handler over `world` (see {@link createFront}). */
+export function frontHandler(world: World, front: Front): NodeHandler {
   return (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      log.error({ err: error, method: req.method, url: req.url?.split("?")[0] }, "mock front failed");
-      if (!res.headersSent) {
-        res.writeHead(500, { "Content-Type": "application/json" });
-        res.end(JSON.stringify({ detail: "Internal Server Error" }));
-      } else res.destroy();
-    });
+    let read: { chunks: Uint8Array[]; overLimit: boolean } | undefined;
+    const headers: Record<string, string | undefined> = {};
+    for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    const request: FrontRequest = {
+      method: req.method ?? "GET",
+      url: req.url ?? "/",
+      headers,
+      cacheKey: firstCheckKey(req),
+      readBody: async (limit) => (read = await readBody(req, limit)),
+    };
+    front(request).then(
+      (answer) => {
+        if ("reply" in answer) return writeFrontReply(res, answer.reply);
+        world.app(read ? replay(req, read.chunks as Buffer[], read.overLimit ? req : undefined) : req, res);
+      },
+      (error: unknown) => {
+        world.log.error({ err: error, method: req.method, url: req.url?.split("?")[0] }, "mock front failed");
+        if (!res.headersSent) {
+          res.writeHead(500, { "Content-Type": "application/json" });
+          res.end(JSON.stringify({ detail: "Internal Server Error" }));
+        } else res.destroy();
+      },
+    );
   };
+}
+
+function writeFrontReply(res: ServerResponse, reply: ApiReply): void {
+  const length = reply.body.reduce((sum, part) => sum + part.byteLength, 0);
+  res.writeHead(reply.status, { ...reply.headers, "Content-Length": String(length) });
+  res.end(Buffer.concat(reply.body as Uint8Array[]));
 }
 
 

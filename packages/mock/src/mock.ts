@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientErrors, attachLiveEvents, createLogger, guardRequestTarget } from "@acs-toolkit/server";
-import { createFront, type FrontOptions, type NodeHandler } from "./front.js";
+import { createPrismFront, frontHandler, type Front, type FrontOptions, type NodeHandler } from "./front.js";
 import { createWorld, type World, type WorldOptions } from "./world.js";
 
 export interface MockOptions extends WorldOptions, FrontOptions {
@@ -31,13 +31,13 @@ export interface RunningMock {
 }
 
 /** A world and its front, without a listening server (what the MSW handlers use). */
-export async function createMock(options: MockOptions = {}): Promise<{ world: World; handler: NodeHandler }> {
+export async function createMock(options: MockOptions = {}): Promise<{ world: World; handler: NodeHandler; front: Front }> {
   const log = options.log ?? createLogger(options.logLevel ?? "warn");
   const world = createWorld({ ...options, log });
   try {
     await world.ready;
-    const handler = await createFront(world, { ...options, corsOrigins: options.corsOrigins ?? ["*"] });
-    return { world, handler };
+    const front = await createPrismFront(world, { ...options, corsOrigins: options.corsOrigins ?? ["*"] });
+    return { world, handler: frontHandler(world, front), front };
   } catch (error) {
     world.close();
     throw error;

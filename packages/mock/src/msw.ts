@@ -1,10 +1,10 @@
 /**
  * @packageDocumentation
  * MSW handlers backed by the mock's world, for a frontend's unit tests without any server: each
- * intercepted request is injected (a real request and response on an in-memory socket) into the very handler `acs-mock` serves
- * (Prism in front of the reference server's code), so status codes, 422 `loc`s, paging cursors and
- * stored state are the same as against the running mock. Node only (jsdom or happy-dom tests run in
- * Node): the world is the server's code with SQLite, which cannot run in a browser.
+ * intercepted request goes through the front `acs-mock` serves (Prism's checks and mocker) and, where
+ * Prism lets it pass, to the world's operations (`@acs-toolkit/server/api`, the reference server's
+ * code), so status codes, 422 `loc`s, paging cursors and stored state are the same as against the
+ * running mock. Node only (jsdom or happy-dom tests run in Node): the world keeps uploads on disk.
  *
  * ```ts
  * import { setupServer } from "msw/node";
@@ -18,8 +18,8 @@
  * mock.close();
  * ```
  */
-import { http, HttpResponse, type HttpHandler } from "msw";
-import { injectRequest } from "./inject.js";
+import { http, type HttpHandler } from "msw";
+import { answerFetch, headersOf, toResponse } from "./fetch-host.js";
 import { basePath, mockUrlPattern } from "./url-pattern.js";
 
 export { mockUrlPattern };
@@ -40,7 +40,7 @@ export interface MockHandlers {
   handlers: HttpHandler[];
   /** The world behind them: scenarios (`world.scenarios[i].conversationId`), store, conversations. */
   world: World;
-  /** The Node handler the requests are injected into. */
+  /** The Node handler of the same front and world (mount it on an HTTP server to serve them). */
   handler: NodeHandler;
   /** Cancels streams and drops the world. */
   close(): void;
@@ -48,23 +48,26 @@ export interface MockHandlers {
 
 /** Builds a world (as `acs-mock` would, default speed `instant`) and MSW handlers answering from it. */
 export async function createMockHandlers(options: MockHandlersOptions = {}): Promise<MockHandlers> {
-  const { world, handler } = await createMock({ speed: "instant", logLevel: "silent", ...options });
+  const { world, handler, front } = await createMock({ speed: "instant", logLevel: "silent", ...options });
   const prefix = basePath(options.baseUrl);
   const intercept = http.all(mockUrlPattern(options.baseUrl), async ({ request }) => {
     const url = new URL(request.url);
-    const body = request.method === "GET" || request.method === "HEAD" ? undefined : Buffer.from(await request.arrayBuffer());
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
+    const path = url.pathname.slice(prefix.length);
+    let bytes: Uint8Array | undefined;
+    const body = async () => (bytes ??= new Uint8Array(await request.arrayBuffer()));
+    const answer = await front({
+      method: request.method,
+      url: path + url.search,
+      headers: headersOf(request),
+      readBody: async (limit) => {
+        const read = await body();
+        return { chunks: [read], overLimit: read.byteLength > limit };
+      },
     });
-    const reply = await injectRequest(handler, { method: request.method, url: url.pathname.slice(prefix.length) + url.search, headers, ...(body && { body }) });
-    const responseHeaders = new Headers();
-    for (const [name, value] of reply.headers) {
-      if (["content-length", "transfer-encoding", "connection", "keep-alive", "date"].includes(name)) continue;
-      responseHeaders.append(name, value);
-    }
-    const noBody = reply.status === 204 || reply.status === 304 || request.method === "HEAD";
-    return new HttpResponse(noBody ? null : new Uint8Array(reply.body), { status: reply.status, headers: responseHeaders });
+    if ("reply" in answer) return toResponse(answer.reply, request.method);
+    // What Prism passes, the world's operations answer, with the body as sent (read once already, or not at all).
+    const passed = bytes === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body: bytes as BodyInit });
+    return answerFetch(world.api, passed, prefix);
   });
   return { handlers: [intercept], world, handler, close: () => world.close() };
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 import packageJson from "../package.json" with { type: "json" };
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { openMemoryStore } from "@acs-toolkit/server/store";
+import type { Api } from "@acs-toolkit/server/api";
 import { createApp, createCipher, createLogger, decodeRows, parseConfig, type App, type ConversationService, type Logger } from "@acs-toolkit/server";
 
 type Express = App["app"];
@@ -32,6 +33,8 @@ export interface WorldOptions extends ScenarioWorldOptions {
 /** The running world: the server's Express app and its parts. */
 export interface World extends ScenarioWorld {
   app: Express;
+  /** The same operations without a transport (the Node MSW handlers call them). */
+  api: Api;
   conversations: ConversationService;
   log: Logger;
   /**
@@ -59,7 +62,7 @@ export function createWorld(options: WorldOptions = {}): World {
   agent.store = store;
   const start = options.start ?? DEFAULT_START;
   const scenarios = resolveScenarios(options.scenarios, { seed, start });
-  const { app, conversations, close: closeApp } = createApp({
+  const { app, api, conversations, close: closeApp } = createApp({
     config: { ...serverConfig, publicRead, corsOrigins: options.corsOrigins ?? ["*"] },
     store,
     bus,
@@ -78,6 +81,7 @@ export function createWorld(options: WorldOptions = {}): World {
   let closed = false;
   return {
     app,
+    api,
     store,
     ready,
     bus,

@@ -5,7 +5,7 @@ import path from "node:path";
 import express, { type RequestHandler } from "express";
 import type { Health } from "@acs-toolkit/schema";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApi } from "./api/index.js";
+import { createApi, type Api } from "./api/index.js";
 import { docsFiles } from "./api/docs.js";
 import type { EventBus } from "./core/bus.js";
 import type { CursorCodec } from "./core/cursor.js";
@@ -70,6 +70,8 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse, next?:
 export interface App {
   app: RequestListener;
   conversations: ConversationService;
+  /** The operations the app answers with, without a transport (what an in-process host calls). */
+  api: Api;
   /** Ends the app's worker threads (the import thread). */
   close(): Promise<void>;
 }
@@ -166,5 +168,5 @@ export function createApp(deps: AppDeps): App {
   expressApp.handle = (req, res, next) => {
     if (!fast(req, res, () => handle(req, res, next))) handle(req, res, next);
   };
-  return { app, conversations, close: () => imports.close() };
+  return { app, conversations, api, close: () => imports.close() };
 }

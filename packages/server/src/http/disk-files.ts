@@ -1,19 +1,24 @@
 /** A conversation's files on disk (`<data dir>/uploads/<id>/`): uploads streamed in, downloads read out. */
 import { createReadStream } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
 import path from "node:path";
 import type { ConversationFiles } from "../api/deps.js";
 import { RequestValidationError } from "../validation/request-validators.js";
-import { openStoredFile, receiveUploads, UploadFolders, UploadRequestError, type UploadLimits } from "../uploads.js";
+import { openStoredFile, UploadFolders } from "../upload-folders.js";
+import { receiveUploads, UploadRequestError, type UploadLimits } from "../uploads.js";
 import { NodeRequestBody } from "./node-body.js";
 
 export function diskFiles({ dataDir, limits, owner }: { dataDir: string; limits: UploadLimits; owner?: { uid: number; gid: number } }): ConversationFiles {
   const folders = new UploadFolders();
   const conversationDir = (id: string) => path.join(dataDir, "uploads", id);
   return {
-    async receive(conversationId, body) {
-      if (!(body instanceof NodeRequestBody)) throw new Error("diskFiles: uploads are read from a Node request");
+    async receive(conversationId, body, headers) {
+      // A Node request is read as it arrives; another host's body (an in-process call) as a stream
+      // of its bytes with the request's headers.
+      const request = body instanceof NodeRequestBody ? body.request : (Object.assign(Readable.from(body.chunks(["multipart/form-data"])), { headers }) as unknown as IncomingMessage);
       try {
-        return await receiveUploads(body.request, { dir: conversationDir(conversationId), limits, folders, owner });
+        return await receiveUploads(request, { dir: conversationDir(conversationId), limits, folders, owner });
       } catch (error) {
         if (error instanceof UploadRequestError) throw new RequestValidationError([{ loc: ["body"], msg: error.detail, type: "value_error" }]);
         throw error;
