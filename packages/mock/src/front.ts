@@ -239,45 +239,53 @@ export async function createPrismFront(world: World, options: FrontOptions = {})
     const implemented = world.routes.has(`${resource.method.toUpperCase()} ${resource.path}`);
     if (prefer.code === undefined && prefer.example === undefined && prefer.dynamic !== "true" && implemented) return pass;
 
-    // Prism's mocker: the spec's examples, or generated data.
-    let code: number | undefined;
-    if (prefer.code !== undefined) {
-      if (!/^[1-5]\d\d$/.test(prefer.code)) {
-        return send(req, 422, { detail: [{ loc: ["header", "Prefer"], msg: `code must be an HTTP status code, got "${prefer.code}"`, type: "value_error" }] }, {}, started);
-      }
-      code = Number(prefer.code);
-      if (!resource.responses.some((r) => r.code === prefer.code)) {
-        // An undocumented status: failure injection (`Prefer: code=500`), in the server's error shape.
-        return send(req, code, { detail: STATUS_CODES[code] ?? "Error" }, {}, started);
-      }
-    }
-    const mock = (dynamic: boolean, seed: string) =>
-      mockingPrism().request(inputOf(), [resource], {
-        ...BASE_CONFIG,
-        checkSecurity: false,
-        validateRequest: false,
-        mock: { dynamic, code, exampleKey: prefer.example, seed },
-      } as IHttpConfig)();
-    const seed = prefer.seed ?? String(world.seed);
-    let mocked = await mock(prefer.dynamic === "true", seed);
-    if (prefer.dynamic === "true" && mocked._tag === "Right") {
-      // Prism's generator ignores some keywords (propertyNames, exclusiveMinimum): what it makes is
-      // checked, other seeds derived from this one are tried, and the example is the fallback, so a
-      // generated answer is always one the spec allows.
-      for (let attempt = 1; mocked._tag === "Right" && responseViolations(resource, mocked.right.output).length > 0; attempt++) {
-        mocked = attempt <= 8 ? await mock(true, `${seed}:${attempt}`) : await mock(false, seed);
-        if (attempt > 8) break;
-      }
-    }
-    if (mocked._tag === "Left") {
-      const error = mocked.left as Error & { detail?: string };
-      return send(req, 422, { detail: [{ loc: ["header", "Prefer"], msg: error.detail ?? error.message, type: "value_error" }] }, {}, started);
-    }
-    const output = mocked.right.output;
-    const mediaType = Object.entries(output.headers ?? {}).find(([name]) => name.toLowerCase() === "content-type")?.[1] ?? "application/json";
-    const body = typeof output.body === "string" && !/json/.test(mediaType) ? output.body : JSON.stringify(output.body ?? null);
-    return send(req, output.statusCode, body, { "Content-Type": mediaType }, started);
+    const answer = await mockedAnswer(resource, inputOf(), prefer, String(world.seed));
+    return send(req, answer.status, answer.body, answer.headers, started);
   };
+}
+
+type Resource = Checked["resource"];
+
+/**
+ * Prism's mocker for a request the world does not answer (a `Prefer` asks for it, or an operation
+ * the world lacks): the spec's examples or generated data, an undocumented `code` as a failure in
+ * the server's error shape, a bad `Prefer` as a 422.
+ */
+async function mockedAnswer(resource: Resource, input: IHttpRequest, prefer: Preferences, worldSeed: string): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
+  const preferError = (msg: string) => ({ status: 422, body: { detail: [{ loc: ["header", "Prefer"], msg, type: "value_error" }] } });
+  let code: number | undefined;
+  if (prefer.code !== undefined) {
+    if (!/^[1-5]\d\d$/.test(prefer.code)) return preferError(`code must be an HTTP status code, got "${prefer.code}"`);
+    code = Number(prefer.code);
+    // An undocumented status: failure injection (`Prefer: code=500`), in the server's error shape.
+    if (!resource.responses.some((r) => r.code === prefer.code)) return { status: code, body: { detail: STATUS_CODES[code] ?? "Error" } };
+  }
+  const mock = (dynamic: boolean, seed: string) =>
+    mockingPrism().request(input, [resource], {
+      ...BASE_CONFIG,
+      checkSecurity: false,
+      validateRequest: false,
+      mock: { dynamic, code, exampleKey: prefer.example, seed },
+    } as IHttpConfig)();
+  const seed = prefer.seed ?? worldSeed;
+  let mocked = await mock(prefer.dynamic === "true", seed);
+  if (prefer.dynamic === "true" && mocked._tag === "Right") {
+    // Prism's generator ignores some keywords (propertyNames, exclusiveMinimum): what it makes is
+    // checked, other seeds derived from this one are tried, and the example is the fallback, so a
+    // generated answer is always one the spec allows.
+    for (let attempt = 1; mocked._tag === "Right" && responseViolations(resource, mocked.right.output).length > 0; attempt++) {
+      mocked = attempt <= 8 ? await mock(true, `${seed}:${attempt}`) : await mock(false, seed);
+      if (attempt > 8) break;
+    }
+  }
+  if (mocked._tag === "Left") {
+    const error = mocked.left as Error & { detail?: string };
+    return preferError(error.detail ?? error.message);
+  }
+  const output = mocked.right.output;
+  const mediaType = Object.entries(output.headers ?? {}).find(([name]) => name.toLowerCase() === "content-type")?.[1] ?? "application/json";
+  const body = typeof output.body === "string" && !/json/.test(mediaType) ? output.body : JSON.stringify(output.body ?? null);
+  return { status: output.statusCode, body, headers: { "Content-Type": mediaType } };
 }
 
 /**
