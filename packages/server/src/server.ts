@@ -20,7 +20,7 @@ import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
 import { openPostgresStore, PostgresEventStore } from "./store/postgres/index.js";
 import { startPostgresLiveFeed } from "./live/postgres-feed.js";
-import { removeTemporaryFiles } from "./uploads.js";
+import { removeTemporaryFiles } from "./upload-folders.js";
 import { WriteHealth } from "./write-health.js";
 import type { EventStore } from "./store/types.js";
 

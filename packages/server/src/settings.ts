@@ -82,13 +82,16 @@ function ownEntry<T>(map: Partial<Record<string, T>>, key: string): T | undefine
   return Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
+/** One secret slot of a stored document: its path and its sealed value or null. */
+type SecretSlot = { path: string; sealed: SealedSecret | null };
+
 /** The settings functions of this module, written over one {@link SettingsTable}. */
 interface SettingsHandlers extends SettingsCore {
   /**
    * Every secret slot of a stored document with its path (syntax of SECRET_FIELD_PATHS, concrete
    * names and indexes) and its sealed value or null.
    */
-  secretSlots(stored: StoredSettings): { path: string; sealed: SealedSecret | null }[];
+  secretSlots(stored: StoredSettings): SecretSlot[];
   /** The clear secrets for a runtime: the only place clear values come back. */
   decryptedSecrets(stored: StoredSettings | undefined, cipher: SecretCipher): DecryptedSecrets;
   /**
@@ -115,117 +118,31 @@ function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
   const core = createSettingsCore(table);
   const { defaultStoredSettings } = core;
   const secrets = secretFields(table);
-  type Document = JsonObject & StoredSettings;
 
-  function secretSlots(stored: StoredSettings): { path: string; sealed: SealedSecret | null }[] {
-    const document = stored as Document;
-    const slots: { path: string; sealed: SealedSecret | null }[] = secrets.map((name) => ({ path: name, sealed: document[name] as SealedSecret | null }));
-    for (const [provider, entry] of Object.entries(stored.provider_tokens)) {
-      slots.push({ path: `provider_tokens.${provider}.token`, sealed: entry?.token ?? null });
-    }
-    for (const [name, entry] of Object.entries(stored.custom_secrets)) {
-      slots.push({ path: `custom_secrets.${name}.secret`, sealed: entry.secret });
-    }
-    stored.mcp_config?.sse_servers.forEach((server, index) =>
-      slots.push({ path: `mcp_config.sse_servers[${index}].api_key`, sealed: server.api_key }),
-    );
-    stored.mcp_config?.shttp_servers.forEach((server, index) =>
-      slots.push({ path: `mcp_config.shttp_servers[${index}].api_key`, sealed: server.api_key }),
-    );
-    stored.mcp_config?.stdio_servers.forEach((server, index) => {
-      for (const [variable, sealed] of Object.entries(server.env)) slots.push({ path: `mcp_config.stdio_servers[${index}].env.${variable}`, sealed });
-    });
-    return slots;
-  }
+  const secretSlots = (stored: StoredSettings): SecretSlot[] => listSecretSlots(secrets, stored);
 
   function decryptedSecrets(stored: StoredSettings | undefined, cipher: SecretCipher): DecryptedSecrets {
-    const s = (stored ?? defaultStoredSettings()) as Document;
-    const open = (sealed: SealedSecret | null, path: string): string | null => {
-      if (sealed === null) return null;
-      try {
-        return cipher.decrypt(sealed);
-      } catch (error) {
-        const reason = error instanceof SecretDecryptionError ? error.message : "unexpected error";
-        throw new SecretDecryptionError(`cannot open the stored secret at ${path}: ${reason}`);
-      }
-    };
-    const provider_tokens: DecryptedSecrets["provider_tokens"] = {};
-    for (const provider of PROVIDER_TYPES) {
-      const entry = ownEntry(s.provider_tokens, provider);
-      if (entry) {
-        provider_tokens[provider] = {
-          token: open(entry.token, `provider_tokens.${provider}.token`),
-          host: entry.host,
-          user_id: entry.user_id,
-        };
-      }
-    }
-    const custom_secrets = Object.fromEntries(
-      Object.entries(s.custom_secrets).map(([name, entry]) => [
-        name,
-        { secret: open(entry.secret, `custom_secrets.${name}.secret`) ?? "", description: entry.description },
-      ]),
-    );
-    const mcp = s.mcp_config;
+    const s = (stored ?? defaultStoredSettings()) as JsonObject & StoredSettings;
+    const open = secretOpener(cipher);
+    // Opened in this order: of several unreadable secrets, the error names the first one opened.
+    const provider_tokens = openProviderTokens(s.provider_tokens, open);
+    const custom_secrets = openCustomSecrets(s.custom_secrets, open);
     return {
       ...Object.fromEntries(secrets.map((name) => [name, open(s[name] as SealedSecret | null, name)])),
       provider_tokens,
       custom_secrets,
-      mcp_config:
-        mcp === null
-          ? null
-          : {
-              sse_servers: mcp.sse_servers.map((server, index) => ({
-                url: server.url,
-                api_key: open(server.api_key, `mcp_config.sse_servers[${index}].api_key`),
-              })),
-              stdio_servers: mcp.stdio_servers.map((server, index) => ({
-                name: server.name,
-                command: server.command,
-                args: [...server.args],
-                env: Object.fromEntries(
-                  Object.entries(server.env).map(([variable, sealed]) => [variable, open(sealed, `mcp_config.stdio_servers[${index}].env.${variable}`) ?? ""]),
-                ),
-              })),
-              shttp_servers: mcp.shttp_servers.map((server, index) => ({
-                url: server.url,
-                api_key: open(server.api_key, `mcp_config.shttp_servers[${index}].api_key`),
-                timeout: server.timeout,
-              })),
-            },
+      mcp_config: openMcpConfig(s.mcp_config, open),
     } as DecryptedSecrets;
   }
 
   function readStoredSettings(text: string, cipher: SecretCipher): { settings: StoredSettings; upgraded: boolean } {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new Error("stored settings are not valid JSON");
-    }
+    const value = parseJson(text);
     if (!isObject(value) || value.version !== 1) return { settings: parseStoredSettings(text), upgraded: false };
-    const mcp = value.mcp_config as StoredMCPConfig | null | undefined;
-    const upgraded = {
-      ...value,
-      version: STORED_SETTINGS_VERSION,
-      mcp_config: mcp && {
-        ...mcp,
-        stdio_servers: (mcp.stdio_servers ?? []).map((server) => ({
-          ...server,
-          env: Object.fromEntries(Object.entries(server.env ?? {}).map(([variable, clear]) => [variable, cipher.encrypt(String(clear))])),
-        })),
-      },
-    };
-    return { settings: parseStoredSettings(JSON.stringify(upgraded)), upgraded: true };
+    return { settings: parseStoredSettings(JSON.stringify(upgradeFromVersion1(value, cipher))), upgraded: true };
   }
 
   function parseStoredSettings(text: string): StoredSettings {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new Error("stored settings are not valid JSON");
-    }
+    const value = parseJson(text);
     if (!isObject(value)) throw new Error("stored settings are not a JSON object");
     if (value.version !== STORED_SETTINGS_VERSION) throw new Error("stored settings have an unknown version");
     const document: StoredSettings = { ...defaultStoredSettings(), ...(value as Partial<StoredSettings>) };
@@ -241,6 +158,114 @@ function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
   }
 
   return { ...core, secretSlots, decryptedSecrets, readStoredSettings, parseStoredSettings };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error("stored settings are not valid JSON");
+  }
+}
+
+/** Every secret slot of `stored`: the top-level `secrets`, then the nested ones. */
+function listSecretSlots(secrets: readonly string[], stored: StoredSettings): SecretSlot[] {
+  const document = stored as JsonObject & StoredSettings;
+  const slots: SecretSlot[] = secrets.map((name) => ({ path: name, sealed: document[name] as SealedSecret | null }));
+  for (const [provider, entry] of Object.entries(stored.provider_tokens)) {
+    slots.push({ path: `provider_tokens.${provider}.token`, sealed: entry?.token ?? null });
+  }
+  for (const [name, entry] of Object.entries(stored.custom_secrets)) {
+    slots.push({ path: `custom_secrets.${name}.secret`, sealed: entry.secret });
+  }
+  stored.mcp_config?.sse_servers.forEach((server, index) =>
+    slots.push({ path: `mcp_config.sse_servers[${index}].api_key`, sealed: server.api_key }),
+  );
+  stored.mcp_config?.shttp_servers.forEach((server, index) =>
+    slots.push({ path: `mcp_config.shttp_servers[${index}].api_key`, sealed: server.api_key }),
+  );
+  stored.mcp_config?.stdio_servers.forEach((server, index) => {
+    for (const [variable, sealed] of Object.entries(server.env)) slots.push({ path: `mcp_config.stdio_servers[${index}].env.${variable}`, sealed });
+  });
+  return slots;
+}
+
+/** Opens one sealed secret (null stays null); `path` names the slot in the error. */
+type OpenSecret = (sealed: SealedSecret | null, path: string) => string | null;
+
+function secretOpener(cipher: SecretCipher): OpenSecret {
+  return (sealed, path) => {
+    if (sealed === null) return null;
+    try {
+      return cipher.decrypt(sealed);
+    } catch (error) {
+      const reason = error instanceof SecretDecryptionError ? error.message : "unexpected error";
+      throw new SecretDecryptionError(`cannot open the stored secret at ${path}: ${reason}`);
+    }
+  };
+}
+
+function openProviderTokens(tokens: StoredSettings["provider_tokens"], open: OpenSecret): DecryptedSecrets["provider_tokens"] {
+  const provider_tokens: DecryptedSecrets["provider_tokens"] = {};
+  for (const provider of PROVIDER_TYPES) {
+    const entry = ownEntry(tokens, provider);
+    if (entry) {
+      provider_tokens[provider] = {
+        token: open(entry.token, `provider_tokens.${provider}.token`),
+        host: entry.host,
+        user_id: entry.user_id,
+      };
+    }
+  }
+  return provider_tokens;
+}
+
+function openCustomSecrets(secrets: StoredSettings["custom_secrets"], open: OpenSecret): DecryptedSecrets["custom_secrets"] {
+  return Object.fromEntries(
+    Object.entries(secrets).map(([name, entry]) => [
+      name,
+      { secret: open(entry.secret, `custom_secrets.${name}.secret`) ?? "", description: entry.description },
+    ]),
+  );
+}
+
+function openMcpConfig(mcp: StoredMCPConfig | null, open: OpenSecret): DecryptedSecrets["mcp_config"] {
+  if (mcp === null) return null;
+  return {
+    sse_servers: mcp.sse_servers.map((server, index) => ({
+      url: server.url,
+      api_key: open(server.api_key, `mcp_config.sse_servers[${index}].api_key`),
+    })),
+    stdio_servers: mcp.stdio_servers.map((server, index) => ({
+      name: server.name,
+      command: server.command,
+      args: [...server.args],
+      env: Object.fromEntries(
+        Object.entries(server.env).map(([variable, sealed]) => [variable, open(sealed, `mcp_config.stdio_servers[${index}].env.${variable}`) ?? ""]),
+      ),
+    })),
+    shttp_servers: mcp.shttp_servers.map((server, index) => ({
+      url: server.url,
+      api_key: open(server.api_key, `mcp_config.shttp_servers[${index}].api_key`),
+      timeout: server.timeout,
+    })),
+  };
+}
+
+/** A version 1 document (its stdio `env` values in clear) as the current version, those values sealed. */
+function upgradeFromVersion1(value: JsonObject, cipher: SecretCipher): JsonObject {
+  const mcp = value.mcp_config as StoredMCPConfig | null | undefined;
+  return {
+    ...value,
+    version: STORED_SETTINGS_VERSION,
+    mcp_config: mcp && {
+      ...mcp,
+      stdio_servers: (mcp.stdio_servers ?? []).map((server) => ({
+        ...server,
+        env: Object.fromEntries(Object.entries(server.env ?? {}).map(([variable, clear]) => [variable, cipher.encrypt(String(clear))])),
+      })),
+    },
+  };
 }
 
 /** The settings functions over the table generated from spec/ (see {@link SettingsHandlers} for each). */

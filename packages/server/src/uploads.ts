@@ -4,57 +4,25 @@
  * multipart/form-data request into a folder and answers what was stored and what was skipped, and it
  * finds a stored file again for a download.
  *
- * What the reference did badly (ground-truth §7) and what this module does instead:
- * - raw file names written under the workspace → every name goes through {@link sanitizeFileName},
- *   which rejects (never "repairs") anything that is not one plain file name;
+ * What the reference did badly (ground-truth §7) and what this core does instead:
+ * - raw file names written under the workspace → every name goes through `sanitizeFileName`
+ *   (upload-names.ts, which tells the name rules), which rejects (never "repairs") anything that
+ *   is not one plain file name;
  * - bytes decoded as UTF-8 → parts are streamed to disk byte for byte, never decoded, never held
- *   in memory whole;
+ *   in memory whole (upload-part.ts);
  * - no size limit → per-file, per-request and file-count limits ({@link UploadLimits}).
  *
- * Name rules (all checked after NFC normalisation; the first that applies gives the reason):
- * - `empty_name`: empty or whitespace only (a file part without a file name counts as empty).
- * - `absolute_path`: starts with `/` or `\` (this covers `\\server\share` and `//server/share`), or
- *   with a drive letter and a colon (`C:\x`, `C:x`).
- * - `path_traversal`: a `..` segment anywhere, split on `/` and `\` (`..`, `../x`, `a/../../b`, `x/..`).
- * - `invalid_name`:
- *   - a folder separator (`/` or `\`) even when it does not escape (`docs/readme.md`). Decision: we
- *     reject rather than keep the base name, because keeping it would silently turn two different
- *     names (`a/x`, `b/x`) into one and the stored folder is flat (one `file_urls` segment per file);
- *   - control characters (U+0000–U+001F, U+007F–U+009F), bidirectional embedding/override/isolate
- *     controls (U+202A–U+202E, U+2066–U+2069; they can disguise an extension) and unpaired surrogates;
- *   - only dots (`.`, `...`);
- *   - a trailing dot or space, and any of `< > : " | ? *`, and the Windows device names (`CON`,
- *     `PRN`, `AUX`, `NUL`, `COM0`–`COM9`, `LPT0`–`LPT9`, `CONIN$`, `CONOUT$`, with or without an
- *     extension, any case). Decision: rejected on every platform, so that the same upload gives the
- *     same answer wherever the server runs and a stored folder can be copied to Windows. (Windows
- *     strips trailing dots and spaces, so `a.txt.` would alias `a.txt`; `:` opens NTFS streams.)
- *   - more than 255 bytes in UTF-8 (the usual file-system limit for one name);
- *   - a name starting with `.acs-upload-`, reserved for this module's temporary files;
- *   - an invisible or format character: format controls (Cf: U+200B zero width space, U+FEFF byte
- *     order mark, U+00AD soft hyphen, U+200D zero width joiner, bidi marks…), default-ignorable
- *     code points (U+3164 Hangul filler…), spaces other than U+0020 (U+00A0, U+3000, U+2009…),
- *     line and paragraph separators and noncharacters. Decision: refused, not stripped — a name is
- *     never repaired — because they make two different names look the same (`a.txt` and
- *     `a\u200B.txt`). This refuses the joiners that some scripts and emoji sequences use, too;
- *   - U+FFFD, the replacement character: it is what a name that was not valid UTF-8 decodes to,
- *     and keeping it would make different byte strings (`a\xFF`, `a\xFE`) one name.
- * - `duplicate_name` (besides an exact repeat): a name that differs from a stored one, or from one
- *   earlier in the request, only by case (`Report.csv`, `REPORT.CSV`; compared after full case
- *   folding, so `straße` and `STRASSE` are one name). Decision: one name per folder whatever the
- *   file system's case rules, so that a folder copies to macOS and Windows without collisions.
- * Anything else is valid, including Unicode (`résumé.pdf`, `数据.csv`), spaces inside, and a leading
- * dot (`.env`). Look-alike characters (`∕`, `／`) are plain characters on every file system, which is
- * why names are normalised to NFC and not NFKC.
+ * This module is the multipart receiver; upload-folders.ts publishes files into a folder and
+ * finds them again.
  */
-import { randomBytes } from "node:crypto";
-import { constants, createWriteStream, fchmodSync, fchownSync, readdirSync, rmSync, type WriteStream } from "node:fs";
-import { link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
-import { basename, dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
-import type { SkippedFile as GeneratedSkippedFile } from "@acs-toolkit/schema";
-import { PRIVATE_FILE_MODE, privateDirectory } from "./private-files.js";
+import { privateDirectory } from "./private-files.js";
+import { exists, removeQuietly, UploadFolders } from "./upload-folders.js";
+import { foldedName, sanitizeFileName, type SkippedFile, type SkipReason } from "./upload-names.js";
+import { DUPLICATE_DETAIL, UploadPart, type FileOwner } from "./upload-part.js";
 
 export interface UploadLimits {
   /** Largest accepted file, in bytes; a larger one is skipped as `file_too_large`. */
@@ -73,14 +41,6 @@ export const DEFAULT_UPLOAD_LIMITS: Readonly<UploadLimits> = Object.freeze({
   maxFiles: 100,
   maxRequestBytes: 250 * MiB,
 });
-
-/** Why a file was skipped: the `SkippedFile.reason` enum of the spec (schemas/conversations.yaml). */
-export type SkipReason = SkippedFile["reason"];
-
-/** One skipped file, as the spec's `SkippedFile` (`name` cut to 1024 characters with "…" when longer). */
-export type SkippedFile = Pick<GeneratedSkippedFile, "name" | "reason" | "detail">;
-
-type SanitizedName = { ok: true; name: string } | { ok: false; reason: SkipReason; detail: string };
 
 export interface UploadOutcome {
   /** Files stored, in the order they were sent; `name` is the stored (NFC) name. */
@@ -112,170 +72,10 @@ export class UploadRequestError extends Error {
   }
 }
 
-/** Temporary files are `<prefix><32 hex digits>.part` in the upload folder; no valid name starts so. */
-export const TEMP_FILE_PREFIX = ".acs-upload-";
-
-const MAX_NAME_BYTES = 255;
 /** Longest name echoed back in a `SkippedFile`, in UTF-16 code units. */
 const MAX_REPORTED_NAME = 1024;
 /** File parts past `maxFiles` that still get their own `too_many_files` entry (bounds the answer). */
 const MAX_EXTRA_REPORTED = 1000;
-
-/** C0 controls, DEL and C1 controls (U+0000–U+001F, U+007F–U+009F). */
-function hasControlCharacter(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
-    const code = name.charCodeAt(i);
-    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) return true;
-  }
-  return false;
-}
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-/** Characters that do not show (or show as a plain space): see the module comment. */
-const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}]|(?!\u0020)\p{Zs}/u;
-const LONE_SURROGATE = /\p{Cs}/u;
-const WINDOWS_FORBIDDEN = /[<>:"|?*]/u;
-const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\s*\..*)?$/iu;
-
-function reject(reason: SkipReason, detail: string): SanitizedName {
-  return { ok: false, reason, detail };
-}
-
-/**
- * Checks one file name as sent by a client and returns it normalised to NFC, or why it is refused.
- * A refused name is never repaired into another one (see the module comment for the rules).
- */
-export function sanitizeFileName(raw: string): SanitizedName {
-  if (typeof raw !== "string") return reject("invalid_name", "The file name is not text.");
-  if (LONE_SURROGATE.test(raw)) return reject("invalid_name", "The file name is not valid Unicode text.");
-  const name = raw.normalize("NFC");
-  if (name.trim() === "") return reject("empty_name", "The file has no name.");
-  if (name.startsWith("/") || name.startsWith("\\")) {
-    return reject("absolute_path", "The name is an absolute path, not a file name.");
-  }
-  if (/^[A-Za-z]:/u.test(name)) return reject("absolute_path", "The name starts with a drive letter, not a file name.");
-  const segments = name.split(/[/\\]/u);
-  if (segments.includes("..")) return reject("path_traversal", "The name leaves the upload folder.");
-  if (segments.length > 1) {
-    return reject("invalid_name", "The name contains a folder separator (/ or \\); send the plain file name.");
-  }
-  if (hasControlCharacter(name)) return reject("invalid_name", "The name contains a control character.");
-  if (BIDI_CONTROL.test(name)) {
-    return reject("invalid_name", "The name contains a bidirectional text control, which can disguise it.");
-  }
-  if (name.includes("\uFFFD")) {
-    return reject("invalid_name", "The name is not valid UTF-8 (or holds U+FFFD, the replacement character).");
-  }
-  const invisible = INVISIBLE.exec(name)?.[0];
-  if (invisible !== undefined) {
-    const codePoint = `U+${invisible.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
-    return reject("invalid_name", `The name contains an invisible or format character (${codePoint}), which makes names look alike.`);
-  }
-  if (/^\.+$/u.test(name)) return reject("invalid_name", "The name is only dots.");
-  if (/[. ]$/u.test(name)) return reject("invalid_name", "The name ends with a dot or a space.");
-  if (WINDOWS_FORBIDDEN.test(name)) {
-    return reject("invalid_name", 'The name contains one of the characters < > : " | ? * that file systems forbid.');
-  }
-  if (WINDOWS_DEVICE.test(name)) return reject("invalid_name", "The name is a reserved device name on Windows.");
-  if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES) {
-    return reject("invalid_name", `The name is longer than ${MAX_NAME_BYTES} bytes.`);
-  }
-  if (name.startsWith(TEMP_FILE_PREFIX)) {
-    return reject("invalid_name", "The name is reserved for the server's temporary files.");
-  }
-  return { ok: true, name };
-}
-
-/** A stored file, open for reading: its descriptor holds the bytes even if the name is removed. */
-interface OpenStoredFile {
-  handle: FileHandle;
-  size: number;
-}
-
-/**
- * The regular file `name` directly in `dir`, opened for a download route, or undefined when the name
- * is not a valid file name (so it cannot leave `dir`), the file does not exist, or it is not a
- * regular file (folders and symbolic links are never served). The file is opened first and checked
- * through its descriptor: a removal racing the download (an upload rolled back) either comes
- * before the open (undefined: a 404) or leaves the open descriptor reading every byte. Stream it
- * with `Content-Length: size` (stored files are never rewritten in place) and close the handle.
- */
-export async function openStoredFile(dir: string, name: string): Promise<OpenStoredFile | undefined> {
-  const checked = sanitizeFileName(name);
-  if (!checked.ok) return undefined;
-  const folder = resolve(dir);
-  const path = join(folder, checked.name);
-  if (dirname(path) !== folder) return undefined;
-  let handle: FileHandle;
-  try {
-    // Non-blocking: a FIFO (an agent's `mkfifo`) would hold one of libuv's threads for ever.
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stats = await handle.stat();
-    if (stats.isFile()) return { handle, size: stats.size };
-  } catch {
-    // Unreadable: as absent.
-  }
-  await handle.close();
-  return undefined;
-}
-
-/**
- * Removes the temporary files a killed process left in the upload folders under `root` (one folder
- * per conversation); run at start, before any upload. Returns how many were removed.
- */
-export function removeTemporaryFiles(root: string): number {
-  let removed = 0;
-  let folders: string[];
-  try {
-    folders = readdirSync(root);
-  } catch {
-    return 0; // no uploads yet
-  }
-  for (const folder of folders) {
-    let names: string[];
-    try {
-      names = readdirSync(join(root, folder));
-    } catch {
-      continue; // not a folder
-    }
-    for (const name of names) {
-      if (!name.startsWith(TEMP_FILE_PREFIX) || !name.endsWith(".part")) continue;
-      rmSync(join(root, folder, name), { force: true });
-      removed++;
-    }
-  }
-  return removed;
-}
-
-/** A name as compared for duplicates: full case folding (`ß` and `SS` fold alike), after NFC. */
-function foldedName(name: string): string {
-  return name.normalize("NFC").toUpperCase().toLowerCase();
-}
-
-/**
- * Publishing into a folder, one file at a time per folder within this process, so that a check
- * of the folder's names and the link that follows cannot interleave with another request's
- * (two names differing only by case, sent at once, would both pass the check). Pass one instance
- * to every receiveUploads call of a server.
- */
-export class UploadFolders {
-  private readonly queues = new Map<string, Promise<unknown>>();
-
-  /** Runs `task` once every earlier task on `dir` is done. */
-  exclusive<T>(dir: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(dir) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const settled = run.then(() => {}, () => {});
-    this.queues.set(dir, settled);
-    void settled.then(() => {
-      if (this.queues.get(dir) === settled) this.queues.delete(dir);
-    });
-    return run;
-  }
-}
 
 function checkLimits(limits: UploadLimits): UploadLimits {
   for (const key of ["maxFileBytes", "maxFiles", "maxRequestBytes"] as const) {
@@ -299,66 +99,6 @@ function isMultipartFormData(contentType: string | undefined): boolean {
 /** Reads and discards the rest of a request body we will not parse, so the client can get its answer. */
 function discardBody(req: IncomingMessage): void {
   if (!req.readableEnded) req.resume();
-}
-
-/** Error codes for which `link` cannot work on this file system; we fall back to check-and-rename. */
-const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return false;
-    throw error;
-  }
-}
-
-async function removeQuietly(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch {
-    // Already gone, or never created.
-  }
-}
-
-/**
- * Moves a finished temporary file to its final name without ever overwriting: a hard link fails
- * atomically when the name exists (also when another process stores the same name concurrently).
- * A name that differs from one in the folder only by case is taken too. Returns false when the
- * name is taken.
- */
-async function publish(temp: string, final: string, folders: UploadFolders): Promise<boolean> {
-  const dir = dirname(final);
-  const folded = foldedName(basename(final));
-  return folders.exclusive(dir, async () => {
-    if ((await readdir(dir)).some((name) => !name.startsWith(TEMP_FILE_PREFIX) && foldedName(name) === folded)) return false;
-    try {
-      await link(temp, final);
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === "EEXIST") return false;
-      if (code === undefined || !NO_HARD_LINKS.has(code)) throw error;
-      // File systems without hard links: check, then rename (a narrow race between two processes).
-      if (await exists(final)) return false;
-      await rename(temp, final);
-      return true;
-    }
-    await removeQuietly(temp);
-    return true;
-  });
-}
-
-type Slot = { stored: { name: string; bytes: number } } | { skipped: SkippedFile };
-
-/** One accepted file part on its way to disk. */
-interface ActiveFile {
-  /** Stops writing, drains the part, deletes the temporary file; the part is skipped with `reason`. */
-  abort(reason: SkipReason, detail: string): void;
 }
 
 /**
@@ -396,7 +136,7 @@ export async function receiveUploads(
     fieldName?: string;
     folders?: UploadFolders;
     /** Who stored files belong to (the agent sandbox's user, for a server running as root). */
-    owner?: { uid: number; gid: number };
+    owner?: FileOwner;
   },
 ): Promise<UploadOutcome> {
   const limits = checkLimits(options.limits);
@@ -407,9 +147,24 @@ export async function receiveUploads(
     discardBody(req);
     throw new UploadRequestError("not_multipart", "The request body must be multipart/form-data.");
   }
-  let parser: busboy.Busboy;
+  const parser = createParser(req, limits);
+  const dir = resolve(options.dir);
   try {
-    parser = busboy({
+    await privateDirectory(dir);
+  } catch (error) {
+    discardBody(req);
+    throw error;
+  }
+  return new Promise<UploadOutcome>((resolvePromise, rejectPromise) => {
+    const settings: ReceiverSettings = { dir, limits, fieldName, folders, owner: options.owner };
+    new MultipartReceiver(req, parser, settings, { resolve: resolvePromise, reject: rejectPromise }).listen();
+  });
+}
+
+/** A busboy parser for `req`; a Content-Type without a usable boundary is a malformed request. */
+function createParser(req: IncomingMessage, limits: UploadLimits): busboy.Busboy {
+  try {
+    return busboy({
       headers: req.headers,
       preservePath: true, // we want the name as sent, to judge it; busboy would cut it to a base name
       defParamCharset: "utf8", // clients send UTF-8 names in filename="…"; busboy's default is latin1
@@ -428,292 +183,261 @@ export async function receiveUploads(
       { cause: error },
     );
   }
-  const dir = resolve(options.dir);
-  try {
-    await privateDirectory(dir);
-  } catch (error) {
-    discardBody(req);
-    throw error;
+}
+
+/** What one receiver works with: the checked options of {@link receiveUploads}. */
+interface ReceiverSettings {
+  dir: string;
+  limits: UploadLimits;
+  fieldName: string;
+  folders: UploadFolders;
+  owner: FileOwner | undefined;
+}
+
+/** Where one reported file part ended up; undefined in its slot while it is being stored. */
+type Slot = { stored: { name: string; bytes: number } } | { skipped: SkippedFile };
+
+/**
+ * One request being received: feeds the body to busboy, sends each file part of the upload field
+ * to disk or skips it, and settles once both the body and every file in progress are done.
+ */
+class MultipartReceiver {
+  /** One per reported file part, in the order sent. */
+  private readonly slots: Array<Slot | undefined> = [];
+  /** Folded names taken by earlier parts of this request. */
+  private readonly claimed = new Set<string>();
+  private readonly active = new Set<UploadPart>();
+  private readonly tasks: Array<Promise<void>> = [];
+  /** Files this request stored, removed again when it fails. */
+  private readonly storedPaths: string[] = [];
+  private received = 0;
+  private tooLarge = false;
+  private filePartCount = 0;
+  private reportingStopped = false;
+  private sawField = false;
+  private parserDone = false; // busboy closed, or we stopped feeding it
+  private requestDone = false; // the whole body arrived
+  private finishing = false; // no more parts will come; waiting for the files in progress
+  private failed = false;
+  private failure: unknown;
+  private readonly tooLargeDetail: string;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly parser: busboy.Busboy,
+    private readonly settings: ReceiverSettings,
+    private readonly promise: { resolve: (outcome: UploadOutcome) => void; reject: (error: unknown) => void },
+  ) {
+    this.tooLargeDetail = `The request is larger than ${settings.limits.maxRequestBytes} bytes; this file was not stored.`;
   }
 
-  return new Promise<UploadOutcome>((resolvePromise, rejectPromise) => {
-    const slots: Array<Slot | undefined> = [];
-    const claimed = new Set<string>();
-    const active = new Set<ActiveFile>();
-    const tasks: Array<Promise<void>> = [];
-    const storedPaths: string[] = [];
-    let received = 0;
-    let tooLarge = false;
-    let filePartCount = 0;
-    let reportingStopped = false;
-    let sawField = false;
-    let parserDone = false; // busboy closed, or we stopped feeding it
-    let requestDone = false; // the whole body arrived
-    let finishing = false; // no more parts will come; waiting for the files in progress
-    let failed = false;
-    let failure: unknown;
+  /** Starts reading the body. */
+  listen(): void {
+    this.parser.on("file", this.onFile);
+    this.parser.on("error", this.onParserError);
+    this.parser.on("close", this.onParserClose);
+    this.parser.on("drain", this.onParserDrain);
+    this.req.on("data", this.onData);
+    this.req.on("end", this.onEnd);
+    this.req.on("close", this.onClose);
+    this.req.on("error", this.onRequestError);
+  }
 
-    const skip = (slot: number, raw: string | undefined, reason: SkipReason, detail: string): void => {
-      slots[slot] = { skipped: { name: reportedName(raw), reason, detail } };
-    };
+  private skip(slot: number, raw: string | undefined, reason: SkipReason, detail: string): void {
+    this.slots[slot] = { skipped: { name: reportedName(raw), reason, detail } };
+  }
 
-    const tooLargeDetail = `The request is larger than ${limits.maxRequestBytes} bytes; this file was not stored.`;
-    const duplicateDetail = "A file with this name (ignoring case) is already stored; it was not overwritten.";
-
-    /** Stops parsing; whatever is still sent is read and discarded. */
-    const stopParser = (): void => {
-      if (parserDone) return;
-      parserDone = true;
-      parser.removeListener("drain", onParserDrain);
-      parser.destroy();
-      if (req.isPaused()) req.resume();
-    };
-
-    /** Settles once every file in progress is done: resolves, or rejects and removes what was stored. */
-    const settleAfterTasks = async (): Promise<void> => {
-      await Promise.allSettled(tasks);
-      if (failed) {
-        await Promise.all(storedPaths.map(removeQuietly));
-        rejectPromise(failure);
-        return;
-      }
-      const stored: UploadOutcome["stored"] = [];
-      const skipped: SkippedFile[] = [];
-      for (const slot of slots) {
-        if (slot === undefined) continue;
-        if ("stored" in slot) stored.push(slot.stored);
-        else skipped.push(slot.skipped);
-      }
-      resolvePromise({ stored, skipped, sawField });
-    };
-
-    const finishIfDone = (): void => {
-      if (finishing || failed || !parserDone || !requestDone) return;
-      finishing = true;
-      cleanupListeners();
-      void settleAfterTasks();
-    };
-
-    /** Makes the promise reject: aborts every file in progress; what was stored is removed. */
-    const fail = (error: unknown): void => {
-      if (failed) return;
-      failed = true;
-      failure = error;
-      for (const file of active) file.abort("request_too_large", "The request failed.");
-      stopParser();
-      cleanupListeners();
-      // Keep reading (and discarding) a body that is still arriving, so the client gets the answer.
-      if (!req.readableEnded && !req.destroyed) {
-        req.on("data", () => {});
-        req.resume();
-      }
-      if (!finishing) {
-        finishing = true;
-        void settleAfterTasks();
-      }
-    };
-
-    const onFile = (field: string, stream: Readable, info: busboy.FileInfo): void => {
-      // busboy destroys the part in progress when the body ends inside it or parsing stops.
-      stream.on("error", () => {});
-      if (failed || field !== fieldName) {
-        stream.resume();
-        return;
-      }
-      sawField = true;
-      const index = filePartCount++;
-      const raw = info.filename;
-      if (reportingStopped) {
-        stream.resume();
-        return;
-      }
-      const slot = slots.length;
-      slots.push(undefined);
-      if (tooLarge) {
-        skip(slot, raw, "request_too_large", tooLargeDetail);
-        stream.resume();
-        return;
-      }
-      if (index >= limits.maxFiles) {
-        if (index >= limits.maxFiles + MAX_EXTRA_REPORTED) {
-          reportingStopped = true;
-          skip(slot, raw, "too_many_files",
-            `The request has more than ${limits.maxFiles} files; this file and the ones after it were not read.`);
-        } else {
-          skip(slot, raw, "too_many_files", `The request has more than ${limits.maxFiles} files; this file was not read.`);
-        }
-        stream.resume();
-        return;
-      }
-      const checked = sanitizeFileName(raw ?? "");
-      if (!checked.ok) {
-        skip(slot, raw, checked.reason, checked.detail);
-        stream.resume();
-        return;
-      }
-      const folded = foldedName(checked.name);
-      if (claimed.has(folded)) {
-        skip(slot, raw, "duplicate_name", "A file with this name (ignoring case) comes earlier in the same upload.");
-        stream.resume();
-        return;
-      }
-      claimed.add(folded);
-      tasks.push(storeFile(slot, raw ?? "", checked.name, stream));
-    };
-
-    const storeFile = (slot: number, raw: string, name: string, stream: Readable): Promise<void> => {
-      const final = join(dir, name);
-      const temp = join(dir, `${TEMP_FILE_PREFIX}${randomBytes(16).toString("hex")}.part`);
-      let abortReason: { reason: SkipReason; detail: string } | undefined;
-      let out: WriteStream | undefined;
-
-      const file: ActiveFile = {
-        abort(reason, detail) {
-          if (abortReason) return;
-          abortReason = { reason, detail };
-          if (out) {
-            stream.unpipe(out);
-            out.destroy();
-          }
-          stream.resume();
-        },
-      };
-      active.add(file);
-      stream.once("limit", () => file.abort("file_too_large", `The file is larger than ${limits.maxFileBytes} bytes.`));
-      // Destroyed by busboy (body ended inside the part, parsing stopped): the request fails as a whole.
-      stream.once("close", () => {
-        if (!stream.readableEnded) file.abort("request_too_large", "The file's data ended early.");
-      });
-
-      const write = (): Promise<number> =>
-        new Promise<number>((done, failedWrite) => {
-          const target = createWriteStream(temp, { flags: "wx", mode: PRIVATE_FILE_MODE });
-          out = target;
-          // Through the descriptor, not the name: in an agent's workspace a sandboxed process could
-          // swap the name for a link to a host file between the write and a chmod by name.
-          target.once("open", (fd: number) => {
-            try {
-              fchmodSync(fd, PRIVATE_FILE_MODE); // exactly 0600, whatever the umask
-              if (options.owner) fchownSync(fd, options.owner.uid, options.owner.gid);
-            } catch (error) {
-              target.destroy(error as Error);
-            }
-          });
-          let sourceEnded = false;
-          let targetClosed = false;
-          let writeError: unknown;
-          const settle = (): void => {
-            if (!targetClosed) return;
-            if (writeError !== undefined && !abortReason) failedWrite(writeError);
-            else if (sourceEnded || abortReason) done(target.bytesWritten);
-            else failedWrite(new Error("the temporary file closed before the part ended"));
-          };
-          stream.once("end", () => {
-            sourceEnded = true;
-            settle();
-          });
-          target.once("error", (error) => {
-            writeError = error;
-          });
-          target.once("close", () => {
-            targetClosed = true;
-            settle();
-          });
-          if (abortReason) target.destroy();
-          else stream.pipe(target);
-        });
-
-      const run = async (): Promise<void> => {
-        try {
-          // Cheap early answer for a name already stored; `publish` is the atomic check.
-          if (await exists(final)) file.abort("duplicate_name", duplicateDetail);
-          if (!abortReason) {
-            const bytes = await write();
-            if (!abortReason) {
-              if (await publish(temp, final, folders)) {
-                storedPaths.push(final);
-                slots[slot] = { stored: { name, bytes } };
-              } else {
-                abortReason = { reason: "duplicate_name", detail: duplicateDetail };
-              }
-            }
-          }
-          if (abortReason) skip(slot, raw, abortReason.reason, abortReason.detail);
-        } catch (error) {
-          file.abort("request_too_large", "The file could not be written.");
-          fail(error);
-        } finally {
-          active.delete(file);
-          if (out) await removeQuietly(temp);
-        }
-      };
-      return run();
-    };
-
-    const onParserError = (error: Error): void => {
-      if (tooLarge) {
-        // The body was over the limit anyway, and the answer already says so for what remains.
-        stopParser();
-        finishIfDone();
-        return;
-      }
-      fail(new UploadRequestError("malformed_multipart", `The multipart body is malformed: ${error.message}.`, { cause: error }));
-    };
-
-    const onParserClose = (): void => {
-      parserDone = true;
-      finishIfDone();
-    };
-
-    const onParserDrain = (): void => {
-      if (!failed) req.resume();
-    };
-
-    const onData = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (!tooLarge && received > limits.maxRequestBytes) {
-        tooLarge = true;
-        for (const file of active) file.abort("request_too_large", tooLargeDetail);
-      }
-      if (parserDone) return;
-      if (!parser.write(chunk)) req.pause();
-    };
-
-    const onEnd = (): void => {
-      requestDone = true;
-      if (!parserDone) parser.end();
-      finishIfDone();
-    };
-
-    // 'close' before 'end': the connection went away with the body incomplete.
-    const onClose = (): void => {
-      if (!requestDone) fail(new UploadRequestError("aborted", "The client closed the connection before the upload was complete."));
-    };
-
-    const onRequestError = (error: Error): void => {
-      fail(new UploadRequestError("aborted", "The connection failed before the upload was complete.", { cause: error }));
-    };
-
-    function cleanupListeners(): void {
-      req.removeListener("data", onData);
-      req.removeListener("end", onEnd);
-      req.removeListener("close", onClose);
-      req.removeListener("error", onRequestError);
-      parser.removeListener("file", onFile);
-      parser.removeListener("drain", onParserDrain);
-      parser.removeListener("error", onParserError);
-      // A late error must never become an uncaught exception.
-      parser.on("error", () => {});
-      req.on("error", () => {});
+  private readonly onFile = (field: string, stream: Readable, info: busboy.FileInfo): void => {
+    // busboy destroys the part in progress when the body ends inside it or parsing stops.
+    stream.on("error", () => {});
+    if (this.failed || field !== this.settings.fieldName) {
+      stream.resume();
+      return;
     }
+    this.sawField = true;
+    const index = this.filePartCount++;
+    const raw = info.filename;
+    if (this.reportingStopped) {
+      stream.resume();
+      return;
+    }
+    const slot = this.slots.length;
+    this.slots.push(undefined);
+    const name = this.acceptedName(slot, index, raw);
+    if (name === undefined) {
+      stream.resume();
+      return;
+    }
+    this.tasks.push(this.storeFile(slot, raw ?? "", name, stream));
+  };
 
-    parser.on("file", onFile);
-    parser.on("error", onParserError);
-    parser.on("close", onParserClose);
-    parser.on("drain", onParserDrain);
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("close", onClose);
-    req.on("error", onRequestError);
-  });
+  /**
+   * The name to store the file part in `slot` under, or undefined when the part is skipped (its
+   * slot then says why). `index` counts every file part of the field, skipped ones too.
+   */
+  private acceptedName(slot: number, index: number, raw: string | undefined): string | undefined {
+    const { maxFiles } = this.settings.limits;
+    if (this.tooLarge) {
+      this.skip(slot, raw, "request_too_large", this.tooLargeDetail);
+      return undefined;
+    }
+    if (index >= maxFiles) {
+      if (index >= maxFiles + MAX_EXTRA_REPORTED) {
+        this.reportingStopped = true;
+        this.skip(slot, raw, "too_many_files",
+          `The request has more than ${maxFiles} files; this file and the ones after it were not read.`);
+      } else {
+        this.skip(slot, raw, "too_many_files", `The request has more than ${maxFiles} files; this file was not read.`);
+      }
+      return undefined;
+    }
+    const checked = sanitizeFileName(raw ?? "");
+    if (!checked.ok) {
+      this.skip(slot, raw, checked.reason, checked.detail);
+      return undefined;
+    }
+    const folded = foldedName(checked.name);
+    if (this.claimed.has(folded)) {
+      this.skip(slot, raw, "duplicate_name", "A file with this name (ignoring case) comes earlier in the same upload.");
+      return undefined;
+    }
+    this.claimed.add(folded);
+    return checked.name;
+  }
+
+  /** Writes one accepted part and publishes it; a write failure fails the whole request. */
+  private async storeFile(slot: number, raw: string, name: string, stream: Readable): Promise<void> {
+    const { dir, limits, folders, owner } = this.settings;
+    const part = new UploadPart(stream, dir, name, { maxFileBytes: limits.maxFileBytes, owner });
+    this.active.add(part);
+    try {
+      // Cheap early answer for a name already stored; publishing is the atomic check.
+      if (await exists(part.path)) part.abort("duplicate_name", DUPLICATE_DETAIL);
+      if (!part.skipped) {
+        const bytes = await part.write();
+        if (!part.skipped && (await part.moveToFinalName(folders))) {
+          this.storedPaths.push(part.path);
+          this.slots[slot] = { stored: { name, bytes } };
+        }
+      }
+      const skipped = part.skipped;
+      if (skipped) this.skip(slot, raw, skipped.reason, skipped.detail);
+    } catch (error) {
+      part.abort("request_too_large", "The file could not be written.");
+      this.fail(error);
+    } finally {
+      this.active.delete(part);
+      await part.removeTemporaryFile();
+    }
+  }
+
+  /** Stops parsing; whatever is still sent is read and discarded. */
+  private stopParser(): void {
+    if (this.parserDone) return;
+    this.parserDone = true;
+    this.parser.removeListener("drain", this.onParserDrain);
+    this.parser.destroy();
+    if (this.req.isPaused()) this.req.resume();
+  }
+
+  /** Settles once every file in progress is done: resolves, or rejects and removes what was stored. */
+  private async settleAfterTasks(): Promise<void> {
+    await Promise.allSettled(this.tasks);
+    if (this.failed) {
+      await Promise.all(this.storedPaths.map(removeQuietly));
+      this.promise.reject(this.failure);
+      return;
+    }
+    const stored: UploadOutcome["stored"] = [];
+    const skipped: SkippedFile[] = [];
+    for (const slot of this.slots) {
+      if (slot === undefined) continue;
+      if ("stored" in slot) stored.push(slot.stored);
+      else skipped.push(slot.skipped);
+    }
+    this.promise.resolve({ stored, skipped, sawField: this.sawField });
+  }
+
+  private finishIfDone(): void {
+    if (this.finishing || this.failed || !this.parserDone || !this.requestDone) return;
+    this.finishing = true;
+    this.cleanupListeners();
+    void this.settleAfterTasks();
+  }
+
+  /** Makes the promise reject: aborts every file in progress; what was stored is removed. */
+  private fail(error: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.failure = error;
+    for (const part of this.active) part.abort("request_too_large", "The request failed.");
+    this.stopParser();
+    this.cleanupListeners();
+    // Keep reading (and discarding) a body that is still arriving, so the client gets the answer.
+    if (!this.req.readableEnded && !this.req.destroyed) {
+      this.req.on("data", () => {});
+      this.req.resume();
+    }
+    if (!this.finishing) {
+      this.finishing = true;
+      void this.settleAfterTasks();
+    }
+  }
+
+  private readonly onParserError = (error: Error): void => {
+    if (this.tooLarge) {
+      // The body was over the limit anyway, and the answer already says so for what remains.
+      this.stopParser();
+      this.finishIfDone();
+      return;
+    }
+    this.fail(new UploadRequestError("malformed_multipart", `The multipart body is malformed: ${error.message}.`, { cause: error }));
+  };
+
+  private readonly onParserClose = (): void => {
+    this.parserDone = true;
+    this.finishIfDone();
+  };
+
+  private readonly onParserDrain = (): void => {
+    if (!this.failed) this.req.resume();
+  };
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.received += chunk.length;
+    if (!this.tooLarge && this.received > this.settings.limits.maxRequestBytes) {
+      this.tooLarge = true;
+      for (const part of this.active) part.abort("request_too_large", this.tooLargeDetail);
+    }
+    if (this.parserDone) return;
+    if (!this.parser.write(chunk)) this.req.pause();
+  };
+
+  private readonly onEnd = (): void => {
+    this.requestDone = true;
+    if (!this.parserDone) this.parser.end();
+    this.finishIfDone();
+  };
+
+  // 'close' before 'end': the connection went away with the body incomplete.
+  private readonly onClose = (): void => {
+    if (!this.requestDone) this.fail(new UploadRequestError("aborted", "The client closed the connection before the upload was complete."));
+  };
+
+  private readonly onRequestError = (error: Error): void => {
+    this.fail(new UploadRequestError("aborted", "The connection failed before the upload was complete.", { cause: error }));
+  };
+
+  private cleanupListeners(): void {
+    this.req.removeListener("data", this.onData);
+    this.req.removeListener("end", this.onEnd);
+    this.req.removeListener("close", this.onClose);
+    this.req.removeListener("error", this.onRequestError);
+    this.parser.removeListener("file", this.onFile);
+    this.parser.removeListener("drain", this.onParserDrain);
+    this.parser.removeListener("error", this.onParserError);
+    // A late error must never become an uncaught exception.
+    this.parser.on("error", () => {});
+    this.req.on("error", () => {});
+  }
 }

@@ -86,9 +86,18 @@ const titleOf = (schema: Record<string, unknown> | undefined) =>
 
 /** Tag values a discriminated union accepts (`x-tags`, kept from the spec's discriminator mapping) in a release. */
 function unionKinds(schema: Record<string, unknown> | undefined, release: number | undefined): string[] {
-  const tags = Array.isArray(schema?.["x-tags"]) ? (schema["x-tags"] as string[]) : [];
+  const tags = Array.isArray(schema?.["x-tags"]) ? (schema["x-tags"] as string[]) : referencedKinds(schema);
   const releases = (schema?.[TAG_RELEASES_KEYWORD] ?? {}) as TagReleases;
   return tags.filter((tag) => inRelease(release, ...(releases[tag] ?? [])));
+}
+
+/**
+ * The kinds of a union of the OpenAPI document (a request body's), which carries no `x-tags`: its
+ * variants are references to schemas named after their kind (`#/components/schemas/NeverConfirm`).
+ */
+function referencedKinds(schema: Record<string, unknown> | undefined): string[] {
+  const variants = Array.isArray(schema?.oneOf) ? (schema.oneOf as Array<{ $ref?: unknown }>) : [];
+  return variants.flatMap((variant) => (typeof variant.$ref === "string" ? [variant.$ref.slice(variant.$ref.lastIndexOf("/") + 1)] : []));
 }
 
 /** Levenshtein distance, bounded to short strings (kind names). */

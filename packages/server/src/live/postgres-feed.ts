@@ -17,7 +17,7 @@ import type { EventBus } from "../core/bus.js";
 import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";
-import { postgresDriver } from "../store/postgres/store.js";
+import { postgresDriver } from "../store/postgres/driver.js";
 
 /** Events per read when a conversation's notifications are followed. */
 const PAGE = 500;

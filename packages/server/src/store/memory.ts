@@ -15,6 +15,7 @@
  * the sizes a mock holds (tens of thousands of events), not a database.
  */
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
+import { checkedPaging } from "./paging-check.js";
 import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "./prepare.js";
 import {
   type AppendedBatch,
@@ -33,8 +34,6 @@ import {
   type SearchQuery,
   type StoredEvent,
 } from "./types.js";
-
-const MAX_LIMIT = 100;
 
 /** An event as kept: its stored form and what the filters compare. */
 interface Row extends StoredEvent {
@@ -79,12 +78,6 @@ function firstAfter(rows: readonly Row[], p: Position, inclusive = false): numbe
     else hi = mid;
   }
   return lo;
-}
-
-function checkedPaging(query: SearchQuery): void {
-  const { limit, order } = query;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be an integer in 1..${MAX_LIMIT}, got ${limit}`);
-  if (order !== "asc" && order !== "desc") throw new RangeError(`order must be "asc" or "desc"`);
 }
 
 /** The filters as a test of one row (the time range is applied by the scan's bounds). */

@@ -72,3 +72,16 @@ describe("precompiled request validators", () => {
     expect(compared).toBeGreaterThan(2000);
   });
 });
+
+describe("an unknown kind in a request body's union", () => {
+  const precompiled = loadPrecompiledValidators(document, file);
+  it.each([
+    ["compiled here", new RequestValidators(document)],
+    ["precompiled", new RequestValidators(document, precompiled)],
+  ])("names the kinds it may be (%s), or the one it was probably meant to be", (_name, validators) => {
+    expect(outcome(() => validators.body("setConfirmationPolicy", { policy: { kind: "Nope" } }))).toEqual({
+      detail: [{ loc: ["body", "policy", "kind"], msg: 'unknown ConfirmationPolicy kind "Nope"; expected one of NeverConfirm, AlwaysConfirm, ConfirmRisky', type: "union_tag_invalid" }],
+    });
+    expect(outcome(() => validators.body("setConfirmationPolicy", { policy: { kind: "NeverConfirn" } }))).toMatchObject({ detail: [{ msg: 'unknown ConfirmationPolicy kind "NeverConfirn"; did you mean "NeverConfirm"?' }] });
+  });
+});

@@ -12,10 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { openStoredFile, UploadFolders } from "../../src/upload-folders.js";
 import {
-  openStoredFile,
   receiveUploads,
-  UploadFolders,
   UploadRequestError,
   type UploadLimits,
   type UploadOutcome,

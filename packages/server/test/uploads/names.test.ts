@@ -1,13 +1,9 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEFAULT_UPLOAD_LIMITS,
-  openStoredFile,
-  sanitizeFileName,
-  TEMP_FILE_PREFIX,
-  type SkipReason,
-} from "../../src/uploads.js";
+import { openStoredFile } from "../../src/upload-folders.js";
+import { sanitizeFileName, TEMP_FILE_PREFIX, type SkipReason } from "../../src/upload-names.js";
+import { DEFAULT_UPLOAD_LIMITS } from "../../src/uploads.js";
 import { makeTempDir, removeDir } from "./harness.js";
 
 const rejected: Array<[string, SkipReason]> = [

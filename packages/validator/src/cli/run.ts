@@ -43,9 +43,42 @@ export async function run(io: RunIo): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
 
-  let options;
+  const options = parseOptions(io.argv, stdout, stderr);
+  if (typeof options === "number") return options;
+
+  const started = performance.now();
+  const state = new RunState(options, io, { env, cwd, stdout, stderr });
+  const inputs = await resolveInputs(options.paths, cwd);
+  let skippedInputs = 0;
+  for (const input of inputs) {
+    if (state.stopped) {
+      skippedInputs++;
+      continue;
+    }
+    await state.checkInput(input);
+  }
+  const exitCode = await state.finish(skippedInputs);
+
+  // For the benchmark (not documented): the process's own peak memory, measured where it runs.
+  if (env.ACS_VALIDATE_STATS) {
+    writeFileSync(
+      env.ACS_VALIDATE_STATS,
+      JSON.stringify({ maxRssBytes: process.resourceUsage().maxRSS * 1024, events: state.events, bytes: state.bytes, seconds: (performance.now() - started) / 1000 }),
+    );
+  }
+  return exitCode;
+}
+
+type CliOptions = ReturnType<typeof parseCliArgs>;
+
+/**
+ * The parsed command line, or the exit code when there is nothing to validate: a usage error
+ * (reported on `stderr`), `--help` or `--version` (answered on `stdout`).
+ */
+function parseOptions(argv: readonly string[], stdout: OutputStream, stderr: OutputStream): CliOptions | number {
+  let options: CliOptions;
   try {
-    options = parseCliArgs(io.argv);
+    options = parseCliArgs(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     stderr.write(`${usageErrorLine("acs-validate", error.message)}\n`);
@@ -59,165 +92,220 @@ export async function run(io: RunIo): Promise<number> {
     stdout.write(`${packageJson.version}\n`);
     return EXIT_VALID;
   }
+  return options;
+}
 
-  const started = performance.now();
-  const forceColor = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "";
-  const color = options.color ?? (forceColor || (stdout.isTTY === true && env.NO_COLOR === undefined && env.TERM !== "dumb"));
-  const validateOptions: ValidateOptions = { profile: options.profile, unknownKinds: options.unknownKinds, unknownProperties: options.unknownProperties };
-  const maxErrors = options.maxErrors ?? Infinity;
-  const limits = io.limits ?? DEFAULT_LIMITS;
+/** Where the command runs: {@link RunIo} with its defaults filled in. */
+interface RunPlace {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stdout: OutputStream;
+  stderr: OutputStream;
+}
 
-  let totalEvents = 0;
-  let totalBytes = 0;
-  let errors = 0;
-  let warnings = 0;
-  let fatal = false;
-  let truncated = false;
-  const errorsByRule = new Map<string, number>();
-  const warningsByRule = new Map<string, number>();
-  const kinds = new Map<string, number>();
-  const reports: InputReport[] = [];
+/** One run over its inputs: the totals so far, and where issues and progress go. */
+class RunState {
+  events = 0;
+  bytes = 0;
+  private errors = 0;
+  private warnings = 0;
+  private fatal = false;
+  private truncated = false;
+  private readonly errorsByRule = new Map<string, number>();
+  private readonly warningsByRule = new Map<string, number>();
+  private readonly kinds = new Map<string, number>();
+  private readonly reports: InputReport[] = [];
+  /** The report of the input being read: its issues are counted in it too. */
+  private current: InputReport = { file: "", events: 0, errors: 0, warnings: 0, bytes: 0 };
+  readonly validateOptions: ValidateOptions;
+  private readonly maxErrors: number;
+  private readonly limits: ReadLimits;
+  private readonly progress: Progress;
+  private readonly output: Output;
+  private readonly reporter: ReturnType<typeof createReporter>;
 
-  // Progress only for a person at a terminal: not in CI, not when the output goes to a pipe or a file.
-  const interactive = stderr.isTTY === true && stdout.isTTY === true && !isCi(env);
-  const progress = new Progress(stderr, options.progress ?? interactive, () => totalEvents, io.progressPace);
-  const output = new Output(stdout, () => progress.clear());
-  const reporter = createReporter(options.format, output, { color, stepSummary: env.GITHUB_STEP_SUMMARY });
+  constructor(
+    readonly options: CliOptions,
+    private readonly io: RunIo,
+    private readonly place: RunPlace,
+  ) {
+    const { env, stdout, stderr } = place;
+    const forceColor = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "";
+    const color = options.color ?? (forceColor || (stdout.isTTY === true && env.NO_COLOR === undefined && env.TERM !== "dumb"));
+    this.validateOptions = { profile: options.profile, unknownKinds: options.unknownKinds, unknownProperties: options.unknownProperties };
+    this.maxErrors = options.maxErrors ?? Infinity;
+    this.limits = io.limits ?? DEFAULT_LIMITS;
+    // Progress only for a person at a terminal: not in CI, not when the output goes to a pipe or a file.
+    const interactive = stderr.isTTY === true && stdout.isTTY === true && !isCi(env);
+    this.progress = new Progress(stderr, options.progress ?? interactive, () => this.events, io.progressPace);
+    this.output = new Output(stdout, () => this.progress.clear());
+    this.reporter = createReporter(options.format, this.output, { color, stepSummary: env.GITHUB_STEP_SUMMARY });
+  }
 
-  let current: InputReport = { file: "", events: 0, errors: 0, warnings: 0, bytes: 0 };
+  /** Whether to read no further: `--max-errors` reached, or the output is gone. */
+  get stopped(): boolean {
+    return this.truncated || this.output.broken;
+  }
 
-  const emit = (issue: ReportedIssue): void => {
-    if (truncated) return;
-    if (issue.fatal) fatal = true;
+  /** Counts and reports one issue; once the run is truncated, issues are dropped. */
+  emit(issue: ReportedIssue): void {
+    if (this.truncated) return;
+    if (issue.fatal) this.fatal = true;
     if (issue.severity === "error") {
-      errors++;
-      current.errors++;
-      errorsByRule.set(issue.rule, (errorsByRule.get(issue.rule) ?? 0) + 1);
+      this.errors++;
+      this.current.errors++;
+      this.errorsByRule.set(issue.rule, (this.errorsByRule.get(issue.rule) ?? 0) + 1);
     } else {
-      warnings++;
-      current.warnings++;
-      warningsByRule.set(issue.rule, (warningsByRule.get(issue.rule) ?? 0) + 1);
+      this.warnings++;
+      this.current.warnings++;
+      this.warningsByRule.set(issue.rule, (this.warningsByRule.get(issue.rule) ?? 0) + 1);
     }
-    reporter.issue(issue);
-    if (errors >= maxErrors) truncated = true;
-  };
+    this.reporter.issue(issue);
+    if (this.errors >= this.maxErrors) this.truncated = true;
+  }
 
-  const countKind = (name: string) => {
-    const count = kinds.get(name);
-    if (count !== undefined) kinds.set(name, count + 1);
-    else if (kinds.size < MAX_KINDS && name.length <= 100) kinds.set(name, 1);
-    else kinds.set("(other kinds)", (kinds.get("(other kinds)") ?? 0) + 1);
-  };
+  /** Counts an event of kind `name` for the summary. */
+  countKind(name: string): void {
+    const count = this.kinds.get(name);
+    if (count !== undefined) this.kinds.set(name, count + 1);
+    else if (this.kinds.size < MAX_KINDS && name.length <= 100) this.kinds.set(name, 1);
+    else this.kinds.set("(other kinds)", (this.kinds.get("(other kinds)") ?? 0) + 1);
+  }
 
-  const inputs = await resolveInputs(options.paths, cwd);
-  let skippedInputs = 0;
-  for (const input of inputs) {
-    if (truncated || output.broken) {
-      skippedInputs++;
-      continue;
-    }
-    current = { file: input.display, format: undefined, events: 0, errors: 0, warnings: 0, bytes: 0 };
-    reports.push(current);
-    const report = current;
+  /** Reads and validates one input, reporting its issues as they are found and its summary at its end. */
+  async checkInput(input: Input): Promise<void> {
+    const report: InputReport = { file: input.display, format: undefined, events: 0, errors: 0, warnings: 0, bytes: 0 };
+    this.current = report;
+    this.reports.push(report);
     if (input.type === "error") {
       report.unreadable = { rule: input.rule, message: input.message };
-      emit({ severity: "error", rule: input.rule, message: input.message, file: input.display, fatal: true });
-      reporter.inputDone(report);
-      continue;
+      this.emit({ severity: "error", rule: input.rule, message: input.message, file: input.display, fatal: true });
+      this.reporter.inputDone(report);
+      return;
     }
-
-    // One trajectory: its sequence checker, and its first event's issues held back until it is
-    // known whether a second event follows (a lone event breaks no sequence rule).
-    const checker = options.sequence ? new TrajectoryChecker() : undefined;
-    let held: { entry: Entry; index: number; result: ValidationResult; sequence: SequenceResult } | undefined;
-
-    const release = (entry: Entry, index: number, result: ValidationResult, sequence: SequenceResult) => {
-      for (const issue of result.errors) emit(entryIssue(entry, index, issue, "error", input.display));
-      for (const issue of sequence.errors) emit(entryIssue(entry, index, issue, "error", input.display));
-      for (const issue of result.warnings) emit(entryIssue(entry, index, issue, "warning", input.display));
-      for (const issue of sequence.warnings) emit(entryIssue(entry, index, issue, "warning", input.display));
-    };
-
-    const sink = (entry: Entry): boolean => {
-      const index = report.events++;
-      totalEvents++;
-      if (held && index === 1) {
-        release(held.entry, held.index, held.result, held.sequence);
-        held = undefined;
-      }
-      if (entry.parseError !== undefined) {
-        checker?.check(undefined);
-        countKind("(not JSON)");
-        emit(entryIssue(entry, index, { pointer: "", rule: "json", message: `is not valid JSON: ${entry.parseError}` }, "error", input.display));
-        return !truncated && !output.broken;
-      }
-      const value = entry.value;
-      const kind = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { kind?: unknown }).kind : undefined;
-      countKind(typeof kind === "string" ? kind : "(no kind)");
-      const result = validateEvent(value, validateOptions);
-      const sequence = checker ? checker.check(value, entry.hasLine ? entry.line : undefined) : NOTHING;
-      if (result.errors.length > 0 || result.warnings.length > 0 || sequence !== NOTHING) {
-        if (index === 0 && entry.bare && sequence !== NOTHING) held = { entry: { ...entry }, index, result, sequence };
-        else release(entry, index, result, sequence);
-      }
-      return !truncated && !output.broken;
-    };
-
-    const context: ReadContext = {
-      onBytes(count) {
-        report.bytes += count;
-        totalBytes += count;
-        progress.advance(count);
-      },
-      issue: (issue) => emit(sourceIssue(issue, input.display)),
-      breathe: () => output.drain(),
-      stopped: () => truncated || output.broken,
-    };
-
-    progress.begin(input.display, input.type === "file" ? input.size : undefined);
+    const events = new InputEvents(this, report, input.display);
+    this.progress.begin(input.display, input.type === "file" ? input.size : undefined);
     try {
-      report.format = await readInput(input, context, sink, limits, io.stdin ?? process.stdin, cwd);
+      report.format = await readInput(input, this.readContext(report, input.display), events.sink, this.limits, this.io.stdin ?? process.stdin, this.place.cwd);
     } catch (error) {
       const rule = error instanceof InputError ? error.rule : "input/unreadable";
       const message = error instanceof InputError ? error.message : `cannot be read: ${(error as Error).message}`;
       report.unreadable = { rule, message };
-      emit({ severity: "error", rule, message, file: input.display, fatal: true });
+      this.emit({ severity: "error", rule, message, file: input.display, fatal: true });
     }
-    if (held) {
-      const { entry, index, result, sequence } = held;
-      // A lone event: the sequence rules say nothing about it.
-      release(entry, index, result, report.events > 1 ? sequence : NOTHING);
-      held = undefined;
-    }
-    progress.clear();
-    reporter.inputDone(report);
+    events.end();
+    this.progress.clear();
+    this.reporter.inputDone(report);
   }
 
-  const exitCode = fatal ? EXIT_USAGE : errors > 0 ? EXIT_INVALID : EXIT_VALID;
-  const runReport: RunReport = {
-    inputs: reports,
-    events: totalEvents,
-    kinds: Object.fromEntries([...kinds].map(([name, count]) => [sanitize(name), count])),
-    errors,
-    warnings,
-    errorsByRule: Object.fromEntries(errorsByRule),
-    warningsByRule: Object.fromEntries(warningsByRule),
-    truncated,
-    skippedInputs,
-    exitCode,
+  /** What a reader of the input `display` reports to: its bytes, its own findings, when to pause or stop. */
+  private readContext(report: InputReport, display: string): ReadContext {
+    return {
+      onBytes: (count) => {
+        report.bytes += count;
+        this.bytes += count;
+        this.progress.advance(count);
+      },
+      issue: (issue) => this.emit(sourceIssue(issue, display)),
+      breathe: () => this.output.drain(),
+      stopped: () => this.stopped,
+    };
+  }
+
+  /** Reports the run's summary and flushes the output; resolves to the exit code. */
+  async finish(skippedInputs: number): Promise<number> {
+    const exitCode = this.fatal ? EXIT_USAGE : this.errors > 0 ? EXIT_INVALID : EXIT_VALID;
+    const runReport: RunReport = {
+      inputs: this.reports,
+      events: this.events,
+      kinds: Object.fromEntries([...this.kinds].map(([name, count]) => [sanitize(name), count])),
+      errors: this.errors,
+      warnings: this.warnings,
+      errorsByRule: Object.fromEntries(this.errorsByRule),
+      warningsByRule: Object.fromEntries(this.warningsByRule),
+      truncated: this.truncated,
+      skippedInputs,
+      exitCode,
+    };
+    this.reporter.finish(runReport);
+    await this.output.end();
+    this.progress.clear();
+    return exitCode;
+  }
+}
+
+/** An event's issues, waiting to be emitted. */
+interface EventIssues {
+  entry: Entry;
+  index: number;
+  result: ValidationResult;
+  sequence: SequenceResult;
+}
+
+/**
+ * The events of one input, which is one trajectory: each validated and checked against the
+ * sequence rules (unless `--no-sequence`), its issues located and emitted.
+ */
+class InputEvents {
+  private readonly checker: TrajectoryChecker | undefined;
+  /**
+   * The first event's issues, held back until it is known whether a second event follows (a lone
+   * event breaks no sequence rule).
+   */
+  private held: EventIssues | undefined;
+
+  constructor(
+    private readonly state: RunState,
+    private readonly report: InputReport,
+    private readonly display: string,
+  ) {
+    this.checker = state.options.sequence ? new TrajectoryChecker() : undefined;
+  }
+
+  /** Takes one entry of the reader; false asks the reader to stop. */
+  readonly sink = (entry: Entry): boolean => {
+    const { state } = this;
+    const index = this.report.events++;
+    state.events++;
+    if (this.held && index === 1) {
+      this.release(this.held);
+      this.held = undefined;
+    }
+    if (entry.parseError !== undefined) {
+      this.checker?.check(undefined);
+      state.countKind("(not JSON)");
+      state.emit(entryIssue(entry, index, { pointer: "", rule: "json", message: `is not valid JSON: ${entry.parseError}` }, "error", this.display));
+      return !state.stopped;
+    }
+    const value = entry.value;
+    const kind = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { kind?: unknown }).kind : undefined;
+    state.countKind(typeof kind === "string" ? kind : "(no kind)");
+    const result = validateEvent(value, state.validateOptions);
+    const sequence = this.checker ? this.checker.check(value, entry.hasLine ? entry.line : undefined) : NOTHING;
+    if (result.errors.length > 0 || result.warnings.length > 0 || sequence !== NOTHING) {
+      if (index === 0 && entry.bare && sequence !== NOTHING) this.held = { entry: { ...entry }, index, result, sequence };
+      else this.release({ entry, index, result, sequence });
+    }
+    return !state.stopped;
   };
-  reporter.finish(runReport);
-  await output.end();
-  progress.clear();
 
-  // For the benchmark (not documented): the process's own peak memory, measured where it runs.
-  if (env.ACS_VALIDATE_STATS) {
-    writeFileSync(
-      env.ACS_VALIDATE_STATS,
-      JSON.stringify({ maxRssBytes: process.resourceUsage().maxRSS * 1024, events: totalEvents, bytes: totalBytes, seconds: (performance.now() - started) / 1000 }),
-    );
+  /** At the input's end: the issues still held (a lone event's without its sequence ones). */
+  end(): void {
+    if (!this.held) return;
+    const { entry, index, result, sequence } = this.held;
+    // A lone event: the sequence rules say nothing about it.
+    this.release({ entry, index, result, sequence: this.report.events > 1 ? sequence : NOTHING });
+    this.held = undefined;
   }
-  return exitCode;
+
+  /** Emits an event's issues: errors before warnings, schema before sequence. */
+  private release({ entry, index, result, sequence }: EventIssues): void {
+    const emit = (issue: ValidationIssue, severity: "error" | "warning") => this.state.emit(entryIssue(entry, index, issue, severity, this.display));
+    for (const issue of result.errors) emit(issue, "error");
+    for (const issue of sequence.errors) emit(issue, "error");
+    for (const issue of result.warnings) emit(issue, "warning");
+    for (const issue of sequence.warnings) emit(issue, "warning");
+  }
 }
 
 async function readInput(input: Exclude<Input, { type: "error" }>, context: ReadContext, sink: (entry: Entry) => boolean, limits: ReadLimits, stdin: AsyncIterable<unknown>, cwd: string): Promise<Format> {

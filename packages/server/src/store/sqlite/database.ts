@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
+import { checkedPaging } from "../paging-check.js";
 import { prepareEvent, type PreparedEvent } from "../prepare.js";
 import {
   ConversationExistsError,
@@ -27,7 +28,7 @@ import { BodySearch, ftsQuery, type BodySearchTuning } from "./body-search.js";
 import type { BackgroundCheckpointer } from "./checkpointer.js";
 import { idHash, insertRows, type IngestTarget } from "./ingest.js";
 import { Names } from "./names.js";
-import { EMPTY_PAGE, boundsOf, checkedPaging, isEmpty, joinPage, lastInOrder, narrowAfter, type JsonPageRow } from "./paging.js";
+import { EMPTY_PAGE, boundsOf, isEmpty, joinPage, lastInOrder, narrowAfter, type JsonPageRow } from "./paging.js";
 import { MAX_SEQ, SEARCH_SQL, SQL, STAGING_PREFIX, Statements } from "./statements.js";
 
 const MAX_CONVERSATION_PK = 2 ** 31 - 1;

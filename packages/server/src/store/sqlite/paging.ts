@@ -22,7 +22,6 @@
 import type { JsonPage, Position, SearchFilters, SearchPage, SearchQuery } from "../types.js";
 import type { Order } from "./statements.js";
 
-const MAX_LIMIT = 100;
 /** Beyond any event time (µs); exact as a double. */
 const FAR = 2 ** 62;
 
@@ -42,16 +41,6 @@ export interface JsonPageRow {
 }
 
 export const EMPTY_PAGE: JsonPage = Object.freeze({ json: new Uint8Array(0), count: 0, last: undefined, hasMore: false });
-
-/** The limit and order of a query, checked (RangeError). */
-export function checkedPaging(query: SearchQuery): { limit: number; order: Order } {
-  const { limit, order } = query;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new RangeError(`limit must be an integer in 1..${MAX_LIMIT}, got ${limit}`);
-  }
-  if (order !== "asc" && order !== "desc") throw new RangeError(`order must be "asc" or "desc"`);
-  return { limit, order };
-}
 
 /**
  * The last position of a pageJson row when its positions are strictly in `order` (so its JSON

@@ -1,6 +1,7 @@
 /** The SQLite store as the async EventStore contract: SqliteStore over a SqliteDatabase and its reader threads. */
 import { MessageChannel } from "node:worker_threads";
 import type { ConversationLifecycleStatus } from "@acs-toolkit/schema";
+import { checkedPaging } from "../paging-check.js";
 import type { PreparedEvent, RowBatch } from "../prepare.js";
 import { decodeRows, transferableChunks } from "../row-batch.js";
 import {
@@ -22,7 +23,7 @@ import {
 } from "../types.js";
 import type { WorkerPool } from "../../threads/pool.js";
 import { SqliteDatabase } from "./database.js";
-import { EMPTY_PAGE, checkedPaging } from "./paging.js";
+import { EMPTY_PAGE } from "./paging.js";
 
 /** The SQLite store: the EventStore contract, and what its tests and diagnostics read. */
 export interface SqliteEventStore extends EventStore {
