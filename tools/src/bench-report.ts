@@ -117,8 +117,9 @@ interface ReportInput {
   /** A benchmark failed in this run: its figures are missing, and the report says so. */
   incomplete?: boolean;
   /**
-   * Written notes per suite (Markdown: how a figure is measured, what bounds it, earlier runs),
-   * kept in `bench/notes/<suite>.md` so that a run regenerates every figure without losing them:
+   * Written notes per suite (Markdown: what the suite measures, how to read its ratios, what bounds
+   * it; the reasoning behind its design is in `bench/DECISIONS.md`), kept in `bench/notes/<suite>.md`
+   * so that a run regenerates every figure without losing them:
    * each follows its suite's table; a suite with notes and no figure in this run gets its notes alone.
    */
   notes?: Readonly<Record<string, string>>;

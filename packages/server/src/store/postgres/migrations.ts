@@ -123,7 +123,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // index did. The lookups by id (those checks, positionOf) use a hash index on the id's 64-bit
     // hash seeded by the conversation: 8 bytes an entry, one bucket page a lookup, and the same id
     // in many conversations (one recording replayed into each) lands in different buckets.
-    // Measured in bench/notes/server-postgresql.md. A build before this migration relies on the
+    // Measured in bench/DECISIONS.md. A build before this migration relies on the
     // unique index: upgrade every instance of a deployment (their appends are not checked here).
     sql: `
       create index events_conv_id_hash on events using hash (hashtextextended(id, conv));
