@@ -8,7 +8,7 @@ import { createApp } from "./app.js";
 import { answerClientErrors, guardRequestTarget } from "./http/client-errors.js";
 import { EventBus } from "./core/bus.js";
 import type { ServerConfig } from "./config.js";
-import type { ConversationService } from "./conversations.js";
+import type { ConversationService } from "./conversation-service.js";
 import { loadSessionKeys, type SessionKeys } from "./keys.js";
 import { attachLiveEvents, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 import { createLogger, type Logger } from "./log.js";
@@ -95,7 +95,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const runtime =
     options.runtime ??
     (config.runtime === "agent"
-      ? new (await import("./agent-runtime.js")).AgentConversationRuntime({
+      ? new (await import("./llm-agent-runtime.js")).AgentConversationRuntime({
           store,
           cipher,
           dataDir: config.dataDir,

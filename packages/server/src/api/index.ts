@@ -6,31 +6,8 @@
  * server's Node host and the mock's browser handlers both answer through it; nothing here imports
  * a Node built-in, Express or a native module.
  *
- * ```ts
- * import { openapiDocument, asyncapiDocument } from "@acs-toolkit/schema/documents";
- * import { createApi } from "@acs-toolkit/server/api";
- * import { ConversationCore, EventBus, PLAIN_SECRETS, UNSIGNED_CURSORS, cursorCodec, recordingRuntime } from "@acs-toolkit/server/core";
- * import { openMemoryStore } from "@acs-toolkit/server/store";
- * import { RequestChecks } from "@acs-toolkit/server/api";
- * import { validators as precompiled } from "@acs-toolkit/server/request-validators";
- *
- * const store = openMemoryStore();
- * const api = createApi({
- *   store,
- *   conversations: new ConversationCore(store, new EventBus(), recordingRuntime),
- *   controls: undefined,
- *   validators: new RequestChecks(openapiDocument, (schema) => precompiled[schema.$id as string]!),
- *   cursors: cursorCodec(UNSIGNED_CURSORS),
- *   settings: { sealer: PLAIN_SECRETS, read: (text) => ({ settings: JSON.parse(text), upgraded: false }) },
- *   health: async () => ({ status: "ok", store: store.kind, version: "0", writes: "ok", file_io: "ok" }),
- *   openapi: openapiDocument,
- *   asyncapi: asyncapiDocument,
- *   keyAccepted: (key) => key === "secret",
- *   publicRead: false,
- * });
- * const reply = await api.handle("GET", "/health", { query: {}, headers: {}, body: noBody });
- * console.log(reply.status); // 200
- * ```
+ * The README's "The API without a transport" shows it answering a request with the memory store
+ * and the build's request checks (test/api/readme-api-example.ts runs it).
  */
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { HttpError } from "../core/errors.js";

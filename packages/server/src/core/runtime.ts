@@ -1,6 +1,6 @@
 /**
  * The agent that runs a conversation: the recording path here, the LLM-driven agent of
- * `@acs-toolkit/agent` in `agent-runtime.ts` (`--runtime agent`).
+ * `@acs-toolkit/agent` in `llm-agent-runtime.ts` (`--runtime agent`).
  *
  * Without a runtime (the default `recordingRuntime`) nothing runs a conversation: it is created
  * STOPPED, holding the events it was created with (its replayed recording and its initial user
@@ -10,7 +10,7 @@
 import type { ConfirmationPolicy, ConfirmationResponseRequest, ConversationCreateRequest, SecurityAnalyzer, ConversationLifecycleStatus, Event, MessageEvent, UserMessage } from "@acs-toolkit/schema";
 import type { ConversationRecord } from "../store/types.js";
 
-/** The 400 of a control that no agent can answer (here, not in agent-runtime.ts: importing that loads `@acs-toolkit/agent`). */
+/** The 400 of a control that no agent can answer (here, not in llm-agent-runtime.ts: importing that loads `@acs-toolkit/agent`). */
 export const NO_AGENT_DETAIL = "No agent runs this conversation: it is a recording (created with replay_json), or the server runs without the agent runtime (--runtime agent)";
 
 export interface RuntimeContext {

@@ -13,7 +13,7 @@
  * since (append order). The folded values of the most recently read conversations are kept.
  *
  * Whether a value fits its property is a {@link StateConformance}: the reference server checks it
- * with AJV against the whole schema (agent-state.ts); without one, {@link shallowConformance} checks
+ * with AJV against the whole schema (recorded-states.ts); without one, {@link shallowConformance} checks
  * the property's JSON type and enum (what a browser can do without compiling schemas at run time).
  */
 import type { AgentConversationState, ConversationStats } from "@acs-toolkit/schema";

@@ -13,7 +13,7 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "../core/bus.js";
 import { CATCH_UP_PAGE_BYTES, LIVE_CLOSE, LiveSession, type LiveSessionOptions, type LiveTransport } from "../core/live.js";
-import type { ConversationService } from "../conversations.js";
+import type { ConversationService } from "../conversation-service.js";
 import type { RequestValidators } from "../validation/request-validators.js";
 import { sharedRequestValidators } from "../validation/precompiled-validators.js";
 import { createKeyCheck } from "../keys.js";

@@ -2,7 +2,7 @@
  * The import thread: parses and validates a large `POST /api/conversations` body (JSON.parse of
  * tens of MB, then every replayed event against the spec) and turns the events into rows, off the
  * request thread. It posts the request without its replay, then the rows in chunks that the request
- * thread writes one transaction each (conversations.ts, createFromJson).
+ * thread writes one transaction each (conversation-service.ts, createFromJson).
  */
 import { parentPort, type MessagePort } from "node:worker_threads";
 import type { ConversationCreateRequest, ValidationError } from "@acs-toolkit/schema";

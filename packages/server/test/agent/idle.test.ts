@@ -3,7 +3,7 @@
  * status becomes STOPPED) and reopened by the next message, with nothing lost.
  */
 import { afterEach, expect, it, vi } from "vitest";
-import type { AgentConversationRuntime } from "../../src/agent-runtime.js";
+import type { AgentConversationRuntime } from "../../src/llm-agent-runtime.js";
 import { expectConforms } from "../support/harness.js";
 import { expectValidRun, startAgentServer, timeline, waitForStatus, type AgentServer } from "./support.js";
 

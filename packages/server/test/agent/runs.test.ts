@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { gate } from "@acs-toolkit/agent/test-kit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { AgentConversationRuntime } from "../../src/llm-agent-runtime.js";
 import { expectConforms } from "../support/harness.js";
 import type { Frame } from "@acs-toolkit/test-kit/live";
 import { validateEvent } from "@acs-toolkit/validator";
@@ -22,6 +23,16 @@ afterEach(async () => {
 });
 
 const userMessage = (text: string, run = true) => ({ role: "user", content: [{ type: "text", text }], run });
+
+/**
+ * A spy on one control of the open agent conversation `id`: once it has been called, the request
+ * has reached the agent (a message sent during a step is queued by then, a pause is requested).
+ */
+function reachedAgent(id: string, control: "sendMessage" | "pause") {
+  const conversation = (s.t.server.runtime as AgentConversationRuntime).agent.get(id);
+  expect(conversation, "the conversation is open").toBeDefined();
+  return vi.spyOn(conversation!, control);
+}
 
 describe("the agent runs conversations", () => {
   it("creates with initial_user_msg: STARTING, then a terminal command that writes a file and finish", async () => {
@@ -100,8 +111,10 @@ describe("messages, uploads and the live channel", () => {
     s.llm.play({ hold: held.promise, toolCalls: [{ name: "think", arguments: { thought: "first" } }] }, { text: "Both done." });
     const { id, peer } = await s.create({ initial_user_msg: "First" });
     await vi.waitFor(() => expect(s.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 10 });
+    const sent = reachedAgent(id, "sendMessage");
     const second = s.t.call("POST", `/api/conversations/${id}/events`, { json: userMessage("Second") });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The message reaches the agent while the step is held (queued until the step ends), not after.
+    await vi.waitFor(() => expect(sent).toHaveBeenCalledOnce(), { timeout: 10_000, interval: 5 });
     held.open();
     expectConforms("sendMessage", await second, 200);
     await waitForStatus(peer, "finished");
@@ -234,8 +247,10 @@ describe("pause, interrupt and run", () => {
     const running = await s.t.call("POST", `/api/conversations/${id}/run`);
     expectConforms("runConversation", running, 409);
     expect(running.body).toEqual({ detail: "Conversation already running. Wait for completion or pause first." });
+    const pauseRequested = reachedAgent(id, "pause");
     const pause = s.t.call("POST", `/api/conversations/${id}/pause`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The pause reaches the agent while the step is held, and waits for it.
+    await vi.waitFor(() => expect(pauseRequested).toHaveBeenCalledOnce(), { timeout: 10_000, interval: 5 });
     held.open();
     const paused = await pause;
     expectConforms("pauseConversation", paused, 200);

@@ -8,10 +8,10 @@
 import { describe, expect, it } from "vitest";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { checkEventQuery, cursorCodec, NOT_A_CURSOR, PLAIN_SECRETS, SEARCH_PARAMETERS, settingsView, storeSettings, UNSIGNED_CURSORS } from "../../src/core/index.js";
-import { createCursorCodec } from "../../src/cursor.js";
+import { createCursorCodec } from "../../src/signed-cursors.js";
 import { RequestValidationError, RequestValidators } from "../../src/validation/request-validators.js";
 import { createCipher } from "../../src/secrets.js";
-import * as server from "../../src/settings.js";
+import * as server from "../../src/sealed-settings.js";
 
 const ID = "974caa29-4f4b-4c30-b4e1-5169f41e6d3d";
 

@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app.js";
 import { EventBus } from "../../src/core/bus.js";
 import { parseConfig } from "../../src/config.js";
@@ -98,9 +98,15 @@ describe("search and count ahead of Express", () => {
   it("logs one line per answer, its path without the query, and never the key", async () => {
     const before = t.logs.length;
     await raw(`/api/conversations/${id}/events/count?kind=MessageEvent`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const lines = t.logs.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === "request");
-    expect(lines).toEqual([expect.objectContaining({ method: "GET", path: `/api/conversations/${id}/events/count`, status: 200, ms: expect.any(Number) })]);
+    // A sentinel: a request answered after that one, through Express (logged at its response's
+    // "finish", the latest a line is written). Once its line is there, any line of the first is too.
+    const sentinel = `/api/conversations/${id}/events/search/`;
+    await raw(`${sentinel}?limit=1`);
+    const requestLines = () => t.logs.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === "request");
+    await vi.waitFor(() => expect(requestLines().map((line) => line.path)).toContain(sentinel), { interval: 5 });
+    const lines = requestLines();
+    expect(lines.at(-1)).toMatchObject({ path: sentinel, status: 200 });
+    expect(lines.slice(0, -1)).toEqual([expect.objectContaining({ method: "GET", path: `/api/conversations/${id}/events/count`, status: 200, ms: expect.any(Number) })]);
     expect(t.logs.slice(before).join("\n")).not.toContain(KEY);
   });
 

@@ -7,7 +7,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCipher, loadSecretKey } from "../../src/secrets.js";
-import { decryptedSecrets, parseStoredSettings } from "../../src/settings.js";
+import { decryptedSecrets, parseStoredSettings } from "../../src/sealed-settings.js";
 import { buildMultipart, MULTIPART_TYPE, rawPost } from "../uploads/harness.js";
 import { expect422, expectConforms, KEY, specValidators, startTestServer, type Reply, type TestServer } from "../support/harness.js";
 

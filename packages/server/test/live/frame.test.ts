@@ -180,22 +180,35 @@ describe("FanOutWriter", () => {
 
   it("after a paced flush, waits at least the paced interval from its start, even when the flush was shorter", async () => {
     // A flush of 3 ms (≥ PACED_FLUSH_MS), an interval of 50 ms: the next flush waits until 50 ms
-    // after the first began, not 3 ms after it ended.
-    let clock = 0;
-    const a = recorder();
-    const write = a.stream.write.bind(a.stream);
-    a.stream.write = ((chunk: Buffer) => {
-      clock += 3;
-      return write(chunk);
-    }) as typeof a.stream.write;
-    const writer = new FanOutWriter(() => clock, 50);
-    writer.write(a.target, Buffer.from("e0"), true);
-    await turn();
-    clock += 10; // 13 ms after the first flush began: past its end + its cost, not past the interval
-    writer.write(a.target, Buffer.from("e1"), true);
-    await new Promise((resolve) => setTimeout(resolve, 15));
-    expect(a.writes.length).toBe(1); // held: the flush waits 37 ms
-    await vi.waitFor(() => expect(texts(a.writes)).toEqual([["e0"], ["e1"]]));
+    // after the first began, not 3 ms after it ended. The writer's timer is faked (its clock is
+    // the test's); setImmediate stays real, so `turn()` still ends a turn.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let clock = 0;
+      const a = recorder();
+      const write = a.stream.write.bind(a.stream);
+      a.stream.write = ((chunk: Buffer) => {
+        clock += 3;
+        return write(chunk);
+      }) as typeof a.stream.write;
+      const writer = new FanOutWriter(() => clock, 50);
+      writer.write(a.target, Buffer.from("e0"), true);
+      await turn();
+      expect(texts(a.writes)).toEqual([["e0"]]); // the first flush is not held
+      clock += 10; // 13 ms after the first flush began: past its end + its cost, not past the interval
+      writer.write(a.target, Buffer.from("e1"), true);
+      await turn();
+      expect(a.writes.length).toBe(1); // held: the flush waits 37 ms (50 − 13), on a timer
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(36);
+      await turn();
+      expect(a.writes.length).toBe(1); // still held 1 ms before the interval ends
+      vi.advanceTimersByTime(1);
+      await turn();
+      expect(texts(a.writes)).toEqual([["e0"], ["e1"]]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("does not pace cheap flushes", async () => {

@@ -98,7 +98,46 @@ afterAll(async () => {
 }, 120_000);
 
 const message = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * A client's pause before it tries again (a writer after a 503, the subscriber after its socket was
+ * closed or refused): what the clients do, the load's pacing, never a wait of the test's.
+ */
+const backoff = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Rejects with `what` after `ms`: a safety net for a test that would hang, never a bound it checks. */
+function safetyNet(what: string, ms: number): { net: Promise<never>; clear: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const net = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out (${ms} ms): ${what}`)), ms)));
+  net.catch(() => {});
+  return { net, clear: () => clearTimeout(timer) };
+}
+
+/** The writers' progress: `until` resolves once `ready()` holds, checked at each `changed()` (each reply). */
+function progress() {
+  const checks = new Set<() => void>();
+  return {
+    changed: () => {
+      for (const check of [...checks]) check();
+    },
+    async until(what: string, ready: () => boolean, safetyMs = 60_000): Promise<void> {
+      const { net, clear } = safetyNet(what, safetyMs);
+      let check = () => {};
+      const reached = new Promise<void>((resolve) => {
+        check = () => {
+          if (ready()) resolve();
+        };
+      });
+      checks.add(check);
+      check();
+      try {
+        await Promise.race([net, reached]);
+      } finally {
+        checks.delete(check);
+        clear();
+      }
+    },
+  };
+}
 
 /** A call that fails the test instead of hanging. */
 async function bounded(call: Promise<Reply>): Promise<Reply> {
@@ -118,7 +157,10 @@ async function bounded(call: Promise<Reply>): Promise<Reply> {
 function follower(conversationId: string, firstId: string) {
   const ids: string[] = [firstId];
   let stopped = false;
+  let stop = () => {};
+  const stopping = new Promise<void>((resolve) => (stop = resolve));
   let connections = 0;
+  let awaited: { id: string; arrived: () => void } | undefined;
   const loop = (async () => {
     for (let i = 0; !stopped; i++) {
       const live = connectLive(servers[i % servers.length]!.url, livePath(conversationId, { after_id: ids[ids.length - 1]! }), { headers: { "X-Session-API-Key": KEY } });
@@ -126,25 +168,40 @@ function follower(conversationId: string, firstId: string) {
       let taken = 0;
       const take = () => {
         const events = live.events();
-        for (; taken < events.length; taken++) ids.push(events[taken].id as string);
+        for (; taken < events.length; taken++) {
+          const id = events[taken].id as string;
+          ids.push(id);
+          if (id === awaited?.id) awaited.arrived();
+        }
       };
       live.ws.on("message", take);
       const opened = await live.opened.then(() => true, () => false);
       if (opened) connections++;
-      await Promise.race([live.closed, new Promise<void>((resolve) => { const check = setInterval(() => stopped && (clearInterval(check), resolve()), 50); })]);
+      await Promise.race([live.closed, stopping]);
       take();
       live.ws.terminate();
-      if (!stopped) await pause(100);
+      if (!stopped) await backoff(100);
     }
   })();
   return {
     ids,
     connections: () => connections,
-    /** Waits until `expected` have arrived (or the time is up), then stops following. */
-    async until(expected: number, timeoutMs = 30_000) {
-      for (const end = Date.now() + timeoutMs; ids.length < expected && Date.now() < end; ) await pause(50);
-      await pause(300); // nothing more arrives (no duplicate)
+    /**
+     * Waits until the event `id` (a sentinel: the last one appended) has arrived, then stops
+     * following. The channel delivers in append order, so a duplicate or a late event of the ones
+     * before it would have come before it.
+     */
+    async through(id: string) {
+      if (!ids.includes(id)) {
+        const { net, clear } = safetyNet(`the sentinel ${id} never arrived (${ids.length} events did)`, 60_000);
+        try {
+          await Promise.race([net, new Promise<void>((resolve) => (awaited = { id, arrived: resolve }))]);
+        } finally {
+          clear();
+        }
+      }
       stopped = true;
+      stop();
       await loop;
     },
   };
@@ -165,8 +222,13 @@ describe.skipIf(!BIN)(`a PostgreSQL restart under load (a private cluster${BIN ?
     const unavailable: Reply[] = [];
     const unexpected: string[] = [];
     const afterRestart = [0, 0];
+    /** 503s while the database was down, per instance and per writer. */
+    const downAt = [0, 0];
+    const downFor = Array.from({ length: WRITERS }, () => 0);
+    let down = false;
     let restarted = false;
     let stopWriters = false;
+    const progressed = progress();
     const replay = randomTrajectory(seededRandom(23), REPLAY).map((e) => JSON.stringify(e)).join("\n");
     const writers = Array.from({ length: WRITERS }, async (_, w) => {
       for (let i = 0; !stopWriters; i++) {
@@ -181,26 +243,42 @@ describe.skipIf(!BIN)(`a PostgreSQL restart under load (a private cluster${BIN ?
           if (restarted) afterRestart[instance]!++;
         } else if (reply.status === 503) {
           unavailable.push(reply);
-          await pause(20);
+          if (down && !restarted) {
+            downAt[instance]!++;
+            downFor[w]!++;
+          }
         } else {
           unexpected.push(`${reply.status} ${reply.text}`);
         }
+        progressed.changed();
+        if (reply.status === 503) await backoff(20);
       }
     });
+    // A writer's failure (a request that hung) ends the waits below at once.
+    const writing = Promise.all(writers);
+    writing.catch(() => {});
+    const wait = (what: string, ready: () => boolean) => Promise.race([progressed.until(what, () => unexpected.length > 0 || ready()), writing]);
 
-    for (let i = 0; i < 200 && acknowledged.length < 30; i++) await pause(50);
+    await wait("30 acknowledged appends", () => acknowledged.length >= 30);
     await stop();
-    await pause(1_500); // writers meet the outage
+    down = true;
+    // Every writer meets the outage, on both instances: a 503 each (not a hang, not a 500).
+    await wait("a 503 for every writer and from both instances", () => downFor.every((n) => n > 0) && downAt.every((n) => n > 0));
     const during = unavailable.length;
     await start();
     restarted = true;
     // Both servers serve again, without a restart of their own.
-    for (let i = 0; i < 600 && (afterRestart[0]! < 10 || afterRestart[1]! < 10); i++) await pause(50);
+    await wait("10 writes acknowledged by each instance after the restart", () => afterRestart[0]! >= 10 && afterRestart[1]! >= 10);
     stopWriters = true;
-    await Promise.all(writers);
+    await writing;
+    // The sentinel: appended after every other write, the last event the subscriber waits for.
+    const sentinel = await calls[0]!("POST", `/api/conversations/${id}/events`, { json: message("sentinel") });
+    expect(sentinel.status, sentinel.text).toBe(200);
+    acknowledged.push(sentinel.body.id as string);
 
     expect(unexpected).toEqual([]);
     expect(during).toBeGreaterThan(0);
+    expect(downAt.every((n) => n > 0), `503s while down per instance: ${downAt.join(", ")}`).toBe(true);
     for (const reply of unavailable) {
       expect(reply.headers.get("content-type")).toMatch(/application\/json/);
       expect(typeof reply.body?.detail, reply.text).toBe("string");
@@ -222,8 +300,9 @@ describe.skipIf(!BIN)(`a PostgreSQL restart under load (a private cluster${BIN ?
     for (const row of counts) expect(row).toMatchObject({ event_count: REPLAY, stored: REPLAY });
     const visible = new Set(counts.map((r) => r.id));
     for (const conversation of conversations) expect(visible.has(conversation), conversation).toBe(true);
-    // The subscriber has every stored event once, in append order.
-    await follow.until(order.length);
+    // The subscriber has every stored event once, in append order, the sentinel last.
+    expect(order.at(-1)).toBe(sentinel.body.id);
+    await follow.through(sentinel.body.id as string);
     expect(follow.ids).toEqual(order);
     expect(follow.connections()).toBeGreaterThanOrEqual(1);
   }, 180_000);

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app.js";
 import { EventBus } from "../../src/core/bus.js";
 import { parseConfig } from "../../src/config.js";
-import type { ConversationService } from "../../src/conversations.js";
+import type { ConversationService } from "../../src/conversation-service.js";
 import { attachLiveEvents, type LiveEvents } from "../../src/live/channel.js";
 import { createLogger } from "../../src/log.js";
 import { recordingRuntime } from "../../src/core/runtime.js";

@@ -15,7 +15,7 @@ import {
   settingsView,
   storeGitProviders,
   storeSettings,
-} from "../../src/settings.js";
+} from "../../src/sealed-settings.js";
 
 const cipher = createCipher(randomBytes(32));
 

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { Settings, SETTINGS_FIELDS as SpecFields } from "@acs-toolkit/schema";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { createCipher } from "../../src/secrets.js";
-import { decryptedSecrets, parseStoredSettings, settingsView, storeSettings, type StoredSettings } from "../../src/settings.js";
+import { decryptedSecrets, parseStoredSettings, settingsView, storeSettings, type StoredSettings } from "../../src/sealed-settings.js";
 import { startTestServer, type TestServer } from "../support/harness.js";
 
 // Hoisted with the mock below, which runs before this file's imports.

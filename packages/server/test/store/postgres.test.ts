@@ -27,18 +27,38 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Holds the conversation's row lock from another session for `ms`, as another instance's long append would. */
-async function holdConversation(store: PostgresEventStore, ms: number): Promise<{ released: Promise<void> }> {
+/** Takes the conversation's row lock from another session, as another instance's long append would; `release` commits. */
+async function lockConversation(store: PostgresEventStore): Promise<{ client: pg.Client; release: () => Promise<void> }> {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   await client.query("begin");
   await client.query(`select 1 from "${store.schema}".conversations where id = $1 for update`, [CONV]);
+  return {
+    client,
+    async release() {
+      await client.query("commit");
+      await client.end();
+    },
+  };
+}
+
+/** Holds the conversation's row lock from another session for `ms` (pg_sleep: the stimulus), as another instance's long append would. */
+async function holdConversation(store: PostgresEventStore, ms: number): Promise<{ released: Promise<void> }> {
+  const { client, release } = await lockConversation(store);
   const released = (async () => {
     await client.query("select pg_sleep($1)", [ms / 1000]);
-    await client.query("commit");
-    await client.end();
+    await release();
   })();
   return { released };
+}
+
+/** Backends of the store's pools (application_name acs-server) in the scratch database now waiting on a lock. */
+async function waitingOnLock(): Promise<number> {
+  const [row] = await adminQuery<{ n: number }>(
+    "select count(*)::int as n from pg_stat_activity where application_name = 'acs-server' and datname = $1 and wait_event_type = 'Lock'",
+    [db.name],
+  );
+  return row!.n;
 }
 
 /** Calls `seen` with each query's text and values that the clients of `store`'s pool (or of `pool`) send (a named statement comes as a config object). */
@@ -369,16 +389,16 @@ describe("PostgresEventStore", () => {
   it("fails an in-flight write with StoreUnavailableError when its connection is terminated (a restart), then recovers", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
-    // The append waits on a row lock held elsewhere, so it is in flight when its backend goes.
-    const { released } = await holdConversation(store, 500);
+    // The append waits on a row lock held elsewhere (until released), so it is in flight when its backend goes.
+    const lock = await lockConversation(store);
     const append = store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(waitingOnLock, { timeout: 10_000, interval: 10 }).toBe(1);
     const killed = await adminQuery("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'acs-server' and datname = $1", [db.name]);
     expect(killed.length).toBeGreaterThan(0);
     const error = await append;
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as StoreUnavailableError).detail).toMatch(/unavailable/);
-    await released;
+    await lock.release();
     // Nothing of the failed append was stored; the pool reconnects on the next call.
     expect((await store.getConversation(CONV))?.eventCount).toBe(3);
     expect((await store.appendEvents(CONV, events(1, { seed: 6 })))[0]!.seq).toBe(4);
@@ -558,13 +578,12 @@ describe("PostgresEventStore", () => {
   it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(25_000));
-    let analyzed = false;
-    for (let i = 0; i < 50 && !analyzed; i++) {
-      const { rows } = await store.pool.query("select last_analyze from pg_stat_user_tables where schemaname = $1 and relname = 'events'", [store.schema]);
-      analyzed = rows[0]?.last_analyze != null;
-      if (!analyzed) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(analyzed).toBe(true);
+    // The write started the store's own ANALYZE (autovacuum's would set last_autoanalyze, not last_analyze).
+    expect(store.analyzes).toBe(1);
+    await (store as unknown as { analyzing?: Promise<void> }).analyzing;
+    const lastAnalyze = async () => (await store.pool.query("select last_analyze from pg_stat_user_tables where schemaname = $1 and relname = 'events'", [store.schema])).rows[0]?.last_analyze ?? null;
+    // Its statistics report is read back (polled: a server before PostgreSQL 15 reports through its collector, later).
+    await expect.poll(lastAnalyze, { timeout: 10_000, interval: 20 }).not.toBeNull();
     const { page, plan } = await searchWithPlan(store)({ order: "asc", limit: 100, source: "user" });
     expect(page.items).toHaveLength(100);
     // Per (kind, source) pair of the source, its first 101 rows in order on the index; the one Sort

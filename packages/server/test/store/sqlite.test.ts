@@ -358,16 +358,35 @@ describe("staged creation (large replays, in several transactions)", () => {
     // fail with SQLITE_BUSY at once (with the default, it would sleep on the calling thread). The
     // chunks stay small enough that the WAL never reaches the checkpointer's RESTART size (16 MB),
     // whose brief write lock this connection would meet too.
-    const store = openSqliteStore({ file: path.join(dir, "events.db"), busyTimeoutMs: 0, importThread: true });
+    const file = path.join(dir, "events.db");
+    const store = openSqliteStore({ file, busyTimeoutMs: 0, importThread: true });
     opened.push(store);
     await store.createConversation({ id: OTHER, status: "STOPPED" }, []);
     const handle = await store.beginImport({ id: CONV, status: "STOPPED" });
-    const all = events(20 * 500);
-    for (let round = 0; round < 20; round++) {
-      const chunk = store.importRows(handle, rows(all.slice(round * 500, (round + 1) * 500)));
-      await new Promise((resolve) => setTimeout(resolve, 2)); // the writer thread has begun its transaction
-      const writes = [store.appendEvents(OTHER, events(1, { seed: 100 + round })), store.putDocument("round", String(round)), store.setStatus(OTHER, "RUNNING")];
-      await Promise.all([chunk, ...writes]);
+    // While each chunk is in flight, SQLite's write lock is held, as by a long commit of the import
+    // writer: here by a connection of the test's, so that it is held for sure when the store's
+    // writes are made (the import writer meets it too and waits in its busy handler). A write that
+    // did not wait its turn would meet the lock and fail with SQLITE_BUSY.
+    const holder = new Database(file);
+    holder.pragma("busy_timeout = 5000"); // the background checkpointer may hold it a moment
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      const all = events(20 * 500);
+      for (let round = 0; round < 20; round++) {
+        holder.exec("BEGIN IMMEDIATE");
+        const settled: string[] = [];
+        const chunk = store.importRows(handle, rows(all.slice(round * 500, (round + 1) * 500))).then(() => settled.push("chunk"));
+        const writes = [store.appendEvents(OTHER, events(1, { seed: 100 + round })), store.putDocument("round", String(round)), store.setStatus(OTHER, "RUNNING")].map((write, i) =>
+          write.then(() => settled.push(`write ${i}`)),
+        );
+        await turn();
+        expect(settled).toEqual([]); // the chunk waits for the lock, the writes wait for the chunk
+        holder.exec("COMMIT");
+        await Promise.all([chunk, ...writes]);
+        expect(settled).toEqual(["chunk", "write 0", "write 1", "write 2"]); // in their turn, in the order made
+      }
+    } finally {
+      holder.close();
     }
     expect((await store.finishImport(handle, [])).eventCount).toBe(10_000);
     expect((await store.getConversation(OTHER))?.eventCount).toBe(20);

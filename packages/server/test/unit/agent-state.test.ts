@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Event } from "@acs-toolkit/schema";
-import { RecordedStates } from "../../src/agent-state.js";
+import { RecordedStates } from "../../src/recorded-states.js";
 import { openSqliteStore, type SqliteEventStore } from "../../src/store/sqlite/index.js";
 import type { EventToStore } from "../../src/store/types.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
-import { createCursorCodec } from "../../src/cursor.js";
+import { createCursorCodec } from "../../src/signed-cursors.js";
 import { cursorCodec } from "../../src/core/cursor.js";
 import { createKeyCheck, loadSessionKeys } from "../../src/keys.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";

@@ -2,7 +2,7 @@
  * The store contract, writes and reads of records: creation, appends, atomicity, duplicate ids,
  * unknown conversations, staged creation, documents, lifecycle, and the order of concurrent calls.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { prepareEvent, type RowBatch } from "../../../src/store/prepare.js";
@@ -10,6 +10,22 @@ import { encodeRows } from "../../../src/store/row-batch.js";
 import { ConversationExistsError, ConversationNotFoundError, DuplicateEventIdError, type EventStore, type EventToStore } from "../../../src/store/types.js";
 import type { StoreContext } from "./index.js";
 import { CONV, OTHER, allIds, events } from "./fixtures.js";
+
+/** An instant the stores' clock is set to (see atClock): a round millisecond, far from the real time. */
+const NOW = new Date("2030-04-05T06:07:08.009Z");
+
+/**
+ * Runs `call` with the clock (`Date`, which every store reads for createdAt and updatedAt) set to
+ * `at`; timers stay real, so the stores' I/O goes on as usual.
+ */
+async function atClock<T>(at: Date, call: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ["Date"], now: at });
+  try {
+    return await call();
+  } finally {
+    vi.useRealTimers();
+  }
+}
 
 /** What a reader can see of a conversation: its record, its events in both orders, their count. */
 async function observable(store: EventStore, id = CONV) {
@@ -29,14 +45,12 @@ export function writesContract(ctx: StoreContext): void {
       const store = await open();
       expect(typeof store.kind).toBe("string");
       const batch = events(55);
-      const before = Date.now();
-      const record = await store.createConversation(
-        { id: CONV, status: "STARTING", repository: "octo/repo", selectedBranch: "main", gitProvider: "github" },
-        batch,
+      const record = await atClock(NOW, () =>
+        store.createConversation({ id: CONV, status: "STARTING", repository: "octo/repo", selectedBranch: "main", gitProvider: "github" }, batch),
       );
       expect(record).toMatchObject({ id: CONV, status: "STARTING", eventCount: 55, repository: "octo/repo", selectedBranch: "main", gitProvider: "github" });
       expect(record.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-      expect(Date.parse(record.createdAt)).toBeGreaterThanOrEqual(before - 1);
+      expect(record.createdAt).toBe(NOW.toISOString()); // the time of the call
       expect(record.updatedAt).toBe(record.createdAt);
       expect(await store.getConversation(CONV)).toEqual(record);
       expect(await store.getConversation(OTHER)).toBeUndefined();
@@ -101,12 +115,13 @@ export function writesContract(ctx: StoreContext): void {
 
     it("sets the status and bumps updatedAt", async () => {
       const store = await open();
-      const created = await store.createConversation({ id: CONV, status: "STARTING" }, []);
-      await new Promise((r) => setTimeout(r, 5));
-      const updated = await store.setStatus(CONV, "STOPPED");
+      const created = await atClock(NOW, () => store.createConversation({ id: CONV, status: "STARTING" }, []));
+      const later = new Date(NOW.getTime() + 5);
+      const updated = await atClock(later, () => store.setStatus(CONV, "STOPPED"));
       expect(updated.status).toBe("STOPPED");
       expect(updated.createdAt).toBe(created.createdAt);
-      expect(updated.updatedAt > created.updatedAt).toBe(true);
+      expect(created.updatedAt).toBe(NOW.toISOString());
+      expect(updated.updatedAt).toBe(later.toISOString());
       expect(await store.getConversation(CONV)).toEqual(updated);
     });
 

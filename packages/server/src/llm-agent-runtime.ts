@@ -37,7 +37,7 @@ import { HttpError } from "./core/errors.js";
 import type { Logger } from "./log.js";
 import { NO_AGENT_DETAIL, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./core/runtime.js";
 import type { SecretCipher } from "./secrets.js";
-import { decryptedSecrets, readStoredSettings } from "./settings.js";
+import { decryptedSecrets, readStoredSettings } from "./sealed-settings.js";
 import type { ConversationRecord, EventStore } from "./store/types.js";
 
 /** The settings document (routes/settings.ts). */

@@ -13,7 +13,7 @@ import type { ConversationRuntime } from "./core/runtime.js";
 import type { ConversationStates } from "./core/state.js";
 import { HttpError } from "./core/errors.js";
 import { RequestValidationError } from "./validation/request-validators.js";
-import { RecordedStates } from "./agent-state.js";
+import { RecordedStates } from "./recorded-states.js";
 import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
 import type { PreparedEvent, RowBatch } from "./store/prepare.js";
 import type { AppendedBatch, BatchStream } from "./store/types.js";
