@@ -5,7 +5,7 @@ import { settingsView, storeGitProviders, storeSettings, type StoredSettings } f
 import { readJson } from "./body.js";
 import type { ApiDeps } from "./deps.js";
 import { jsonReply } from "./reply.js";
-import type { Operation } from "./types.js";
+import type { ApiBody, Operation } from "./types.js";
 
 /** The store's document of the settings. */
 export const SETTINGS_DOCUMENT = "settings";
@@ -38,6 +38,17 @@ export function settingsOperations({ store, validators, settings }: ApiDeps): Re
     return next;
   };
 
+  /** A checked body merged into the stored document, with nothing in between its read and its write. */
+  const change = async (body: ApiBody, operationId: "storeSettings" | "addGitProviders", merge: (previous: StoredSettings | undefined, request: unknown) => StoredSettings, message: string) => {
+    const request = await readJson(body);
+    validators.body(operationId, request);
+    await serially(async () => {
+      const previous = await load();
+      return save(merged(() => merge(previous, request)));
+    });
+    return jsonReply({ message } satisfies MessageResponse);
+  };
+
   return {
     async getSettings() {
       const stored = await serially(load);
@@ -45,24 +56,8 @@ export function settingsOperations({ store, validators, settings }: ApiDeps): Re
       return jsonReply(settingsView(stored));
     },
 
-    async storeSettings({ body }) {
-      const request = await readJson(body);
-      validators.body("storeSettings", request);
-      await serially(async () => {
-        const previous = await load();
-        return save(merged(() => storeSettings(previous, request as Settings, settings.sealer)));
-      });
-      return jsonReply({ message: "Settings stored" } satisfies MessageResponse);
-    },
+    storeSettings: ({ body }) => change(body, "storeSettings", (previous, request) => storeSettings(previous, request as Settings, settings.sealer), "Settings stored"),
 
-    async addGitProviders({ body }) {
-      const request = await readJson(body);
-      validators.body("addGitProviders", request);
-      await serially(async () => {
-        const previous = await load();
-        return save(merged(() => storeGitProviders(previous, request as AddGitProvidersRequest, settings.sealer)));
-      });
-      return jsonReply({ message: "Git providers stored" } satisfies MessageResponse);
-    },
+    addGitProviders: ({ body }) => change(body, "addGitProviders", (previous, request) => storeGitProviders(previous, request as AddGitProvidersRequest, settings.sealer), "Git providers stored"),
   };
 }
