@@ -14,7 +14,7 @@ import type { ApiReply } from "../api/types.js";
 import { noBody } from "../api/index.js";
 import type { Logger } from "../log.js";
 import type { WriteHealth } from "../write-health.js";
-import { failureReport, headersOf } from "./node-host.js";
+import { failureReport } from "./node-host.js";
 import { parseQueryString } from "./query.js";
 import { writeReply } from "./write-reply.js";
 
@@ -51,7 +51,8 @@ export function fastReads({ api, cors, log, writeHealth }: FastReadsDeps): (req:
     // Below info, no clock is read.
     const start = log.isLevelEnabled("info") ? process.hrtime.bigint() : undefined;
     const at = url.indexOf("?");
-    const request = { params: { conversation_id: match[1]! }, query: parseQueryString(at === -1 ? null : url.slice(at + 1)), headers: headersOf(req), body: noBody };
+    // The reads take no header but the key (a string: Node joins a repeated header): no copy of them.
+    const request = { params: { conversation_id: match[1]! }, query: parseQueryString(at === -1 ? null : url.slice(at + 1)), headers: req.headers as Record<string, string | undefined>, body: noBody };
     void api.call(templates[match[2]!]!, request, failureReport(log, writeHealth, req)).then((reply) => {
       if (reply.status !== 200) {
         (req as FastRequest)[FAST_REPLY] = reply;
