@@ -14,147 +14,50 @@
  *    ObservationEvents once executed (after confirmation, in confirmation mode); an answer without
  *    tool calls becomes an agent MessageEvent and the run is finished; `finish` finishes it too.
  */
-import {
-  SECURITY_RISKS,
-  type ActionEvent,
-  type ConfirmationPolicy,
-  type ConfirmRisky,
-  type SecurityAnalyzer,
-  type ConversationLifecycleStatus,
-  type ExecutionStatus,
-  type MessageEvent,
-  type MessageToolCall,
-  type SecurityRisk,
-  type TaskItem,
-  type UserMessage,
+import type {
+  ActionEvent,
+  ConfirmationPolicy,
+  SecurityAnalyzer,
+  ConversationLifecycleStatus,
+  ExecutionStatus,
+  MessageEvent,
+  UserMessage,
 } from "@acs-toolkit/schema";
-import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { EventFactory } from "../events/factory.js";
-import type { Clock, IdGenerator } from "../events/clock.js";
-import { SummarizingCondenser, type CondenserOptions, type CondensationPlan } from "../history/condenser.js";
+import type { SummarizingCondenser, CondensationPlan } from "../history/condenser.js";
 import { messagesOf } from "../history/messages.js";
 import { unmatchedActions, viewOf } from "../history/view.js";
-import { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "../host.js";
+import { lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "../host.js";
 import { resolveModel } from "../llm/model.js";
-import { ConversationStats, costOf, priceOf, type ConversationStatsSnapshot, type ModelPrice } from "../llm/stats.js";
-import { LlmError, type ChatTool, type ChatToolCall, type Llm, type LlmFactory, type LlmResponse } from "../llm/types.js";
-import type { Logger } from "../logger.js";
-import { NO_SANDBOX_MESSAGE, type Sandbox } from "../sandbox/sandbox.js";
-import type { ProcessSpawner } from "../sandbox/fork-server.js";
+import { costOf, priceOf, type ConversationStats, type ConversationStatsSnapshot } from "../llm/stats.js";
+import { LlmError, type ChatTool, type Llm, type LlmResponse } from "../llm/types.js";
 import { SecretMasker, secretEnvironment } from "../secrets.js";
-import { withCommonParameters } from "../tools/arguments.js";
-import { finishTool, taskTrackerTool, thinkTool } from "../tools/basic.js";
-import { fileEditorTool } from "../tools/file-editor.js";
-import { connectMcpTools, type McpTools } from "../tools/mcp.js";
-import { terminalTool, type TerminalToolOptions } from "../tools/terminal.js";
-import { text, ToolArgumentError, type AgentTool } from "../tools/tool.js";
+import type { McpTools } from "../tools/mcp.js";
+import type { AgentTool } from "../tools/tool.js";
+import { executeActions, recordActionFor, type ActionContext } from "./actions.js";
+import { checkBudget, ConversationAlreadyRunningError, ConversationClosedError, failureCodeOf, Interrupted } from "./conversation-errors.js";
+import { chatToolsOf, dynamicContext, restoredState, runModels, setUpTools, warnOfUnpricedBudget, type ConversationDependencies } from "./conversation-setup.js";
+import { HeldMessages } from "./held-messages.js";
+import { needsConfirmation, SecurityPolicyState } from "./security-policy.js";
 
-/**
- * What the runtime gives each conversation (see `AgentRuntimeOptions`).
- * @internal
- */
-interface ConversationDependencies {
-  llm: LlmFactory;
-  sandbox: Sandbox | undefined;
-  spawner: ProcessSpawner;
-  clock: Clock;
-  ids: IdGenerator;
-  stream: boolean;
-  condenser: CondenserOptions;
-  terminal: Pick<TerminalToolOptions, "softTimeoutSeconds" | "maxTimeoutSeconds" | "maxOutputChars">;
-  mcp: { connectTimeoutMs?: number; callTimeoutMs?: number };
-  prices: Readonly<Record<string, ModelPrice>>;
-  interruptEvent: boolean;
-  classification: boolean;
-  systemPrompt: string;
-  logger: Logger;
-  onClosed(conversationId: string): void;
-}
-
-/** `run` while the agent runs (the reference answers 409 with this text). */
-export class ConversationAlreadyRunningError extends Error {
-  override readonly name = "ConversationAlreadyRunningError";
-  constructor(readonly conversationId: string) {
-    super("Conversation already running. Wait for completion or pause first.");
-  }
-}
-
-/** A control called on a closed conversation. */
-export class ConversationClosedError extends Error {
-  override readonly name = "ConversationClosedError";
-  constructor(readonly conversationId: string) {
-    super(`Conversation ${conversationId} is closed.`);
-  }
-}
-
-/** The run stopped at `max_budget_per_task`. */
-class BudgetReached extends Error {}
-/** The run stopped on an interrupt. */
-class Interrupted extends Error {}
+export { ConversationAlreadyRunningError, ConversationClosedError } from "./conversation-errors.js";
 
 /** Statuses a run loop stops in after a step. */
 const STOPPING: readonly ExecutionStatus[] = ["finished", "paused", "stuck", "error", "waiting_for_confirmation"];
 
-const pythonList = (names: readonly string[]) => `[${names.map((name) => `'${name}'`).join(", ")}]`;
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-interface QueuedMessage {
-  /** The event, made when it is recorded (so that its timestamp is in order), or recorded already by the host. */
-  event: () => MessageEvent;
-  /** False when the host recorded it already. */
-  record: boolean;
-  done(event?: MessageEvent, error?: unknown): void;
-}
-
-/** ConfirmRisky's defaults, from the spec. */
-const CONFIRM_RISKY = (openapiDocument.components as { schemas: { ConfirmRisky: { properties: { threshold: { default: NonNullable<ConfirmRisky["threshold"]> }; confirm_unknown: { default: boolean } } } } })
-  .schemas.ConfirmRisky.properties;
-
-/** A policy with only its own fields, defaults filled in: the state field as OpenHands records it. */
-function normalizedPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
-  if (policy.kind !== "ConfirmRisky") return { kind: policy.kind };
-  return { kind: "ConfirmRisky", threshold: policy.threshold ?? CONFIRM_RISKY.threshold.default, confirm_unknown: policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default };
-}
-
-/** OpenHands' confirmation policy for the settings: the state field `confirmation_policy`. */
-function confirmationPolicyOf(settings: AgentSettings): ConfirmationPolicy {
-  if (!settings.confirmation_mode) return { kind: "NeverConfirm" };
-  return normalizedPolicy(settings.security_analyzer === "llm" ? { kind: "ConfirmRisky" } : { kind: "AlwaysConfirm" });
-}
-
-/** The state field `security_analyzer` for the settings: the LLM rates its own actions (`llm`), or none. */
-function securityAnalyzerOf(settings: AgentSettings): SecurityAnalyzer | null {
-  return settings.security_analyzer === "llm" ? { kind: "LLMSecurityAnalyzer" } : null;
-}
-
-/** ConfirmRisky's rule: UNKNOWN per `confirm_unknown`, else at or above `threshold`. */
-function riskConfirmed(risk: SecurityRisk, policy: ConfirmRisky): boolean {
-  if (risk === "UNKNOWN") return policy.confirm_unknown ?? CONFIRM_RISKY.confirm_unknown.default;
-  return SECURITY_RISKS.indexOf(risk) >= SECURITY_RISKS.indexOf(policy.threshold ?? CONFIRM_RISKY.threshold.default);
-}
 
 export class AgentConversation {
   readonly id: string;
-  private status: ExecutionStatus = "idle";
-  /** The last `confirmation_policy` recorded (OpenHands' default: NeverConfirm). */
-  private confirmationPolicy: ConfirmationPolicy = { kind: "NeverConfirm" };
-  /**
-   * The policy the settings gave when last applied (JSON), undefined until then: a run applies the
-   * settings' policy only when it differs, so one set on the conversation stays until the settings change.
-   */
-  private settingsPolicy: string | undefined;
-  /** The last `security_analyzer` recorded (default none). */
-  private securityAnalyzer: SecurityAnalyzer | null = null;
-  /** The analyzer the settings gave when last applied (JSON), as {@link settingsPolicy}. */
-  private settingsAnalyzer: string | undefined;
+  private status: ExecutionStatus;
+  private readonly security: SecurityPolicyState;
   private lifecycle: ConversationLifecycleStatus | undefined;
-  private usage = new ConversationStats();
-  private readonly tools = new Map<string, AgentTool>();
+  private usage: ConversationStats;
+  private tools = new Map<string, AgentTool>();
   private readonly factory: EventFactory;
   private masker = new SecretMasker([]);
   private mcp: McpTools | undefined;
-  private readonly problemList: string[] = [];
+  private problemList: string[] = [];
 
   // Per run, from the settings read when it starts.
   private llm: Llm | undefined;
@@ -171,7 +74,7 @@ export class AgentConversation {
   private pauseRequested = false;
   private pauseWaiters: Array<() => void> = [];
   private rerun = false;
-  private queued: QueuedMessage[] = [];
+  private readonly held = new HeldMessages();
   private recording: Promise<void> = Promise.resolve();
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -185,6 +88,10 @@ export class AgentConversation {
   ) {
     this.id = host.conversationId;
     this.factory = new EventFactory(deps.clock, deps.ids, deps.classification);
+    const restored = restoredState(events, settings);
+    this.status = restored.status;
+    this.usage = restored.usage;
+    this.security = new SecurityPolicyState(restored, (key, value) => this.record(this.factory.stateUpdate(key, value)));
   }
 
   /**
@@ -241,53 +148,16 @@ export class AgentConversation {
   }
 
   private async setUp(): Promise<void> {
-    for (const event of this.events) {
-      if (event.kind !== "ConversationStateUpdateEvent") continue;
-      if (event.key === "execution_status" && (EXECUTION_STATUSES as readonly unknown[]).includes(event.value)) this.status = event.value as ExecutionStatus;
-      if (event.key === "stats") this.usage = ConversationStats.fromSnapshot(event.value);
-      if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) {
-        this.confirmationPolicy = event.value as ConfirmationPolicy;
-        // Recorded before: what the settings say now counts as applied (a policy set on the conversation stays).
-        this.settingsPolicy = JSON.stringify(confirmationPolicyOf(this.settings));
-      }
-      if (event.key === "security_analyzer") {
-        this.securityAnalyzer = typeof event.value === "object" ? (event.value as SecurityAnalyzer | null) : null;
-        this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(this.settings));
-      }
-    }
-    const secrets = secretEnvironment(this.settings);
-    this.masker = new SecretMasker(secrets.values);
-    if (secrets.skipped.length) {
-      this.deps.logger.warn({ conversationId: this.id, names: secrets.skipped }, "custom secrets whose names are not environment variable names are not given to the terminal");
-    }
     const { workspaceDir, tmpDir } = this.host;
-    const builtIn = [
-      terminalTool({ sandbox: this.deps.sandbox, spawner: this.deps.spawner, workspaceDir, tmpDir, env: secrets.env, ...this.deps.terminal }),
-      fileEditorTool({ workspaceDir, owner: this.deps.sandbox?.owner }),
-      taskTrackerTool(this.lastTaskList()),
-      thinkTool(),
-      finishTool(),
-    ];
-    for (const tool of builtIn) this.tools.set(tool.name, tool);
-    if (!this.deps.sandbox) this.problemList.push(NO_SANDBOX_MESSAGE);
-    this.mcp = await connectMcpTools(this.settings.mcp_config, {
-      sandbox: this.deps.sandbox,
-      workspaceDir,
-      tmpDir,
-      reservedNames: [...this.tools.keys()],
-      ...this.deps.mcp,
-    });
-    for (const tool of this.mcp.tools) this.tools.set(tool.name, tool);
-    for (const problem of this.mcp.problems) {
-      const masked = this.masker.mask(problem);
-      this.problemList.push(masked);
-      this.deps.logger.warn({ conversationId: this.id }, masked);
-    }
-
+    ({ tools: this.tools, mcp: this.mcp, masker: this.masker, problems: this.problemList } = await setUpTools(
+      { id: this.id, workspaceDir, tmpDir, settings: this.settings, events: this.events },
+      this.deps,
+    ));
     if (!this.events.some((event) => event.kind === "SystemPromptEvent")) {
-      await this.record(this.factory.systemPrompt(this.deps.systemPrompt, [...this.tools.values()].map((tool) => tool.definition), this.dynamicContext()));
+      const context = dynamicContext(this.deps.clock.now(), workspaceDir, this.deps.sandbox !== undefined);
+      await this.record(this.factory.systemPrompt(this.deps.systemPrompt, [...this.tools.values()].map((tool) => tool.definition), context));
     }
-    // §2 #7: a conversation stored as running was cut off by a restart.
+    // A conversation stored as running was cut off by a restart.
     if (this.status === "running") {
       await this.setExecutionStatus("error");
       const [first] = unmatchedActions(this.events);
@@ -302,26 +172,6 @@ export class AgentConversation {
       }
     }
     await this.reportLifecycle();
-  }
-
-  private dynamicContext(): string {
-    const now = this.deps.clock.now().toISOString().replace("Z", "");
-    const terminal = this.deps.sandbox ? "" : `\n${NO_SANDBOX_MESSAGE}`;
-    return (
-      `<CURRENT_DATETIME>\nThe current date and time is: ${now}\n</CURRENT_DATETIME>\n\n` +
-      `<WORKSPACE>\nYour workspace is ${this.host.workspaceDir}: the terminal starts there, and the file editor works on absolute paths inside it.${terminal}\n</WORKSPACE>`
-    );
-  }
-
-  /** The task list of the last `plan` recorded (the task tracker's state). */
-  private lastTaskList(): TaskItem[] {
-    for (let index = this.events.length - 1; index >= 0; index--) {
-      const event = this.events[index]!;
-      if (event.kind === "ObservationEvent" && event.observation.kind === "TaskTrackerObservation" && event.observation.command === "plan") {
-        return event.observation.task_list ?? [];
-      }
-    }
-    return [];
   }
 
   // ── recording ──────────────────────────────────────────────────────────────
@@ -418,8 +268,7 @@ export class AgentConversation {
    */
   async setConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
     if (this.closed) throw new ConversationClosedError(this.id);
-    this.settingsPolicy = JSON.stringify(confirmationPolicyOf(await this.host.settings()));
-    await this.applyConfirmationPolicy(normalizedPolicy(policy));
+    await this.security.setPolicy(policy, await this.host.settings());
   }
 
   /**
@@ -429,20 +278,7 @@ export class AgentConversation {
    */
   async setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
     if (this.closed) throw new ConversationClosedError(this.id);
-    this.settingsAnalyzer = JSON.stringify(securityAnalyzerOf(await this.host.settings()));
-    await this.applySecurityAnalyzer(analyzer === null ? null : { kind: analyzer.kind });
-  }
-
-  private async applySecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
-    if (JSON.stringify(analyzer) === JSON.stringify(this.securityAnalyzer)) return;
-    this.securityAnalyzer = analyzer;
-    await this.record(this.factory.stateUpdate("security_analyzer", analyzer));
-  }
-
-  private async applyConfirmationPolicy(policy: ConfirmationPolicy): Promise<void> {
-    if (JSON.stringify(policy) === JSON.stringify(this.confirmationPolicy)) return;
-    this.confirmationPolicy = policy;
-    await this.record(this.factory.stateUpdate("confirmation_policy", policy));
+    await this.security.setAnalyzer(analyzer, await this.host.settings());
   }
 
   /**
@@ -513,7 +349,7 @@ export class AgentConversation {
       this.stepAbort?.abort();
       await this.idle();
     }
-    for (const queued of this.queued.splice(0)) queued.done(undefined, new ConversationClosedError(this.id));
+    this.held.refuse(() => new ConversationClosedError(this.id));
     await this.releaseTools();
     await this.recording;
     await this.reportLifecycle("STOPPED").catch((error: unknown) => this.deps.logger.error({ conversationId: this.id, error: messageOf(error) }, "reporting STOPPED failed"));
@@ -526,11 +362,7 @@ export class AgentConversation {
   }
 
   private async accept(make: () => MessageEvent, record: boolean): Promise<MessageEvent> {
-    if (this.stepping) {
-      return new Promise<MessageEvent>((resolve, reject) =>
-        this.queued.push({ event: make, record, done: (event, error) => (error || !event ? reject(error) : resolve(event)) }),
-      );
-    }
+    if (this.stepping) return this.held.hold(make, record);
     return this.take(make(), record);
   }
 
@@ -541,15 +373,8 @@ export class AgentConversation {
     return event;
   }
 
-  private async flushMessages(): Promise<void> {
-    for (const queued of this.queued.splice(0)) {
-      try {
-        queued.done(await this.take(queued.event(), queued.record));
-      } catch (error) {
-        queued.done(undefined, error);
-        throw error;
-      }
-    }
+  private flushMessages(): Promise<void> {
+    return this.held.release((event, record) => this.take(event, record));
   }
 
   private runNowOrAfter(): void {
@@ -604,37 +429,12 @@ export class AgentConversation {
   private async prepareRun(): Promise<void> {
     this.settings = await this.host.settings();
     // The state fields change with the settings, recorded as OpenHands records a state change.
-    const policy = confirmationPolicyOf(this.settings);
-    if (JSON.stringify(policy) !== this.settingsPolicy) {
-      this.settingsPolicy = JSON.stringify(policy);
-      await this.applyConfirmationPolicy(policy);
-    }
-    const analyzer = securityAnalyzerOf(this.settings);
-    if (JSON.stringify(analyzer) !== this.settingsAnalyzer) {
-      this.settingsAnalyzer = JSON.stringify(analyzer);
-      await this.applySecurityAnalyzer(analyzer);
-    }
+    await this.security.followSettings(this.settings);
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
-    const config = { model: this.settings.llm_model ?? "", apiKey: this.settings.llm_api_key ?? null, baseUrl: this.settings.llm_base_url ?? null };
-    resolveModel(config.model, config.baseUrl);
-    this.llm = this.deps.llm({ ...config, usageId: "agent", stream: this.deps.stream });
-    const condense = this.settings.enable_default_condenser ?? true;
-    this.condenser = condense ? new SummarizingCondenser(this.deps.condenser) : undefined;
-    this.condenserLlm = condense ? this.deps.llm({ ...config, usageId: "condenser", stream: false }) : undefined;
-    this.riskArgument = this.llmRatesRisk;
-    const securityRisk = this.riskArgument;
-    this.chatTools = [...this.tools.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.definition.description,
-      parameters: withCommonParameters(tool.parameters, { securityRisk: securityRisk && !tool.readOnly }),
-    }));
-    const budget = this.settings.max_budget_per_task;
-    if (budget != null && !priceOf(resolveModel(config.model, config.baseUrl).model, this.deps.prices)) {
-      this.deps.logger.warn(
-        { conversationId: this.id, model: config.model, budget },
-        "no price is known for this model: max_budget_per_task only counts costs the provider reports (pass `pricing` to the runtime)",
-      );
-    }
+    ({ llm: this.llm, condenser: this.condenser, condenserLlm: this.condenserLlm } = runModels(this.settings, this.deps));
+    this.riskArgument = this.security.llmRatesRisk;
+    this.chatTools = chatToolsOf(this.tools.values(), this.riskArgument);
+    warnOfUnpricedBudget(this.id, this.settings, this.deps);
   }
 
   private async enterPause(): Promise<void> {
@@ -651,7 +451,7 @@ export class AgentConversation {
 
   /** Status `error` and a ConversationErrorEvent naming the failure. */
   private async fail(error: unknown): Promise<void> {
-    const code = error instanceof LlmError ? error.code : error instanceof BudgetReached ? "MaxBudgetReached" : error instanceof Error ? error.name || "Error" : "Error";
+    const code = failureCodeOf(error);
     const detail = this.masker.mask(messageOf(error));
     try {
       await this.setExecutionStatus("error");
@@ -667,7 +467,7 @@ export class AgentConversation {
     try {
       const pending = unmatchedActions(this.events);
       if (pending.length) {
-        await this.execute(pending, abort.signal);
+        await executeActions(this.actionContext(), pending, abort.signal);
         return;
       }
       const view = viewOf(this.events);
@@ -678,7 +478,7 @@ export class AgentConversation {
           return;
         }
       }
-      this.checkBudget();
+      checkBudget(this.settings.max_budget_per_task, this.usage.totalCost);
       let response: LlmResponse;
       try {
         response = await this.llm!.complete({
@@ -705,24 +505,16 @@ export class AgentConversation {
       }
       const actions: ActionEvent[] = [];
       for (const [index, call] of response.tool_calls.entries()) {
-        const action = await this.actionFor(call, response, index === 0);
+        const action = await recordActionFor(this.actionContext(), call, response, index === 0, this.riskArgument);
         if (action) actions.push(action);
       }
-      if (this.needsConfirmation(actions)) {
+      if (needsConfirmation(actions, this.security.policy)) {
         await this.setExecutionStatus("waiting_for_confirmation");
         return;
       }
-      await this.execute(actions, abort.signal);
+      await executeActions(this.actionContext(), actions, abort.signal);
     } finally {
       this.stepAbort = undefined;
-    }
-  }
-
-  private checkBudget(): void {
-    const budget = this.settings.max_budget_per_task;
-    const spent = this.usage.totalCost;
-    if (budget != null && spent >= budget) {
-      throw new BudgetReached(`Agent reached maximum budget for conversation: spent $${spent.toFixed(4)}, max_budget_per_task is $${budget.toFixed(4)}.`);
     }
   }
 
@@ -740,86 +532,16 @@ export class AgentConversation {
     await this.record(this.factory.condensation(plan.forgottenEventIds, this.masker.mask(response.content ?? ""), plan.summaryOffset, response.id));
   }
 
-  /**
-   * The ActionEvent of one tool call, recorded; undefined when the call cannot run (then an
-   * ActionEvent without action and an AgentErrorEvent are recorded, and the loop goes on).
-   */
-  private async actionFor(call: ChatToolCall, response: LlmResponse, first: boolean): Promise<ActionEvent | undefined> {
-    const toolCall: MessageToolCall = { id: call.id || `call_${this.deps.ids()}`, name: call.name, arguments: call.arguments, origin: "completion" };
-    const base = {
-      thought: first && response.content ? [text(this.masker.mask(response.content))] : [],
-      reasoningContent: first ? this.masker.mask(response.reasoning_content) : null,
-      toolCall,
-      llmResponseId: response.id,
+  /** What recording and executing actions needs, with this run's masker. */
+  private actionContext(): ActionContext {
+    return {
+      tools: this.tools,
+      factory: this.factory,
+      ids: this.deps.ids,
+      masker: this.masker,
+      workspaceDir: this.host.workspaceDir,
+      record: (event) => this.record(event),
+      finished: () => this.setExecutionStatus("finished"),
     };
-    const refuse = async (error: string) => {
-      await this.record(this.factory.action({ ...base, action: null, securityRisk: "UNKNOWN", summary: null }));
-      await this.record(this.factory.agentError(call.name, toolCall.id, this.masker.mask(error)));
-      return undefined;
-    };
-    const tool = this.tools.get(call.name);
-    if (!tool) return refuse(`Tool '${call.name}' not found. Available: ${pythonList([...this.tools.keys()])}`);
-    const invalid = (reason: string) => refuse(`Error validating args ${call.arguments} for tool '${tool.name}': ${reason}`);
-    let args: unknown;
-    try {
-      args = JSON.parse(call.arguments.trim() === "" ? "{}" : call.arguments);
-    } catch (error) {
-      return invalid(messageOf(error));
-    }
-    if (!isObject(args)) return invalid("the arguments must be a JSON object");
-    const { summary, security_risk: risk, ...rest } = args;
-    try {
-      const securityRisk = this.securityRisk(tool, risk);
-      const action = tool.toAction(rest);
-      const event = this.factory.action({ ...base, action, securityRisk, summary: typeof summary === "string" ? summary : null });
-      await this.record(event);
-      return event;
-    } catch (error) {
-      if (error instanceof ToolArgumentError) return invalid(error.message);
-      throw error;
-    }
-  }
-
-  /** OpenHands' `_extract_security_risk`. */
-  private securityRisk(tool: AgentTool, raw: unknown): SecurityRisk {
-    if (tool.readOnly) return "UNKNOWN";
-    if (raw == null) {
-      if (this.riskArgument) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
-      return "UNKNOWN";
-    }
-    if (!(SECURITY_RISKS as readonly unknown[]).includes(raw)) throw new ToolArgumentError(`'${String(raw)}' is not a valid SecurityRisk`);
-    return raw as SecurityRisk;
-  }
-
-  /** The LLM security analyzer: the model rates each action's `security_risk` itself. */
-  private get llmRatesRisk(): boolean {
-    return this.securityAnalyzer?.kind === "LLMSecurityAnalyzer";
-  }
-
-  /** The confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky); a lone finish or think is never held. */
-  private needsConfirmation(actions: readonly ActionEvent[]): boolean {
-    if (actions.length === 0) return false;
-    const only = actions.length === 1 ? actions[0]!.action?.kind : undefined;
-    if (only === "FinishAction" || only === "ThinkAction") return false;
-    const policy = this.confirmationPolicy;
-    if (policy.kind === "AlwaysConfirm") return true;
-    if (policy.kind === "ConfirmRisky") return actions.some((action) => riskConfirmed(action.security_risk ?? "UNKNOWN", policy));
-    return false;
-  }
-
-  private async execute(actions: readonly ActionEvent[], signal: AbortSignal): Promise<void> {
-    for (const action of actions) {
-      const tool = this.tools.get(action.tool_name);
-      let observation;
-      try {
-        if (!tool || !action.action) throw new Error(`the tool '${action.tool_name}' is not available in this conversation`);
-        observation = await tool.execute(action.action, { workspaceDir: this.host.workspaceDir, signal, masker: this.masker });
-      } catch (error) {
-        await this.record(this.factory.agentError(action.tool_name, action.tool_call_id, this.masker.mask(`Error executing tool '${action.tool_name}': ${messageOf(error)}`)));
-        continue;
-      }
-      await this.record(this.factory.observation(action, this.masker.maskDeep(observation)));
-      if (action.action.kind === "FinishAction") await this.setExecutionStatus("finished");
-    }
   }
 }

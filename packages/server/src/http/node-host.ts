@@ -15,7 +15,7 @@ import { NodeRequestBody } from "./node-body.js";
 import { writeReply } from "./write-reply.js";
 
 /** Request headers by lower-case name, repeated ones joined as Node joins them. */
-export function headersOf(req: { headers: Record<string, string | string[] | undefined> }): Record<string, string | undefined> {
+function headersOf(req: { headers: Record<string, string | string[] | undefined> }): Record<string, string | undefined> {
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(", ") : value;
   return headers;
