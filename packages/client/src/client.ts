@@ -7,7 +7,6 @@ import type { paths } from "@acs-toolkit/schema";
 import type { ValidateOptions } from "./validator-types.js";
 import * as openapiFetch from "openapi-fetch";
 import type { Client, Middleware } from "openapi-fetch";
-import { appendInBatches } from "./append-batch.js";
 import { AbortError, ApiError, InvalidEventError, InvalidResponseError, NetworkError } from "./errors.js";
 import { listInputs, toFile, type ReadPath, type UploadFiles, type UploadInput } from "./files.js";
 import { createLive, type LiveSocket, type OpenSocket, type SubscribeOptions, type Subscription, type UserMessage } from "./live.js";
@@ -171,6 +170,30 @@ export interface AppendEventBatchResult {
   batches: number;
 }
 
+/** The reference server's largest batch. */
+const MAX_BATCH = 10_000;
+/** Lines per chunk of a streamed batch body. */
+const LINES_PER_CHUNK = 256;
+
+/** Whether `fetch` can send a ReadableStream body here (Node, Chromium over HTTP/2): the standard test. */
+function canStreamRequests(): boolean {
+  try {
+    let duplex = false;
+    const init = { method: "POST", body: new ReadableStream(), get duplex() { duplex = true; return "half"; } };
+    const typed = new Request("http://x/", init as RequestInit).headers.has("Content-Type");
+    return duplex && !typed;
+  } catch {
+    return false;
+  }
+}
+
+/** An event as one JSONL line (with its newline). */
+function jsonLine(event: AppendableEvent): string {
+  const text = typeof event === "string" ? event : JSON.stringify(event);
+  if (text.includes("\n")) throw new TypeError("appendEventBatch: an event's JSON text must be one line");
+  return text + "\n";
+}
+
 /** What a platform entry adds to the neutral core. */
 interface Platform {
   /** Reads a file by path for `uploadFiles` (Node). */
@@ -209,86 +232,40 @@ class KeyProviderFailure {
 
 type FetchResult = { data?: unknown; error?: unknown; response: Response };
 
-/**
- * Runs one call of `operation`: `run` sends it, `signal` is the caller's. Resolves with the answer's
- * body; rejects with a `ClientError`.
- */
-type Call = <Id extends OperationId, T = OperationResult<Id>>(
-  operation: Id,
-  signal: AbortSignal | undefined,
-  run: () => Promise<FetchResult>,
-) => Promise<T>;
-
-/** What every group of client methods works with. */
-interface MethodContext {
-  raw: Client<paths>;
-  call: Call;
-  /** Rejects a page whose `items` is not an array, or, with `validate` on, holds an invalid event. */
-  checkEvents(operation: OperationId, items: unknown): Promise<void>;
-}
-
 /** The neutral core behind both entries' `createClient`. */
 export function createClientFor<Upload>(options: ClientOptions, platform: Platform): AcsClient<Upload> {
   if (typeof options?.baseUrl !== "string" || options.baseUrl === "") {
     throw new TypeError("createClient: baseUrl is required, for example http://127.0.0.1:3000");
   }
   const { apiKey, validate } = options;
-  const raw = createRawClient(options, apiKey);
-  const validateOptions: ValidateOptions | undefined = validate === true ? {} : validate || undefined;
-  const context: MethodContext = {
-    raw,
-    call: createCall(options),
-    checkEvents: (operation, items) => checkPageEvents(operation, items, validateOptions),
-  };
-  const live = createLiveFor(options, platform, apiKey, context);
-  const client: AcsClient<Upload> = {
-    raw,
-    ...eventMethods(context, () => client),
-    ...conversationMethods(context),
-    ...fileMethods<Upload>(context, platform),
-    ...liveMethods(context, live),
-    appendEventBatch: appendEventBatchMethod(context),
-    ...agentMethods(context),
-    ...documentMethods(context),
-  };
-  return client;
-}
-
-/** The openapi-fetch client, sending the key on every request when there is one. */
-function createRawClient(options: ClientOptions, apiKey: ClientOptions["apiKey"]): Client<paths> {
   const raw = createFetchClient<paths>({
     baseUrl: options.baseUrl,
     headers: options.headers,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  if (apiKey !== undefined) raw.use(keyMiddleware(apiKey));
-  return raw;
-}
+  if (apiKey !== undefined) {
+    const keyMiddleware: Middleware = {
+      async onRequest({ request }) {
+        let key: string | undefined;
+        try {
+          key = typeof apiKey === "function" ? await apiKey() : apiKey;
+        } catch (error) {
+          throw new KeyProviderFailure(error);
+        }
+        if (key !== undefined && !request.headers.has(API_KEY_HEADER)) request.headers.set(API_KEY_HEADER, key);
+        return request;
+      },
+    };
+    raw.use(keyMiddleware);
+  }
+  const validateOptions: ValidateOptions | undefined = validate === true ? {} : validate || undefined;
 
-/** Sets `X-Session-API-Key` on a request that does not carry one yet. */
-function keyMiddleware(apiKey: NonNullable<ClientOptions["apiKey"]>): Middleware {
-  return {
-    async onRequest({ request }) {
-      let key: string | undefined;
-      try {
-        key = typeof apiKey === "function" ? await apiKey() : apiKey;
-      } catch (error) {
-        throw new KeyProviderFailure(error);
-      }
-      if (key !== undefined && !request.headers.has(API_KEY_HEADER)) request.headers.set(API_KEY_HEADER, key);
-      return request;
-    },
-  };
-}
-
-/**
- * The client's {@link Call}: turns a thrown fetch into NetworkError / AbortError and a non-2xx
- * answer into ApiError. The result is typed from `operations` rather than from openapi-fetch's
- * `data`, whose `Readable<>` mapping widens tuples (`lines_shown: [number, number]` becomes
- * `number[]`).
- */
-function createCall(options: ClientOptions): Call {
-  return async function call<Id extends OperationId, T = OperationResult<Id>>(
+  /**
+   * Runs one call; turns a thrown fetch into NetworkError / AbortError and a non-2xx answer into
+   * ApiError. The result is typed from `operations` rather than from openapi-fetch's `data`, whose
+   * `Readable<>` mapping widens tuples (`lines_shown: [number, number]` becomes `number[]`).
+   */
+  async function call<Id extends OperationId, T = OperationResult<Id>>(
     operation: Id,
     signal: AbortSignal | undefined,
     run: () => Promise<FetchResult>,
@@ -308,29 +285,25 @@ function createCall(options: ClientOptions): Call {
     if (!response.ok) throw new ApiError(operation, response, result.error);
     if (result.data === undefined) throw new InvalidResponseError(operation, `the ${response.status} answer has no body`);
     return result.data as T;
-  };
-}
+  }
 
-/** A call's signal and extra headers, as openapi-fetch request options. */
-const requestInit = (options: CallOptions | undefined) => ({
-  ...(options?.signal ? { signal: options.signal } : {}),
-  ...(options?.headers ? { headers: options.headers } : {}),
-});
-
-const conversationPath = (conversationId: string) => ({ conversation_id: conversationId });
-
-async function checkPageEvents(operation: OperationId, items: unknown, validateOptions: ValidateOptions | undefined): Promise<void> {
-  if (!Array.isArray(items)) throw new InvalidResponseError(operation, "the page has no items array");
-  if (!validateOptions) return;
-  const { validateEvent } = await loadValidator();
-  items.forEach((event, index) => {
-    const result = validateEvent(event, validateOptions);
-    if (!result.ok) throw new InvalidEventError(operation, index, event, result.errors);
+  const init = (options: CallOptions | undefined) => ({
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.headers ? { headers: options.headers } : {}),
   });
-}
 
-/** The live channel's methods, sending a message over HTTP when no subscription is open. */
-function createLiveFor(options: ClientOptions, platform: Platform, apiKey: ClientOptions["apiKey"], { raw, call }: MethodContext) {
+  async function checkEvents(operation: OperationId, items: unknown): Promise<void> {
+    if (!Array.isArray(items)) throw new InvalidResponseError(operation, "the page has no items array");
+    if (!validateOptions) return;
+    const { validateEvent } = await loadValidator();
+    items.forEach((event, index) => {
+      const result = validateEvent(event, validateOptions);
+      if (!result.ok) throw new InvalidEventError(operation, index, event, result.errors);
+    });
+  }
+
+  const conversation = (conversationId: string) => ({ conversation_id: conversationId });
+
   const openSocket: OpenSocket =
     platform.openSocket ??
     ((url) => {
@@ -338,32 +311,25 @@ function createLiveFor(options: ClientOptions, platform: Platform, apiKey: Clien
       if (!Socket) throw new TypeError("subscribe: there is no WebSocket here; pass options.WebSocket");
       return { socket: new Socket(url), sentKey: false };
     });
-  return createLive({
+  const live = createLive({
     baseUrl: options.baseUrl,
     apiKey: async () => (typeof apiKey === "function" ? await apiKey() : apiKey),
     openSocket,
     postMessage: async (conversationId, message) => {
       await call("sendMessage", undefined, () =>
-        raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversationPath(conversationId) }, body: message }),
+        raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body: message }),
       );
     },
   });
-}
 
-/**
- * Reading a conversation's events. `self` is the finished client: `iterateEvents` pages through
- * its `searchEvents`.
- */
-function eventMethods(
-  { raw, call, checkEvents }: MethodContext,
-  self: () => Pick<AcsClient<unknown>, "searchEvents">,
-): Pick<AcsClient<unknown>, "searchEvents" | "iterateEvents" | "countEvents"> {
-  return {
+  const client: AcsClient<Upload> = {
+    raw,
+
     async searchEvents(conversationId, query, options) {
       const page = await call("searchEvents", options?.signal, () =>
         raw.GET("/api/conversations/{conversation_id}/events/search", {
-          params: { path: conversationPath(conversationId), ...(query ? { query } : {}) },
-          ...requestInit(options),
+          params: { path: conversation(conversationId), ...(query ? { query } : {}) },
+          ...init(options),
         }),
       );
       await checkEvents("searchEvents", page.items);
@@ -375,7 +341,7 @@ function eventMethods(
       let pageId: string | undefined;
       for (;;) {
         const query: SearchEventsQuery = pageId === undefined ? { ...filters } : { ...filters, page_id: pageId };
-        const page = await self().searchEvents(conversationId, query, options);
+        const page = await client.searchEvents(conversationId, query, options);
         for (const event of page.items) {
           if (signal?.aborted) throw new AbortError("searchEvents", signal.reason);
           yield event;
@@ -390,47 +356,34 @@ function eventMethods(
     countEvents(conversationId, filters, options) {
       return call("countEvents", options?.signal, () =>
         raw.GET("/api/conversations/{conversation_id}/events/count", {
-          params: { path: conversationPath(conversationId), ...(filters ? { query: filters } : {}) },
-          ...requestInit(options),
+          params: { path: conversation(conversationId), ...(filters ? { query: filters } : {}) },
+          ...init(options),
         }),
       );
     },
-  };
-}
 
-/** Creating and reading conversations, and the account's settings and git providers. */
-function conversationMethods({ raw, call }: MethodContext): Pick<
-  AcsClient<unknown>,
-  "createConversation" | "getConversation" | "storeSettings" | "getSettings" | "addGitProviders"
-> {
-  return {
     createConversation(request = {}, options) {
-      return call("createConversation", options?.signal, () => raw.POST("/api/conversations", { body: request, ...requestInit(options) }));
+      return call("createConversation", options?.signal, () => raw.POST("/api/conversations", { body: request, ...init(options) }));
     },
 
     getConversation(conversationId, options) {
       return call("getConversation", options?.signal, () =>
-        raw.GET("/api/conversations/{conversation_id}", { params: { path: conversationPath(conversationId) }, ...requestInit(options) }),
+        raw.GET("/api/conversations/{conversation_id}", { params: { path: conversation(conversationId) }, ...init(options) }),
       );
     },
 
     storeSettings(settings, options) {
-      return call("storeSettings", options?.signal, () => raw.POST("/api/settings", { body: settings, ...requestInit(options) }));
+      return call("storeSettings", options?.signal, () => raw.POST("/api/settings", { body: settings, ...init(options) }));
     },
 
     getSettings(options) {
-      return call("getSettings", options?.signal, () => raw.GET("/api/settings", requestInit(options)));
+      return call("getSettings", options?.signal, () => raw.GET("/api/settings", init(options)));
     },
 
     addGitProviders(request, options) {
-      return call("addGitProviders", options?.signal, () => raw.POST("/api/add-git-providers", { body: request, ...requestInit(options) }));
+      return call("addGitProviders", options?.signal, () => raw.POST("/api/add-git-providers", { body: request, ...init(options) }));
     },
-  };
-}
 
-/** Uploading files into a conversation and downloading them again. */
-function fileMethods<Upload>({ raw, call }: MethodContext, platform: Platform): Pick<AcsClient<Upload>, "uploadFiles" | "downloadFile"> {
-  return {
     async uploadFiles(conversationId, files, options) {
       const signal = options?.signal;
       if (signal?.aborted) throw new AbortError("uploadFiles", signal.reason);
@@ -440,10 +393,10 @@ function fileMethods<Upload>({ raw, call }: MethodContext, platform: Platform): 
       const body: OperationBody<"uploadFiles"> = { files: parts as unknown as string[] };
       return call("uploadFiles", signal, () =>
         raw.POST("/api/conversations/{conversation_id}/upload-files", {
-          params: { path: conversationPath(conversationId) },
+          params: { path: conversation(conversationId) },
           body,
           bodySerializer: multipart,
-          ...requestInit(options),
+          ...init(options),
         }),
       );
     },
@@ -453,16 +406,11 @@ function fileMethods<Upload>({ raw, call }: MethodContext, platform: Platform): 
         raw.GET("/api/conversations/{conversation_id}/files/{file_name}", {
           params: { path: { conversation_id: conversationId, file_name: fileName } },
           parseAs: "blob",
-          ...requestInit(options),
+          ...init(options),
         }),
       );
     },
-  };
-}
 
-/** Live events, and sending a user message (over HTTP when the call has its own signal or headers). */
-function liveMethods({ raw, call }: MethodContext, live: ReturnType<typeof createLive>): Pick<AcsClient<unknown>, "subscribe" | "events" | "sendMessage"> {
-  return {
     subscribe: live.subscribe,
     events: live.events,
 
@@ -470,95 +418,131 @@ function liveMethods({ raw, call }: MethodContext, live: ReturnType<typeof creat
       if (options?.signal || options?.headers) {
         const body = typeof message === "string" ? ({ role: "user", content: [{ type: "text", text: message }] } as UserMessage) : message;
         await call("sendMessage", options.signal, () =>
-          raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversationPath(conversationId) }, body, ...requestInit(options) }),
+          raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body, ...init(options) }),
         );
         return;
       }
       await live.sendMessage(conversationId, message);
     },
-  };
-}
 
-/** `appendEventBatch`: append-batch.ts makes each batch's JSONL body; this posts it. */
-function appendEventBatchMethod({ raw, call }: MethodContext): AcsClient<unknown>["appendEventBatch"] {
-  return (conversationId, events, options = {}) =>
-    appendInBatches(events, options, (body, streamed) =>
-      call("appendEventBatch", options.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/events/batch", {
-          params: { path: conversationPath(conversationId) },
-          body: {} as never, // replaced by the JSONL body
-          bodySerializer: () => body,
-          ...requestInit(options),
-          headers: { ...options.headers, "Content-Type": "application/x-ndjson" },
-          ...(streamed ? { duplex: "half" } : {}),
-        } as never),
-      ),
-    );
-}
+    async appendEventBatch(conversationId, events, options = {}) {
+      const size = options.batchSize ?? MAX_BATCH;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH) throw new RangeError(`appendEventBatch: batchSize must be an integer in 1..${MAX_BATCH}, got ${size}`);
+      const source: Iterator<AppendableEvent> | AsyncIterator<AppendableEvent> = Symbol.asyncIterator in events ? events[Symbol.asyncIterator]() : events[Symbol.iterator]();
+      const encoder = new TextEncoder();
+      const stream = canStreamRequests();
+      const total: AppendEventBatchResult = { appended: 0, event_count: 0, batches: 0 };
+      // The event read and not yet sent (undefined: none read). Read ahead of each batch, so that
+      // no request is sent empty.
+      let next: IteratorResult<AppendableEvent> | undefined = await source.next();
+      try {
+        while (!next.done) {
+          let taken = 0;
+          /** Up to LINES_PER_CHUNK more lines of this batch, or undefined at its end. */
+          const chunk = async (): Promise<Uint8Array | undefined> => {
+            let text = "";
+            for (let lines = 0; lines < LINES_PER_CHUNK && taken < size; lines++, taken++) {
+              next ??= await source.next();
+              if (next.done) break;
+              text += jsonLine(next.value);
+              next = undefined;
+            }
+            return text === "" ? undefined : encoder.encode(text);
+          };
+          let body: BodyInit;
+          if (stream) {
+            body = new ReadableStream<Uint8Array>({
+              async pull(controller) {
+                try {
+                  const bytes = await chunk();
+                  if (bytes) controller.enqueue(bytes);
+                  else controller.close();
+                } catch (error) {
+                  controller.error(error);
+                }
+              },
+            });
+          } else {
+            const parts: Uint8Array[] = [];
+            for (let bytes = await chunk(); bytes; bytes = await chunk()) parts.push(bytes);
+            body = new Blob(parts as BlobPart[]);
+          }
+          const answer = await call("appendEventBatch", options.signal, () =>
+            raw.POST("/api/conversations/{conversation_id}/events/batch", {
+              params: { path: conversation(conversationId) },
+              body: {} as never, // replaced by the JSONL body
+              bodySerializer: () => body,
+              ...init(options),
+              headers: { ...options.headers, "Content-Type": "application/x-ndjson" },
+              ...(stream ? { duplex: "half" } : {}),
+            } as never),
+          );
+          total.appended += answer.appended;
+          total.event_count = answer.event_count;
+          total.batches++;
+          options.onBatch?.(answer);
+          next ??= await source.next();
+        }
+      } catch (error) {
+        await source.return?.();
+        throw error;
+      }
+      return total;
+    },
 
-/** Driving the agent of a conversation (extensions). */
-function agentMethods({ raw, call }: MethodContext): Pick<
-  AcsClient<unknown>,
-  "runConversation" | "pauseConversation" | "interruptConversation" | "respondToConfirmation" | "setConfirmationPolicy" | "setSecurityAnalyzer"
-> {
-  return {
     runConversation(conversationId, options) {
       return call("runConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/run", { params: { path: conversationPath(conversationId) }, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/run", { params: { path: conversation(conversationId) }, ...init(options) }),
       );
     },
 
     pauseConversation(conversationId, options) {
       return call("pauseConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/pause", { params: { path: conversationPath(conversationId) }, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/pause", { params: { path: conversation(conversationId) }, ...init(options) }),
       );
     },
 
     interruptConversation(conversationId, options) {
       return call("interruptConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/interrupt", { params: { path: conversationPath(conversationId) }, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/interrupt", { params: { path: conversation(conversationId) }, ...init(options) }),
       );
     },
 
     respondToConfirmation(conversationId, response, options) {
       return call("respondToConfirmation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: { path: conversationPath(conversationId) }, body: response, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: { path: conversation(conversationId) }, body: response, ...init(options) }),
       );
     },
 
     setConfirmationPolicy(conversationId, request, options) {
       return call("setConfirmationPolicy", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: { path: conversationPath(conversationId) }, body: request, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
       );
     },
 
     setSecurityAnalyzer(conversationId, request, options) {
       return call("setSecurityAnalyzer", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/security_analyzer", { params: { path: conversationPath(conversationId) }, body: request, ...requestInit(options) }),
+        raw.POST("/api/conversations/{conversation_id}/security_analyzer", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
       );
     },
-  };
-}
 
-/** The server's health and the documents it serves (extensions). */
-function documentMethods({ raw, call }: MethodContext): Pick<AcsClient<unknown>, "getHealth" | "getOpenApiDocument" | "getAsyncApiDocument" | "getApiReference"> {
-  return {
     getHealth(options) {
-      return call("getHealth", options?.signal, () => raw.GET("/health", requestInit(options)));
+      return call("getHealth", options?.signal, () => raw.GET("/health", init(options)));
     },
 
     getOpenApiDocument(options) {
-      return call("getOpenApiDocument", options?.signal, () => raw.GET("/openapi.json", requestInit(options)));
+      return call("getOpenApiDocument", options?.signal, () => raw.GET("/openapi.json", init(options)));
     },
 
     getAsyncApiDocument(options) {
-      return call("getAsyncApiDocument", options?.signal, () => raw.GET("/asyncapi.json", requestInit(options)));
+      return call("getAsyncApiDocument", options?.signal, () => raw.GET("/asyncapi.json", init(options)));
     },
 
     getApiReference(options) {
-      return call("getApiReference", options?.signal, () => raw.GET("/docs", { parseAs: "text", ...requestInit(options) }));
+      return call("getApiReference", options?.signal, () => raw.GET("/docs", { parseAs: "text", ...init(options) }));
     },
   };
+  return client;
 }
 
 /** A multipart/form-data body: every array element is one part of its field (fetch sets the boundary). */
@@ -569,3 +553,4 @@ function multipart(body: Record<string, unknown>): FormData {
   }
   return form;
 }
+

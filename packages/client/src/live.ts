@@ -137,29 +137,195 @@ function asMessage(message: UserMessage | string): UserMessage {
   return typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message;
 }
 
-/** What the subscriptions of one client share. */
-interface LiveContext {
-  deps: LiveDeps;
-  random: () => number;
-  /** Open subscriptions by conversation, so `sendMessage` can use their socket. */
-  active: Map<string, Set<LiveSubscription>>;
-}
-
 /** The `subscribe`, `events` and `sendMessage` methods of a client. */
 export function createLive(deps: LiveDeps) {
-  const live: LiveContext = { deps, random: deps.random ?? Math.random, active: new Map() };
+  const random = deps.random ?? Math.random;
+  /** Open subscriptions by conversation, so `sendMessage` can use their socket. */
+  const active = new Map<string, Set<SubscriptionImpl>>();
+
+  class SubscriptionImpl implements Subscription {
+    status: LiveStatus = "connecting";
+    lastEventId: string | undefined;
+    readonly done: Promise<void>;
+    private resolveDone!: () => void;
+    private rejectDone!: (error: LiveError) => void;
+    private socket: LiveSocket | undefined;
+    private attempt = 0;
+    private timer: ReturnType<typeof setTimeout> | undefined;
+    private ended = false;
+    /** Position to resume from when nothing was delivered yet ("now" learns it from full_state). */
+    private startAfter: string | undefined;
+    private seen = new Set<string>();
+    private readonly order: string[] = [];
+    private waiting: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+
+    constructor(
+      readonly conversationId: string,
+      private readonly options: SubscribeOptions,
+    ) {
+      this.done = new Promise<void>((resolve, reject) => {
+        this.resolveDone = resolve;
+        this.rejectDone = reject;
+      });
+      this.done.catch(() => {}); // unobserved rejections are the caller's choice
+      const from = options.from ?? "start";
+      if (typeof from === "object") this.startAfter = from.afterId;
+      options.signal?.addEventListener("abort", () => this.close(), { once: true });
+      let set = active.get(conversationId);
+      if (!set) active.set(conversationId, (set = new Set()));
+      set.add(this);
+      if (options.signal?.aborted) this.close();
+      else void this.connect();
+    }
+
+    private setStatus(status: LiveStatus, detail: StatusDetail = {}): void {
+      this.status = status;
+      this.options.onStatus?.(status, detail);
+    }
+
+    private url(): string {
+      const base = deps.baseUrl.replace(/\/+$/, "").replace(/^http/i, "ws");
+      const query = new URLSearchParams();
+      const first = this.attempt === 0;
+      if (first || (this.options.resume ?? true)) {
+        const after = this.lastEventId ?? this.startAfter;
+        if (after !== undefined) query.set("after_id", after);
+        else if ((this.options.from ?? "start") === "start") query.set("resend_all", "true");
+      }
+      const q = query.toString();
+      return `${base}/sockets/events/${encodeURIComponent(this.conversationId)}${q ? `?${q}` : ""}`;
+    }
+
+    private async connect(): Promise<void> {
+      let key: string | undefined;
+      try {
+        key = await deps.apiKey();
+      } catch {
+        key = undefined;
+      }
+      if (this.ended) return;
+      const { socket, sentKey } = deps.openSocket(this.url(), key);
+      this.socket = socket;
+      let opened = false;
+      socket.onopen = () => {
+        if (!sentKey && key !== undefined) socket.send(JSON.stringify({ type: "auth", session_api_key: key }));
+      };
+      socket.onmessage = ({ data }) => {
+        if (this.ended || this.socket !== socket) return;
+        let frame: Record<string, unknown>;
+        try {
+          frame = JSON.parse(typeof data === "string" ? data : String(data)) as Record<string, unknown>;
+        } catch {
+          return; // not ours to interpret
+        }
+        if (frame.kind === "ConversationStateUpdateEvent" && frame.key === FULL_STATE && !opened) {
+          opened = true;
+          this.attempt = 0;
+          const state = frame.value as ConversationFullState;
+          // Starting "now": resume later from where the stream began, not from nothing.
+          if (this.lastEventId === undefined && this.startAfter === undefined && (this.options.from ?? "start") === "now") {
+            this.startAfter = state.last_event_id ?? undefined;
+          }
+          this.setStatus("open", {});
+          this.options.onFullState?.(state);
+          for (const w of this.waiting.splice(0)) w.resolve();
+          return;
+        }
+        if (frame.kind === "ServerErrorEvent") return this.options.onServerError?.(frame as unknown as ServerErrorEvent);
+        if (typeof frame.kind !== "string" || typeof frame.id !== "string") return;
+        if (this.seen.has(frame.id)) return;
+        this.remember(frame.id);
+        this.lastEventId = frame.id;
+        this.options.onEvent(frame as unknown as Event);
+      };
+      socket.onerror = () => {}; // onclose follows with the code
+      socket.onclose = ({ code, reason }) => {
+        if (this.socket !== socket) return;
+        this.socket = undefined;
+        if (this.ended) return;
+        if (FATAL.has(code)) return this.finish(new LiveError(code, reason));
+        this.attempt++;
+        const { initialMs = 250, maxMs = 15_000, factor = 2 } = this.options.backoff ?? {};
+        // Full jitter: spreads the reconnects of many clients after a server restart.
+        const delayMs = Math.round(random() * Math.min(maxMs, initialMs * factor ** (this.attempt - 1)));
+        this.setStatus("reconnecting", { code, reason, attempt: this.attempt, delayMs });
+        this.timer = setTimeout(() => void this.connect(), delayMs);
+      };
+    }
+
+    private remember(id: string): void {
+      this.seen.add(id);
+      this.order.push(id);
+      const window = this.options.dedupeWindow ?? 10_000;
+      if (this.order.length > window * 2) for (const old of this.order.splice(0, this.order.length - window)) this.seen.delete(old);
+    }
+
+    private finish(error?: LiveError): void {
+      if (this.ended) return;
+      this.ended = true;
+      clearTimeout(this.timer);
+      active.get(this.conversationId)?.delete(this);
+      if (active.get(this.conversationId)?.size === 0) active.delete(this.conversationId);
+      const socket = this.socket;
+      this.socket = undefined;
+      if (socket && socket.readyState <= OPEN) socket.close(1000, "client closed");
+      this.setStatus("closed", error ? { code: error.code, reason: error.reason, error } : {});
+      for (const w of this.waiting.splice(0)) w.reject(error ?? new Error("subscription closed"));
+      if (error) this.rejectDone(error);
+      else this.resolveDone();
+    }
+
+    close(): void {
+      this.finish();
+    }
+
+    isOpen(): boolean {
+      return this.status === "open" && this.socket?.readyState === OPEN;
+    }
+
+    async sendMessage(message: UserMessage | string): Promise<void> {
+      if (this.ended) throw new Error("sendMessage: the subscription is closed");
+      if (!this.isOpen()) await new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
+      this.socket!.send(JSON.stringify(asMessage(message)));
+    }
+  }
 
   function subscribe(conversationId: string, options: SubscribeOptions): Subscription {
     if (typeof options?.onEvent !== "function") throw new TypeError("subscribe: onEvent is required");
-    return new LiveSubscription(live, conversationId, options);
+    return new SubscriptionImpl(conversationId, options);
   }
 
   /**
    * The conversation's events as an async iterator: stored ones first (unless `from` says
    * otherwise), then live ones, until `break`, `signal` or a fatal close (thrown as `LiveError`).
    */
-  function events(conversationId: string, options: Omit<SubscribeOptions, "onEvent"> = {}): AsyncGenerator<Event, void, undefined> {
-    return iterateSubscription(subscribe, conversationId, options);
+  async function* events(conversationId: string, options: Omit<SubscribeOptions, "onEvent"> = {}): AsyncGenerator<Event, void, undefined> {
+    const queue: Event[] = [];
+    let wake: (() => void) | undefined;
+    let failure: LiveError | undefined;
+    let finished = false;
+    const subscription = subscribe(conversationId, {
+      ...options,
+      onEvent(event) {
+        queue.push(event);
+        wake?.();
+      },
+    });
+    subscription.done.then(
+      () => ((finished = true), wake?.()),
+      (error: LiveError) => ((failure = error), (finished = true), wake?.()),
+    );
+    try {
+      for (;;) {
+        while (queue.length) yield queue.shift()!;
+        if (failure) throw failure;
+        if (finished) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      subscription.close();
+    }
   }
 
   /**
@@ -167,214 +333,10 @@ export function createLive(deps: LiveDeps) {
    * conversation, otherwise with `POST /api/conversations/{id}/events`.
    */
   async function sendMessage(conversationId: string, message: UserMessage | string): Promise<void> {
-    const open = [...(live.active.get(conversationId) ?? [])].find((s) => s.isOpen());
+    const open = [...(active.get(conversationId) ?? [])].find((s) => s.isOpen());
     if (open) return open.sendMessage(message);
     await deps.postMessage(conversationId, asMessage(message));
   }
 
   return { subscribe, events, sendMessage };
-}
-
-/** One subscription: a socket at a time, reconnected after transient closes, each event delivered once. */
-class LiveSubscription implements Subscription {
-  status: LiveStatus = "connecting";
-  lastEventId: string | undefined;
-  readonly done: Promise<void>;
-  private resolveDone!: () => void;
-  private rejectDone!: (error: LiveError) => void;
-  private socket: LiveSocket | undefined;
-  private attempt = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ended = false;
-  /** Position to resume from when nothing was delivered yet ("now" learns it from full_state). */
-  private startAfter: string | undefined;
-  private seen = new Set<string>();
-  private readonly order: string[] = [];
-  private waiting: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
-
-  constructor(
-    private readonly live: LiveContext,
-    readonly conversationId: string,
-    private readonly options: SubscribeOptions,
-  ) {
-    this.done = new Promise<void>((resolve, reject) => {
-      this.resolveDone = resolve;
-      this.rejectDone = reject;
-    });
-    this.done.catch(() => {}); // unobserved rejections are the caller's choice
-    const from = options.from ?? "start";
-    if (typeof from === "object") this.startAfter = from.afterId;
-    options.signal?.addEventListener("abort", () => this.close(), { once: true });
-    let set = live.active.get(conversationId);
-    if (!set) live.active.set(conversationId, (set = new Set()));
-    set.add(this);
-    if (options.signal?.aborted) this.close();
-    else void this.connect();
-  }
-
-  private setStatus(status: LiveStatus, detail: StatusDetail = {}): void {
-    this.status = status;
-    this.options.onStatus?.(status, detail);
-  }
-
-  private url(): string {
-    const base = this.live.deps.baseUrl.replace(/\/+$/, "").replace(/^http/i, "ws");
-    const query = new URLSearchParams();
-    const first = this.attempt === 0;
-    if (first || (this.options.resume ?? true)) {
-      const after = this.lastEventId ?? this.startAfter;
-      if (after !== undefined) query.set("after_id", after);
-      else if ((this.options.from ?? "start") === "start") query.set("resend_all", "true");
-    }
-    const q = query.toString();
-    return `${base}/sockets/events/${encodeURIComponent(this.conversationId)}${q ? `?${q}` : ""}`;
-  }
-
-  private async connect(): Promise<void> {
-    let key: string | undefined;
-    try {
-      key = await this.live.deps.apiKey();
-    } catch {
-      key = undefined;
-    }
-    if (this.ended) return;
-    const { socket, sentKey } = this.live.deps.openSocket(this.url(), key);
-    this.socket = socket;
-    /** Whether this connection's full_state has arrived. */
-    const connection = { opened: false };
-    socket.onopen = () => {
-      if (!sentKey && key !== undefined) socket.send(JSON.stringify({ type: "auth", session_api_key: key }));
-    };
-    socket.onmessage = ({ data }) => {
-      if (this.ended || this.socket !== socket) return;
-      const frame = parseFrame(data);
-      if (frame) this.receive(frame, connection);
-    };
-    socket.onerror = () => {}; // onclose follows with the code
-    socket.onclose = ({ code, reason }) => {
-      if (this.socket !== socket) return;
-      this.socket = undefined;
-      if (this.ended) return;
-      if (FATAL.has(code)) return this.finish(new LiveError(code, reason));
-      this.reconnect(code, reason);
-    };
-  }
-
-  /** One frame of the current connection: its full_state, a refused frame, or an event. */
-  private receive(frame: Record<string, unknown>, connection: { opened: boolean }): void {
-    if (frame.kind === "ConversationStateUpdateEvent" && frame.key === FULL_STATE && !connection.opened) {
-      connection.opened = true;
-      this.open(frame.value as ConversationFullState);
-      return;
-    }
-    if (frame.kind === "ServerErrorEvent") return this.options.onServerError?.(frame as unknown as ServerErrorEvent);
-    if (typeof frame.kind !== "string" || typeof frame.id !== "string") return;
-    if (this.seen.has(frame.id)) return;
-    this.remember(frame.id);
-    this.lastEventId = frame.id;
-    this.options.onEvent(frame as unknown as Event);
-  }
-
-  /** The connection is open once its full_state arrives: messages waiting for it can go. */
-  private open(state: ConversationFullState): void {
-    this.attempt = 0;
-    // Starting "now": resume later from where the stream began, not from nothing.
-    if (this.lastEventId === undefined && this.startAfter === undefined && (this.options.from ?? "start") === "now") {
-      this.startAfter = state.last_event_id ?? undefined;
-    }
-    this.setStatus("open", {});
-    this.options.onFullState?.(state);
-    for (const w of this.waiting.splice(0)) w.resolve();
-  }
-
-  /** Schedules the next connection after a transient close, with jittered exponential backoff. */
-  private reconnect(code: number, reason: string): void {
-    this.attempt++;
-    const { initialMs = 250, maxMs = 15_000, factor = 2 } = this.options.backoff ?? {};
-    const { random } = this.live;
-    // Full jitter: spreads the reconnects of many clients after a server restart.
-    const delayMs = Math.round(random() * Math.min(maxMs, initialMs * factor ** (this.attempt - 1)));
-    this.setStatus("reconnecting", { code, reason, attempt: this.attempt, delayMs });
-    this.timer = setTimeout(() => void this.connect(), delayMs);
-  }
-
-  private remember(id: string): void {
-    this.seen.add(id);
-    this.order.push(id);
-    const window = this.options.dedupeWindow ?? 10_000;
-    if (this.order.length > window * 2) for (const old of this.order.splice(0, this.order.length - window)) this.seen.delete(old);
-  }
-
-  private finish(error?: LiveError): void {
-    if (this.ended) return;
-    this.ended = true;
-    clearTimeout(this.timer);
-    const { active } = this.live;
-    active.get(this.conversationId)?.delete(this);
-    if (active.get(this.conversationId)?.size === 0) active.delete(this.conversationId);
-    const socket = this.socket;
-    this.socket = undefined;
-    if (socket && socket.readyState <= OPEN) socket.close(1000, "client closed");
-    this.setStatus("closed", error ? { code: error.code, reason: error.reason, error } : {});
-    for (const w of this.waiting.splice(0)) w.reject(error ?? new Error("subscription closed"));
-    if (error) this.rejectDone(error);
-    else this.resolveDone();
-  }
-
-  close(): void {
-    this.finish();
-  }
-
-  isOpen(): boolean {
-    return this.status === "open" && this.socket?.readyState === OPEN;
-  }
-
-  async sendMessage(message: UserMessage | string): Promise<void> {
-    if (this.ended) throw new Error("sendMessage: the subscription is closed");
-    if (!this.isOpen()) await new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
-    this.socket!.send(JSON.stringify(asMessage(message)));
-  }
-}
-
-/** A frame as JSON, or undefined when it is not JSON (not ours to interpret). */
-function parseFrame(data: unknown): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(typeof data === "string" ? data : String(data)) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The events of a subscription made with `subscribe`, as an async iterator; see `events`. */
-async function* iterateSubscription(
-  subscribe: (conversationId: string, options: SubscribeOptions) => Subscription,
-  conversationId: string,
-  options: Omit<SubscribeOptions, "onEvent">,
-): AsyncGenerator<Event, void, undefined> {
-  const queue: Event[] = [];
-  let wake: (() => void) | undefined;
-  let failure: LiveError | undefined;
-  let finished = false;
-  const subscription = subscribe(conversationId, {
-    ...options,
-    onEvent(event) {
-      queue.push(event);
-      wake?.();
-    },
-  });
-  subscription.done.then(
-    () => ((finished = true), wake?.()),
-    (error: LiveError) => ((failure = error), (finished = true), wake?.()),
-  );
-  try {
-    for (;;) {
-      while (queue.length) yield queue.shift()!;
-      if (failure) throw failure;
-      if (finished) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    }
-  } finally {
-    subscription.close();
-  }
 }

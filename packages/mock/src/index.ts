@@ -14,7 +14,7 @@
  */
 export { startMock, createMock, type MockOptions, type RunningMock } from "./mock.js";
 export { createWorld, DEFAULT_MOCK_KEY, DEFAULT_START, type World, type WorldOptions } from "./world.js";
-export { createFront, parsePrefer, parseDuration, type FrontOptions, type NodeHandler, type Preferences } from "./front.js";
+export { createFront, createPrismFront, frontHandler, parsePrefer, parseDuration, type Front, type FrontAnswer, type FrontOptions, type FrontRequest, type NodeHandler, type Preferences } from "./front.js";
 export { mapViolations, type MappedViolations, type PrismViolation } from "./violations.js";
 export type { ObservedBus, ScenarioWorld, ScenarioWorldOptions } from "./scenario-world.js";
 export { ScriptedAgent, ScenarioStreamer, MAX_GAP_MS, type EventRecorder, type RuntimeLog, type Scheduler, type ScenarioStreamerOptions, type ScriptedAgentOptions, type Speed } from "./runtime.js";

@@ -8,7 +8,7 @@ export const UNPACKED_BUDGETS: Record<string, number> = {
   "@acs-toolkit/schema": 1_800_000, // 1.58 MB: documents once (JSON), declarations for ESM and CJS; the catalogue of every release (19 kinds, 40 tools)
   "@acs-toolkit/validator": 2_300_000, // 2.06 MB: compiled validators once (every release's catalogue), without maps
   "@acs-toolkit/client": 600_000, // 0.47 MB
-  "@acs-toolkit/server": 3_800_000, // 3.70 MB; 3.55 MB: 3.35 before the request validators compiled at build time (dist/request-validators.cjs, 0.2 MB of AJV standalone code: ~150 ms of every server and mock start); 3.24 MB (2.97 before the browser-safe core entry, the event-batch route and the fast search/count path; 2.48 before the agent runtime's wiring and the PostgreSQL store), of which Swagger UI 1.9 MB (instead of swagger-ui-dist's 12 MB installed)
+  "@acs-toolkit/server": 4_200_000, // 4.00 MB: Swagger UI 1.9 MB (instead of swagger-ui-dist's 12 MB installed), the request validators compiled at build time twice (CJS that Node loads synchronously, ESM for browsers: 0.2 MB each), the agent runtime's wiring, the PostgreSQL store, the API and core subpaths
   "@acs-toolkit/mock": 1_150_000, // 1.04 MB: 0.81 MB before the event-batch operation, whose body schema (the Event union) Prism's operations hold inline (0.36 → 0.63 MB); 0.68 MB before the browser entry (msw-browser: 35 KB of code, its 76 KB map, 19 KB of declarations)
   "@acs-toolkit/conformance": 550_000, // 0.40 MB
   "@acs-toolkit/agent": 800_000, // 0.72 MB, maps included: the runtime, its sandbox (memory groups, /tmp quota, fork server) and test kit

@@ -11,6 +11,7 @@
  */
 export { startServer, VERSION, type RunningServer, type StartOptions } from "./server.js";
 export { createApp, type App, type AppDeps, type RequestListener } from "./app.js";
+export type { Api, ApiBody, ApiReply, ApiRequest, Operation, OperationId, FailureReport } from "./api/index.js";
 export { parseConfig, ConfigError, USAGE, type ServerConfig, type PostgresStoreConfig } from "./config.js";
 export { ConversationService } from "./conversation-service.js";
 // The core (`@acs-toolkit/server/core`, browser-safe), which the server's layers are built on.
@@ -45,6 +46,7 @@ export { createLogger, type Logger } from "./log.js";
 export { attachLiveEvents, DEFAULT_MAX_CONNECTIONS_PER_CONVERSATION, LIVE_CLOSE, type LiveEvents, type LiveEventsOptions } from "./live/channel.js";
 export { RecordedStates } from "./recorded-states.js";
 export { ERROR_TYPES, RequestValidators, RequestValidationError, toValidationError, type PrecompiledValidators } from "./validation/request-validators.js";
+export { RequestChecks, type Lazy, type OperationValidators } from "./validation/request-checks.js";
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
 export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";

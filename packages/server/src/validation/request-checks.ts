@@ -25,7 +25,7 @@ interface Parameter {
  * `sharedRequestValidators` (a compile takes up to about 130 ms, which on a request would hold
  * the event loop past its 50 ms budget); response validators stay lazy (only tests read them).
  */
-type Lazy = () => ValidateFunction;
+export type Lazy = () => ValidateFunction;
 
 /**
  * Request validators compiled at build time (scripts/request-validators.ts →
@@ -34,7 +34,8 @@ type Lazy = () => ValidateFunction;
  */
 export type PrecompiledValidators = ReadonlyMap<string, ValidateFunction>;
 
-interface OperationValidators {
+/** The validators of one operation (compiled on first use). */
+export interface OperationValidators {
   path?: Lazy;
   query?: Lazy;
   body?: Lazy;

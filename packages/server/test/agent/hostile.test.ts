@@ -16,8 +16,10 @@ import { expectGone, processesWith, startAgentServer, stored, waitForStatus, typ
 
 let s: AgentServer | undefined;
 afterEach(async () => {
-  await s?.close();
+  // Forgotten first: a close that fails must not leave the next test a stopped server.
+  const server = s;
   s = undefined;
+  await server?.close();
 });
 
 const root = process.getuid?.() === 0;

@@ -57,7 +57,9 @@ export async function startTestServer(
     call,
     async close() {
       await server.close();
-      if (!existingDataDir) await rm(dataDir, { recursive: true, force: true });
+      // A sandboxed process killed as the server stopped may still have been creating entries in its
+      // workspace: rm retries (ENOTEMPTY) instead of failing the test that closes the server.
+      if (!existingDataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
