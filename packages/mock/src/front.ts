@@ -22,7 +22,7 @@ import { IncomingMessage, STATUS_CODES, type ServerResponse } from "node:http";
 import type { ApiReply } from "@acs-toolkit/server/api";
 import { BASE_CONFIG, createValidatingPrism, loadOperations, mockingPrism, responseViolations, type Checked, type IHttpConfig, type IHttpRequest, type IPrismDiagnostic } from "./prism.js";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
-import { pathEncodingProblem, pathTemplates } from "@acs-toolkit/server";
+import { pathEncodingProblem, pathTemplates, writeReply } from "@acs-toolkit/server";
 import type { World } from "./world.js";
 import { mapViolations } from "./violations.js";
 import { describeWorld } from "./describe-world.js";
@@ -311,7 +311,7 @@ export function frontHandler(world: World, front: Front): NodeHandler {
     };
     front(request).then(
       (answer) => {
-        if ("reply" in answer) return writeFrontReply(res, answer.reply);
+        if ("reply" in answer) return writeReply(res, answer.reply);
         world.app(read ? replay(req, read.chunks as Buffer[], read.overLimit ? req : undefined) : req, res);
       },
       (error: unknown) => {
@@ -323,12 +323,6 @@ export function frontHandler(world: World, front: Front): NodeHandler {
       },
     );
   };
-}
-
-function writeFrontReply(res: ServerResponse, reply: ApiReply): void {
-  const length = reply.body.reduce((sum, part) => sum + part.byteLength, 0);
-  res.writeHead(reply.status, { ...reply.headers, "Content-Length": String(length) });
-  res.end(Buffer.concat(reply.body as Uint8Array[]));
 }
 
 

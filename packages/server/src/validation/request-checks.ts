@@ -83,9 +83,10 @@ export class RequestChecks {
   /**
    * @param document the bundled OpenAPI document
    * @param validatorFor the validator of a request schema (by its `$id`), asked for on first use
+   * @param components the document's components rebased (given when the caller made them already)
    */
-  constructor(document: Json, validatorFor: (schema: Json, coerceTypes: boolean) => ValidateFunction) {
-    this.components = rebaseComponents(document.components) as Json;
+  constructor(document: Json, validatorFor: (schema: Json, coerceTypes: boolean) => ValidateFunction, components = rebaseComponents(document.components) as Json) {
+    this.components = components;
     const request = (schema: Json, coerceTypes: boolean): Lazy => {
       this.requestSchemas.push({ schema, coerceTypes });
       let compiled: ValidateFunction | undefined;

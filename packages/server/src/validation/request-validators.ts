@@ -41,7 +41,7 @@ export class RequestValidators extends RequestChecks {
     const components = rebaseComponents(document.components) as Json;
     const json = RequestValidators.ajv(false, components);
     let params: Ajv2020 | undefined;
-    super(document, (schema, coerceTypes) => precompiled?.get(schema.$id as string) ?? (coerceTypes ? (params ??= RequestValidators.ajv(true, components)) : json).compile(schema));
+    super(document, (schema, coerceTypes) => precompiled?.get(schema.$id as string) ?? (coerceTypes ? (params ??= RequestValidators.ajv(true, components)) : json).compile(schema), components);
     this.json = json;
   }
 
