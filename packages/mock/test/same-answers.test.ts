@@ -4,8 +4,9 @@
  * `getResponse`, no network), and the answers are compared byte for byte: status, media type and
  * body. Both start empty with the same keys and unsigned cursors, so that a cursor and every stored
  * answer are the same. Only the two instants a conversation records about itself (`created_at`,
- * `updated_at`: the moment of each process's own write) are set aside. What the browser cannot hold
- * (event batches, files) answers 501 there and is not in the table.
+ * `updated_at`: the moment of each process's own write) are set aside. Event batches are parsed on
+ * the server's import threads and in the page's own; files go to the server's disk and to the
+ * page's memory: the answers are the same all the same.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { getResponse, type HttpHandler } from "msw";
-import { createApp, createCipher, createLogger, EventBus, openMemoryStore, parseConfig, recordingRuntime } from "@acs-toolkit/server";
+import { createApp, createCipher, createLogger, decodeRows, EventBus, openMemoryStore, parseConfig, recordingRuntime } from "@acs-toolkit/server";
 import { ConversationCore, cursorCodec, UNSIGNED_CURSORS } from "@acs-toolkit/server/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
@@ -40,7 +41,11 @@ interface Row {
   json?: unknown;
   text?: string;
   contentType?: string;
+  /** A multipart form: [field, file name, content] per part. */
+  form?: Array<[string, string, string]>;
 }
+
+const ndjson = (...lines: unknown[]) => lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n");
 
 /** The table, in order: writes first make the state the reads after them see. */
 const table: Row[] = [
@@ -98,6 +103,30 @@ const table: Row[] = [
   { method: "POST", path: "/api/add-git-providers", key: true, json: { provider_tokens: { svn: { token: "x" } } } },
   { method: "GET", path: "/api/settings", key: true },
   { method: "GET", path: "/api/settings" },
+  // Event batches
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(5), event(6, "AgentErrorEvent")), contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(7), '{"kind":"MessageEvent"}', "", "not json"), contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(8), event(5)), contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(8), event(8)), contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: "", contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, json: event(9) },
+  { method: "POST", path: `/api/conversations/${MISSING}/events/batch`, key: true, text: ndjson(event(9)), contentType: "application/x-ndjson" },
+  { method: "POST", path: `/api/conversations/${B}/events/batch`, text: ndjson(event(9)), contentType: "application/x-ndjson" },
+  { method: "GET", path: `/api/conversations/${B}/events/search` },
+  // Files
+  { method: "POST", path: `/api/conversations/${A}/upload-files`, key: true, form: [["files", "notes.txt", "hello"], ["files", "NOTES.txt", "x"], ["files", "../evil", "x"], ["files", "CON.txt", "x"], ["other", "a.txt", "x"], ["files", "data.bin", "\u0000\u00ff"]] },
+  { method: "POST", path: `/api/conversations/${A}/upload-files`, key: true, form: [["files", "Notes.TXT", "again"], ["files", "more.md", "# more"]] },
+  { method: "POST", path: `/api/conversations/${A}/upload-files`, key: true, form: [["other", "a.txt", "x"]] },
+  { method: "POST", path: `/api/conversations/${A}/upload-files`, key: true, json: { files: [] } },
+  { method: "POST", path: `/api/conversations/${MISSING}/upload-files`, key: true, form: [["files", "a.txt", "x"]] },
+  { method: "POST", path: `/api/conversations/${A}/upload-files`, form: [["files", "a.txt", "x"]] },
+  { method: "GET", path: `/api/conversations/${A}/files/notes.txt`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/files/data.bin`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/files/more.md`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/files/NOTES.txt`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/files/..%2Fevil`, key: true },
+  { method: "GET", path: `/api/conversations/${B}/files/notes.txt`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/files/notes.txt` },
 ];
 
 interface Answer {
@@ -109,6 +138,11 @@ interface Answer {
 const request = (base: string, row: Row, paging: string) => {
   const headers: Record<string, string> = {};
   if (row.key) headers["X-Session-API-Key"] = KEY;
+  if (row.form) {
+    const form = new FormData();
+    for (const [field, name, content] of row.form) form.append(field, new Blob([content]), name);
+    return new Request(base + row.path + paging, { method: row.method, headers, body: form });
+  }
   const body = row.text ?? (row.json === undefined ? undefined : JSON.stringify(row.json));
   if (body !== undefined) headers["Content-Type"] = row.contentType ?? "application/json";
   return new Request(base + row.path + paging, { method: row.method, headers, body });
@@ -135,7 +169,7 @@ beforeAll(async () => {
   const config = { ...parseConfig(["--data-dir", dataDir], {}), publicRead: true, corsOrigins: [] };
   const app = createApp({
     config,
-    store: openMemoryStore(),
+    store: openMemoryStore({ decodeRows }),
     bus: new EventBus(),
     runtime: recordingRuntime,
     log: createLogger("silent"),

@@ -2,7 +2,7 @@
 import { constants } from "node:buffer";
 import path from "node:path";
 import { parseCommandLine } from "@acs-toolkit/cli-kit";
-import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./uploads.js";
+import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-admission.js";
 
 export interface ServerConfig {
   host: string;

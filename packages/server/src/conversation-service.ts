@@ -12,6 +12,7 @@ import type { EventBus } from "./core/bus.js";
 import type { ConversationRuntime } from "./core/runtime.js";
 import type { ConversationStates } from "./core/state.js";
 import { HttpError } from "./core/errors.js";
+import { batchTooLarge, duplicateIdProblem } from "./core/event-batch.js";
 import { RequestValidationError } from "./validation/request-validators.js";
 import { RecordedStates } from "./recorded-states.js";
 import { ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type ImportHandle } from "./store/types.js";
@@ -191,7 +192,7 @@ export class ConversationService extends ConversationCore {
   /**
    * Appends an event batch (`POST …/events/batch`, JSONL bytes as they arrive) to a conversation,
    * all or nothing: the body streams to the import thread, which parses and validates each line
-   * (workers/event-batch.ts) and hands back the rows, encoded, a chunk at a time; the store writes
+   * (core/event-batch.ts) and hands back the rows, encoded, a chunk at a time; the store writes
    * them in one transaction, in turn with the conversation's other writes; then its live
    * subscribers in this process get them, read back from the store in order.
    *
@@ -202,8 +203,8 @@ export class ConversationService extends ConversationCore {
    * one, while the import thread parses the rest. A bad line anywhere rolls it back: the same 422.
    * @throws RequestValidationError (422, loc ["body", line, …]), HttpError 413, ConversationNotFoundError
    */
-  async appendBatch(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch> {
-    if (!this.imports) throw new Error("appendBatch needs the import threads (ConversationService's `imports`)");
+  override async appendBatch(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch> {
+    if (!this.imports) return super.appendBatch(conversationId, body); // parsed in this thread
     const { port1: bodyPort, port2 } = new MessageChannel();
     /** Chunks of rows handed over before the write took them. */
     const early: Uint8Array[] = [];
@@ -247,10 +248,7 @@ export class ConversationService extends ConversationCore {
           appended = await this.store.appendBatch(conversationId, { count: batch.count, chunks: [...early, ...batch.chunks] });
         }
       } catch (error) {
-        if (error instanceof DuplicateEventIdError) {
-          const line = lines[error.index] ?? error.index + 1;
-          throw new RequestValidationError([{ loc: ["body", line, "id"], msg: `event id ${error.eventId} is already in this conversation (line ${line}); nothing of this batch was stored`, type: "value_error" }]);
-        }
+        if (error instanceof DuplicateEventIdError) throw duplicateIdProblem(error, lines);
         throw error;
       }
       await this.publishStored(conversationId, appended);
@@ -272,7 +270,7 @@ export class ConversationService extends ConversationCore {
       } catch (error) {
         await writing?.catch(() => {}); // rolled back before the answer
         if (error instanceof WorkerJobError && error.name === "RequestValidationError") throw new RequestValidationError(error.detail as ValidationError[]);
-        if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw new HttpError(413, error.message);
+        if (error instanceof WorkerJobError && error.name === "BatchTooLargeError") throw batchTooLarge(error);
         throw error;
       }
     } finally {

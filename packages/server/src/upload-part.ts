@@ -8,6 +8,7 @@ import type { Readable } from "node:stream";
 import { PRIVATE_FILE_MODE } from "./private-files.js";
 import { publish, removeQuietly, temporaryFilePath, type UploadFolders } from "./upload-folders.js";
 import type { SkipReason } from "./upload-names.js";
+import { DUPLICATE_DETAIL, fileTooLargeDetail } from "./upload-admission.js";
 
 /** Who stored files belong to: a user and group id. */
 export interface FileOwner {
@@ -20,8 +21,6 @@ interface SkipCause {
   reason: SkipReason;
   detail: string;
 }
-
-export const DUPLICATE_DETAIL = "A file with this name (ignoring case) is already stored; it was not overwritten.";
 
 /** A file part accepted for storing; the receiver aborts it when the request goes wrong. */
 export class UploadPart {
@@ -46,7 +45,7 @@ export class UploadPart {
     this.path = join(dir, name);
     this.temp = temporaryFilePath(dir);
     this.owner = options.owner;
-    stream.once("limit", () => this.abort("file_too_large", `The file is larger than ${options.maxFileBytes} bytes.`));
+    stream.once("limit", () => this.abort("file_too_large", fileTooLargeDetail(options)));
     // Destroyed by busboy (body ended inside the part, parsing stopped): the request fails as a whole.
     stream.once("close", () => {
       if (!stream.readableEnded) this.abort("request_too_large", "The file's data ended early.");

@@ -20,27 +20,12 @@ import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
 import { privateDirectory } from "./private-files.js";
+import { checkLimits, DUPLICATE_DETAIL, isMultipartFormData, skippedFile, UploadAdmission, type UploadLimits } from "./upload-admission.js";
 import { exists, removeQuietly, UploadFolders } from "./upload-folders.js";
-import { foldedName, sanitizeFileName, type SkippedFile, type SkipReason } from "./upload-names.js";
-import { DUPLICATE_DETAIL, UploadPart, type FileOwner } from "./upload-part.js";
+import type { SkippedFile, SkipReason } from "./upload-names.js";
+import { UploadPart, type FileOwner } from "./upload-part.js";
 
-export interface UploadLimits {
-  /** Largest accepted file, in bytes; a larger one is skipped as `file_too_large`. */
-  maxFileBytes: number;
-  /** Most file parts of the upload field read per request; the rest are `too_many_files`. */
-  maxFiles: number;
-  /** Largest request body, in bytes; what comes after is `request_too_large`. */
-  maxRequestBytes: number;
-}
-
-const MiB = 1024 * 1024;
-
-/** 25 MiB per file, 100 files, 250 MiB per request. */
-export const DEFAULT_UPLOAD_LIMITS: Readonly<UploadLimits> = Object.freeze({
-  maxFileBytes: 25 * MiB,
-  maxFiles: 100,
-  maxRequestBytes: 250 * MiB,
-});
+export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-admission.js";
 
 export interface UploadOutcome {
   /** Files stored, in the order they were sent; `name` is the stored (NFC) name. */
@@ -70,30 +55,6 @@ export class UploadRequestError extends Error {
     this.code = code;
     this.detail = detail;
   }
-}
-
-/** Longest name echoed back in a `SkippedFile`, in UTF-16 code units. */
-const MAX_REPORTED_NAME = 1024;
-/** File parts past `maxFiles` that still get their own `too_many_files` entry (bounds the answer). */
-const MAX_EXTRA_REPORTED = 1000;
-
-function checkLimits(limits: UploadLimits): UploadLimits {
-  for (const key of ["maxFileBytes", "maxFiles", "maxRequestBytes"] as const) {
-    const value = limits?.[key];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-      throw new TypeError(`UploadLimits.${key} must be a positive integer, got ${String(value)}`);
-    }
-  }
-  return limits;
-}
-
-function reportedName(raw: string | undefined): string {
-  const name = raw ?? "";
-  return name.length > MAX_REPORTED_NAME ? `${name.slice(0, MAX_REPORTED_NAME)}…` : name;
-}
-
-function isMultipartFormData(contentType: string | undefined): boolean {
-  return typeof contentType === "string" && /^\s*multipart\/form-data\s*(?:;|$)/iu.test(contentType);
 }
 
 /** Reads and discards the rest of a request body we will not parse, so the client can get its answer. */
@@ -204,23 +165,18 @@ type Slot = { stored: { name: string; bytes: number } } | { skipped: SkippedFile
 class MultipartReceiver {
   /** One per reported file part, in the order sent. */
   private readonly slots: Array<Slot | undefined> = [];
-  /** Folded names taken by earlier parts of this request. */
-  private readonly claimed = new Set<string>();
   private readonly active = new Set<UploadPart>();
   private readonly tasks: Array<Promise<void>> = [];
   /** Files this request stored, removed again when it fails. */
   private readonly storedPaths: string[] = [];
   private received = 0;
-  private tooLarge = false;
-  private filePartCount = 0;
-  private reportingStopped = false;
+  private readonly admission: UploadAdmission;
   private sawField = false;
   private parserDone = false; // busboy closed, or we stopped feeding it
   private requestDone = false; // the whole body arrived
   private finishing = false; // no more parts will come; waiting for the files in progress
   private failed = false;
   private failure: unknown;
-  private readonly tooLargeDetail: string;
 
   constructor(
     private readonly req: IncomingMessage,
@@ -228,7 +184,7 @@ class MultipartReceiver {
     private readonly settings: ReceiverSettings,
     private readonly promise: { resolve: (outcome: UploadOutcome) => void; reject: (error: unknown) => void },
   ) {
-    this.tooLargeDetail = `The request is larger than ${settings.limits.maxRequestBytes} bytes; this file was not stored.`;
+    this.admission = new UploadAdmission(settings.limits);
   }
 
   /** Starts reading the body. */
@@ -244,7 +200,7 @@ class MultipartReceiver {
   }
 
   private skip(slot: number, raw: string | undefined, reason: SkipReason, detail: string): void {
-    this.slots[slot] = { skipped: { name: reportedName(raw), reason, detail } };
+    this.slots[slot] = { skipped: skippedFile(raw, reason, detail) };
   }
 
   private readonly onFile = (field: string, stream: Readable, info: busboy.FileInfo): void => {
@@ -255,55 +211,17 @@ class MultipartReceiver {
       return;
     }
     this.sawField = true;
-    const index = this.filePartCount++;
     const raw = info.filename;
-    if (this.reportingStopped) {
+    const admission = this.admission.admit(raw);
+    if (admission === undefined || "skipped" in admission) {
+      if (admission) this.slots.push(admission);
       stream.resume();
       return;
     }
     const slot = this.slots.length;
     this.slots.push(undefined);
-    const name = this.acceptedName(slot, index, raw);
-    if (name === undefined) {
-      stream.resume();
-      return;
-    }
-    this.tasks.push(this.storeFile(slot, raw ?? "", name, stream));
+    this.tasks.push(this.storeFile(slot, raw ?? "", admission.name, stream));
   };
-
-  /**
-   * The name to store the file part in `slot` under, or undefined when the part is skipped (its
-   * slot then says why). `index` counts every file part of the field, skipped ones too.
-   */
-  private acceptedName(slot: number, index: number, raw: string | undefined): string | undefined {
-    const { maxFiles } = this.settings.limits;
-    if (this.tooLarge) {
-      this.skip(slot, raw, "request_too_large", this.tooLargeDetail);
-      return undefined;
-    }
-    if (index >= maxFiles) {
-      if (index >= maxFiles + MAX_EXTRA_REPORTED) {
-        this.reportingStopped = true;
-        this.skip(slot, raw, "too_many_files",
-          `The request has more than ${maxFiles} files; this file and the ones after it were not read.`);
-      } else {
-        this.skip(slot, raw, "too_many_files", `The request has more than ${maxFiles} files; this file was not read.`);
-      }
-      return undefined;
-    }
-    const checked = sanitizeFileName(raw ?? "");
-    if (!checked.ok) {
-      this.skip(slot, raw, checked.reason, checked.detail);
-      return undefined;
-    }
-    const folded = foldedName(checked.name);
-    if (this.claimed.has(folded)) {
-      this.skip(slot, raw, "duplicate_name", "A file with this name (ignoring case) comes earlier in the same upload.");
-      return undefined;
-    }
-    this.claimed.add(folded);
-    return checked.name;
-  }
 
   /** Writes one accepted part and publishes it; a write failure fails the whole request. */
   private async storeFile(slot: number, raw: string, name: string, stream: Readable): Promise<void> {
@@ -385,7 +303,7 @@ class MultipartReceiver {
   }
 
   private readonly onParserError = (error: Error): void => {
-    if (this.tooLarge) {
+    if (this.admission.tooLarge) {
       // The body was over the limit anyway, and the answer already says so for what remains.
       this.stopParser();
       this.finishIfDone();
@@ -405,9 +323,9 @@ class MultipartReceiver {
 
   private readonly onData = (chunk: Buffer): void => {
     this.received += chunk.length;
-    if (!this.tooLarge && this.received > this.settings.limits.maxRequestBytes) {
-      this.tooLarge = true;
-      for (const part of this.active) part.abort("request_too_large", this.tooLargeDetail);
+    if (!this.admission.tooLarge && this.received > this.settings.limits.maxRequestBytes) {
+      this.admission.tooLarge = true;
+      for (const part of this.active) part.abort("request_too_large", this.admission.tooLargeDetail);
     }
     if (this.parserDone) return;
     if (!this.parser.write(chunk)) this.req.pause();

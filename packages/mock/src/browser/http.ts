@@ -3,12 +3,12 @@
  * server's API (`@acs-toolkit/server/api`), the code the server answers with: the same operations,
  * validators (the server's, compiled at its build), 422 `loc`s, paging and cursors (unsigned: a mock
  * has no secret to keep), settings merge and view (secrets kept plain; the view never returns
- * them). What the browser cannot hold answers 501: event batches and files.
+ * them), event batches (parsed in the page) and files (kept in memory, the server's upload rules).
  */
 import { http, HttpResponse, type HttpHandler } from "msw";
 import type { Health } from "@acs-toolkit/schema";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApi, RequestChecks } from "@acs-toolkit/server/api";
+import { createApi, memoryFiles, RequestChecks } from "@acs-toolkit/server/api";
 import { validators as precompiled } from "@acs-toolkit/server/request-validators";
 import { cursorCodec, PLAIN_SECRETS, UNSIGNED_CURSORS, type ConversationRuntime, type StoredSettings } from "@acs-toolkit/server/core";
 import packageJson from "../../package.json" with { type: "json" };
@@ -34,6 +34,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
     }),
     cursors: cursorCodec(UNSIGNED_CURSORS),
     settings: { sealer: PLAIN_SECRETS, read: (text) => ({ settings: JSON.parse(text) as StoredSettings, upgraded: false }) },
+    files: memoryFiles(),
     health: async (): Promise<Health> => {
       const ok = await store.ping().catch(() => false);
       return { status: ok ? "ok" : "unavailable", store: store.kind, version: `${packageJson.version}-mock`, writes: "ok", file_io: "ok", ...(!ok && { detail: "the store does not answer" }) };

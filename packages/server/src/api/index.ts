@@ -34,6 +34,8 @@ export { JSON_MEDIA_TYPES, JSONL_MEDIA_TYPES, mediaTypeIs, readJson } from "./bo
 export { SETTINGS_DOCUMENT } from "./settings.js";
 export { RequestChecks, type PrecompiledValidators } from "../validation/request-checks.js";
 export { markQueryOverflow, MAX_QUERY_PARAMETERS } from "../validation/query-overflow.js";
+export { memoryFiles } from "./memory-files.js";
+export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../upload-admission.js";
 
 /** The answer to a path no operation has. */
 export const NOT_FOUND_REPLY = (): ApiReply => jsonReply({ detail: "Not Found" }, 404);

@@ -9,8 +9,10 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { pointerTokens, trajectoryEntries, validateEvent, type TrajectoryEntry } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
 import { recordedTimestamp } from "../store/time.js";
-import { requireConversation, ConversationExistsError, DuplicateEventIdError, type ConversationRecord, type EventStore, type EventToStore, type NewConversation, type StoredEvent } from "../store/types.js";
+import { requireConversation, ConversationExistsError, DuplicateEventIdError, type AppendedBatch, type ConversationRecord, type EventStore, type EventToStore, type NewConversation, type StoredEvent } from "../store/types.js";
+import type { PreparedEvent } from "../store/prepare.js";
 import type { EventBus } from "./bus.js";
+import { batchTooLarge, BatchTooLargeError, duplicateIdProblem, EventBatchParser } from "./event-batch.js";
 import { HttpError, RequestValidationError, toValidationError } from "./errors.js";
 import type { ConversationRuntime, RuntimeContext } from "./runtime.js";
 import { ConversationStates, type StateConformance } from "./state.js";
@@ -271,6 +273,36 @@ export class ConversationCore {
       return Promise.reject(error as Error);
     }
     return this.serially(conversationId, () => this.append(conversationId, toStore));
+  }
+
+  /**
+   * Appends an event batch (`POST …/events/batch`, JSONL bytes as they arrive) to a conversation,
+   * all or nothing, parsed in this thread (the server's ConversationService parses it on its import
+   * threads instead); then its live subscribers get the events.
+   * @throws RequestValidationError (422, loc ["body", line, …]), HttpError 413, ConversationNotFoundError
+   */
+  async appendBatch(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch> {
+    const parser = new EventBatchParser((rows: PreparedEvent[]) => rows);
+    for await (const chunk of body) parser.push(chunk);
+    let parsed: ReturnType<typeof parser.end>;
+    try {
+      parsed = parser.end();
+    } catch (error) {
+      throw error instanceof BatchTooLargeError ? batchTooLarge(error) : error;
+    }
+    if ("problems" in parsed) throw new RequestValidationError(parsed.problems);
+    const { batch, lines } = parsed;
+    const events = batch.chunks.flat().map((row): EventToStore => ({ event: JSON.parse(row.json) as Event, json: row.json }));
+    return this.serially(conversationId, async () => {
+      let stored: StoredEvent[];
+      try {
+        stored = await this.append(conversationId, events);
+      } catch (error) {
+        throw error instanceof DuplicateEventIdError ? duplicateIdProblem(error, lines) : error;
+      }
+      const { eventCount } = await requireConversation(this.store, conversationId);
+      return { firstSeq: stored[0]?.seq ?? eventCount + 1, count: stored.length, eventCount };
+    });
   }
 
   private async append(conversationId: string, toStore: readonly EventToStore[]): Promise<StoredEvent[]> {

@@ -12,8 +12,8 @@ import { checkReplayEntry, MAX_REPLAY_ERRORS } from "../core/conversations.js";
 import { decodeJsonBody, parseJsonText } from "../json/body.js";
 import { RequestValidationError, RequestValidators } from "../validation/request-validators.js";
 import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
-import { EventBatchParser } from "./event-batch.js";
-import { transferableChunks } from "../store/row-batch.js";
+import { EventBatchParser } from "../core/event-batch.js";
+import { encodeRows, transferableChunks } from "../store/row-batch.js";
 import { serveJobs } from "../threads/pool.js";
 
 /**
@@ -96,14 +96,14 @@ class ImportPort {
 }
 
 /**
- * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (event-batch.ts),
+ * An event batch (`POST …/events/batch`): JSONL parsed and validated as it arrives (core/event-batch.ts),
  * its rows posted encoded, each chunk of them as soon as it is made (`{ chunk }`, so that the store
  * can begin writing while the last lines are parsed), the rest and the line numbers at the end
  * (`{ batch, lines }`). A line found bad after some chunks were posted fails the job all the same:
  * nothing of the batch is committed (ConversationService.appendBatch).
  */
 async function parseBatch(port: ImportPort, post: (message: Record<string, unknown>, last: boolean, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const parser = new EventBatchParser((chunk) => post({ chunk }, false, transferableChunks({ count: 0, chunks: [chunk] })));
+  const parser = new EventBatchParser(encodeRows, (chunk) => post({ chunk }, false, transferableChunks({ count: 0, chunks: [chunk] })));
   let failure: unknown;
   const whole = await port.receiveChunks((chunk) => {
     if (failure !== undefined) return;

@@ -1,17 +1,18 @@
 /**
- * An event batch (`POST /api/conversations/{id}/events/batch`) as it is parsed on the import
- * thread: JSONL bytes in, chunk by chunk as they arrive (a line may span chunks; the complete
+ * An event batch (`POST /api/conversations/{id}/events/batch`) as it is parsed (on the server's
+ * import thread, or in the caller's where there are no threads): JSONL bytes in, chunk by chunk as they arrive (a line may span chunks; the complete
  * lines of a chunk are decoded together, never the whole body), each line decoded, parsed, checked for depth,
- * validated against the spec's Event and turned into a row; the rows kept encoded (RowBatch) until
- * the body ends, or handed on a chunk at a time as they are made. The first problem stops the rows (nothing of the batch will be stored) but not
+ * validated against the spec's Event and turned into a row; the rows kept in chunks, encoded by the
+ * caller's `encode` (the server's `v8` row encoding, to cross threads), until the body ends, or
+ * handed on a chunk at a time as they are made. The first problem stops the rows (nothing of the batch will be stored) but not
  * the checking: up to MAX_ERRORS problems are reported, each at `["body", <line>, ...path]`.
  */
 import type { Event, ValidationError } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
-import { toValidationError } from "../validation/request-validators.js";
-import { prepareEvent, type PreparedEvent, type RowBatch } from "../store/prepare.js";
-import { encodeRows } from "../store/row-batch.js";
+import { prepareEvent, type PreparedEvent } from "../store/prepare.js";
+import type { DuplicateEventIdError } from "../store/types.js";
+import { HttpError, RequestValidationError, toValidationError } from "./errors.js";
 
 /** Events per batch at most (its one transaction holds the store's other writes meanwhile). */
 const MAX_BATCH_EVENTS = 10_000;
@@ -24,38 +25,44 @@ const NEWLINE = 0x0a;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** More lines than a batch holds: the request is answered 413, nothing stored. */
-class BatchTooLargeError extends Error {
+export class BatchTooLargeError extends Error {
   override readonly name = "BatchTooLargeError";
   constructor() {
     super(`Payload Too Large: a batch holds at most ${MAX_BATCH_EVENTS} events; nothing of this request was stored. Send the rest in another request.`);
   }
 }
 
-interface ParsedBatch {
+interface ParsedBatch<Chunk> {
   /** The rows (all of them; with `onChunk`, those not handed to it) and `count`, all of them. */
-  batch: RowBatch;
+  batch: { count: number; chunks: Chunk[] };
   /** The line number (from 1) of each row, in order. */
   lines: Int32Array;
 }
 
-export class EventBatchParser {
+/** Parses one batch; `Chunk` is how a chunk of rows is kept (see `encode`). */
+export class EventBatchParser<Chunk> {
   private line = 0;
   private count = 0;
   private readonly errors: ValidationError[] = [];
   private tooLarge = false;
   private pending: Uint8Array[] = [];
   private rows: PreparedEvent[] = [];
-  private readonly chunks: Uint8Array[] = [];
+  private readonly chunks: Chunk[] = [];
   private readonly lines: number[] = [];
   /** Each id of the batch, and its line. */
   private readonly ids = new Map<string, number>();
 
   /**
+   * @param encode turns up to ROWS_PER_CHUNK rows into one chunk (the rows themselves where they
+   *   stay in this thread).
    * @param onChunk takes each full chunk of encoded rows as soon as it is made (then `end` gives
    *   only the rest): the store may write them while later lines are parsed. Without it, `end`
    *   gives every chunk.
    */
-  constructor(private readonly onChunk?: (chunk: Uint8Array) => void) {}
+  constructor(
+    private readonly encode: (rows: PreparedEvent[]) => Chunk,
+    private readonly onChunk?: (chunk: Chunk) => void,
+  ) {}
 
   /** The next bytes of the body. */
   push(chunk: Uint8Array): void {
@@ -68,7 +75,7 @@ export class EventBatchParser {
     // split as a string: one decode per chunk instead of one per line.
     let region = chunk.subarray(0, last);
     if (this.pending.length > 0) {
-      region = Buffer.concat([...this.pending, region]);
+      region = concatBytes([...this.pending, region]);
       this.pending = [];
     }
     let text: string | undefined;
@@ -86,12 +93,12 @@ export class EventBatchParser {
    * The body ended: the batch's rows.
    * @throws BatchTooLargeError, RequestValidationError-shaped `errors` (see `problems`)
    */
-  end(): ParsedBatch | { problems: ValidationError[] } {
-    if (this.pending.length > 0) this.take(this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending));
+  end(): ParsedBatch<Chunk> | { problems: ValidationError[] } {
+    if (this.pending.length > 0) this.take(this.pending.length === 1 ? this.pending[0]! : concatBytes(this.pending));
     this.pending = [];
     if (this.tooLarge) throw new BatchTooLargeError();
     if (this.errors.length > 0) return { problems: this.errors };
-    if (this.rows.length > 0) this.chunks.push(encodeRows(this.rows));
+    if (this.rows.length > 0) this.chunks.push(this.encode(this.rows));
     this.rows = [];
     return { batch: { count: this.count, chunks: this.chunks }, lines: Int32Array.from(this.lines) };
   }
@@ -150,7 +157,7 @@ export class EventBatchParser {
     this.rows.push(row);
     this.lines.push(line);
     if (this.rows.length >= ROWS_PER_CHUNK) {
-      const chunk = encodeRows(this.rows);
+      const chunk = this.encode(this.rows);
       this.rows = [];
       if (this.onChunk) this.onChunk(chunk);
       else this.chunks.push(chunk);
@@ -166,4 +173,25 @@ function* splitLines(bytes: Uint8Array): Generator<Uint8Array> {
     start = nl + 1;
   }
   yield bytes.subarray(start);
+}
+
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    whole.set(part, at);
+    at += part.length;
+  }
+  return whole;
+}
+
+/** A batch's event whose id the conversation already holds, as the 422 of its line. */
+export function duplicateIdProblem(error: DuplicateEventIdError, lines: ArrayLike<number>): RequestValidationError {
+  const line = lines[error.index] ?? error.index + 1;
+  return new RequestValidationError([{ loc: ["body", line, "id"], msg: `event id ${error.eventId} is already in this conversation (line ${line}); nothing of this batch was stored`, type: "value_error" }]);
+}
+
+/** A batch over MAX_BATCH_EVENTS as its answer. */
+export function batchTooLarge(error: BatchTooLargeError | { message: string }): HttpError {
+  return new HttpError(413, error.message);
 }
