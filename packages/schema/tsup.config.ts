@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/documents.ts", "src/examples.ts"],
+  entry: ["src/index.ts", "src/documents.ts", "src/examples.ts", "src/search.ts"],
   // ESM and CommonJS: the code is small (the documents are JSON files), and CommonJS test runners
   // (Jest with jsdom) load the kinds and guards through `require`.
   format: ["esm", "cjs"],

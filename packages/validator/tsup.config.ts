@@ -23,8 +23,9 @@ export default defineConfig({
   platform: "neutral",
   // The command's Node built-ins; the library imports none (test/packaging.test.ts checks).
   external: [/^node:/],
-  // The search semantics (src/search.ts) read the schema's DEFAULT_EVENT_SOURCE: bundled (tree-shaken
-  // to that table), so that the library still imports nothing at run time.
+  // What it uses of the schema (the search semantics and timestamp parser of
+  // `@acs-toolkit/schema/search`, the DEFAULT_EVENT_SOURCE table) is bundled, tree-shaken, so that
+  // the library still imports nothing at run time.
   noExternal: ["@acs-toolkit/schema"],
   esbuildPlugins: [
     {

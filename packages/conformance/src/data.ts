@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Event, operations } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { eventMatches, instantMicros as parseInstant } from "@acs-toolkit/validator";
+import { eventMatches, instantMicros as parseInstant } from "@acs-toolkit/schema/search";
 
 /** An event as the checks handle it: loosely typed, as it is sent and received. */
 export type AnyEvent = Record<string, any> & { id: string; kind: string; timestamp: string };

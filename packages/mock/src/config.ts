@@ -1,7 +1,7 @@
 /** The `acs-mock` command line. */
 import { existsSync } from "node:fs";
 import { closestOption, parseCommandLine } from "@acs-toolkit/cli-kit";
-import { instantMicros } from "@acs-toolkit/validator";
+import { instantMicros } from "@acs-toolkit/schema/search";
 import { parseDuration } from "./front.js";
 import type { MockOptions } from "./mock.js";
 import { BUILT_IN_SCENARIOS } from "./scenarios/builtin.js";

@@ -5,7 +5,7 @@
  * schema's documents 0.55 MB, Swagger UI 1.9 MB).
  */
 export const UNPACKED_BUDGETS: Record<string, number> = {
-  "@acs-toolkit/schema": 1_800_000, // 1.58 MB: documents once (JSON), declarations for ESM and CJS; the catalogue of every release (19 kinds, 40 tools)
+  "@acs-toolkit/schema": 1_850_000, // 1.80 MB: documents once (JSON), declarations for ESM and CJS; the catalogue of every release (19 kinds, 40 tools); the search semantics (12 KB)
   "@acs-toolkit/validator": 2_300_000, // 2.06 MB: compiled validators once (every release's catalogue), without maps
   "@acs-toolkit/client": 600_000, // 0.47 MB
   "@acs-toolkit/server": 4_200_000, // 4.00 MB: Swagger UI 1.9 MB (instead of swagger-ui-dist's 12 MB installed), the request validators compiled at build time twice (CJS that Node loads synchronously, ESM for browsers: 0.2 MB each), the agent runtime's wiring, the PostgreSQL store, the API and core subpaths

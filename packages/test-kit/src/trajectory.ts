@@ -4,7 +4,7 @@
  */
 import { DEFAULT_EVENT_SOURCE, type Event, type MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { instantMicros } from "@acs-toolkit/validator";
+import { instantMicros } from "@acs-toolkit/schema/search";
 
 /** Message words: mixed case, accents, a 1-letter one (the body filter's edge cases). */
 export const WORDS = ["alpha", "Beta", "GAMMA", "delta", "pwd", "résumé", "naïve", "x"];

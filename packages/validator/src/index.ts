@@ -34,5 +34,5 @@ export { locatePointer, type TextLocation } from "./locate.js";
 export { formatIssue, describeValue, toIssues, type IssueRule, type ValidationIssue } from "./issues.js";
 export type { AjvErrorObject } from "./standalone.js";
 export { joinPointer, pointerTokens, resolvePointer } from "./pointer.js";
-export { instantMicros, instantError } from "./instant.js";
-export { eventMatches, eventSource, kindShortName, searchableText, type EventFilters, type SearchableEvent } from "./search.js";
+// Search's meaning lives with the interface's types; kept here for code that imported it from the validator.
+export { eventMatches, eventSource, instantError, instantMicros, kindShortName, searchableText, type EventFilters, type SearchableEvent } from "@acs-toolkit/schema/search";

@@ -13,7 +13,7 @@
  * a recording of any length streams through it.
  */
 import { HashedStrings, IdIndex, LargeStringMap } from "./id-index.js";
-import { instantMicros } from "./instant.js";
+import { instantMicros } from "@acs-toolkit/schema/search";
 import { describeValue, type ValidationIssue } from "./issues.js";
 
 /** The sequence rules, each with its code, its severity and what it asks. */

@@ -11,7 +11,8 @@
  * the conversation exists).
  */
 import type { EventKind, EventSource, ValidationError } from "@acs-toolkit/schema";
-import { instantError, instantMicros, kindShortName, toIssues, type AjvErrorObject } from "@acs-toolkit/validator";
+import { instantError, instantMicros, kindShortName } from "@acs-toolkit/schema/search";
+import { toIssues, type AjvErrorObject } from "@acs-toolkit/validator";
 import type { SearchFilters } from "../store/types.js";
 import { toValidationError, type Location } from "./errors.js";
 

@@ -14,7 +14,7 @@
  * between the two. A sequence number guard drops anything already sent.
  */
 import { LIVE_CLOSE_CODES, type ServerErrorEvent, type UserMessage, type ValidationError } from "@acs-toolkit/schema";
-import { instantError, instantMicros } from "@acs-toolkit/validator";
+import { instantError, instantMicros } from "@acs-toolkit/schema/search";
 import type { ConversationRecord, EventStore, Position, StoredEvent } from "../store/types.js";
 import { recordedTimestamp } from "../store/time.js";
 import type { EventBus } from "./bus.js";

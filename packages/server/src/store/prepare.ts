@@ -4,7 +4,7 @@
  * so that a worker thread can compute them for a large replay and the request thread only writes.
  */
 import type { MessageEvent } from "@acs-toolkit/schema";
-import { eventSource, searchableText } from "@acs-toolkit/validator";
+import { eventSource, searchableText } from "@acs-toolkit/schema/search";
 import { eventTimeMicros } from "./time.js";
 import type { EventToStore } from "./types.js";
 

@@ -4,7 +4,7 @@
  * toolkit's one (`instantMicros` of @acs-toolkit/validator), shared with the search filters, the
  * live channel's `after_timestamp`, the validator's order check and the conformance suite.
  */
-export { instantMicros as eventTimeMicros } from "@acs-toolkit/validator";
+export { instantMicros as eventTimeMicros } from "@acs-toolkit/schema/search";
 
 /** ISO-8601 with microseconds and no offset (UTC), the way the reference records events. */
 export function recordedTimestamp(date = new Date()): string {

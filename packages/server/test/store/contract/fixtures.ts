@@ -5,7 +5,7 @@
 import { expect } from "vitest";
 import { DEFAULT_EVENT_SOURCE, type Event, type EventKind, type EventSource, type MessageEvent } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
-import { instantMicros } from "@acs-toolkit/validator";
+import { instantMicros } from "@acs-toolkit/schema/search";
 import { messageBodyText } from "@acs-toolkit/test-kit/trajectory";
 import type { EventStore, EventToStore, JsonPage, Position, SearchFilters, SearchPage, SearchQuery } from "../../../src/store/types.js";
 

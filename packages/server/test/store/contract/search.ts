@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { EVENT_KINDS, type Event, type EventKind } from "@acs-toolkit/schema";
 import type { SearchFilters } from "../../../src/store/types.js";
-import { instantMicros } from "@acs-toolkit/validator";
+import { instantMicros } from "@acs-toolkit/schema/search";
 import type { StoreContext } from "./index.js";
 import { CONV, OTHER, T0, fill, iso, message, mixedEvents, naive, pages, template, toStore } from "./fixtures.js";
 

@@ -1,5 +1,6 @@
 /**
- * What event search means, for every implementation of it in the toolkit: the server's stores and
+ * @packageDocumentation
+ * What event search means, `@acs-toolkit/schema/search`, for every implementation of it in the toolkit: the server's stores and
  * routes, the mock (which runs the server's code) and the conformance suite's expectations. One
  * module, so that a store, a route and the suite that judges them cannot drift apart (the suite
  * once joined message parts with a newline where the server joins them with a space).
@@ -13,8 +14,10 @@
  * - `timestamp__gte` / `timestamp__lt` bound the event's instant (see {@link instantMicros}),
  *   inclusive and exclusive.
  */
-import { DEFAULT_EVENT_SOURCE, type EventKind } from "@acs-toolkit/schema";
+import { DEFAULT_EVENT_SOURCE, type EventKind } from "./generated/kinds.js";
 import { instantMicros } from "./instant.js";
+
+export { instantError, instantMicros } from "./instant.js";
 
 /** The search filters as instants and short names: what a store is asked for. */
 export interface EventFilters {

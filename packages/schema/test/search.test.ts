@@ -4,7 +4,7 @@
  * the conformance suite all use.
  */
 import { describe, expect, it } from "vitest";
-import { eventMatches, eventSource, instantMicros, kindShortName, searchableText, type EventFilters } from "../src/index.js";
+import { eventMatches, eventSource, instantMicros, kindShortName, searchableText, type EventFilters } from "../src/search.js";
 
 const message = {
   id: "m1",

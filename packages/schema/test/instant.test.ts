@@ -3,7 +3,7 @@
  * timestamp filters (pydantic's datetime rules, openhands-versions §5.4), minus its traps.
  */
 import { describe, expect, it } from "vitest";
-import { instantError, instantMicros } from "../src/index.js";
+import { instantError, instantMicros } from "../src/search.js";
 
 /** 2026-02-05T11:24:47Z in microseconds. */
 const AT = Date.UTC(2026, 1, 5, 11, 24, 47) * 1000;
