@@ -20,7 +20,8 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 
 const smoke = process.argv.includes("--smoke");
 const require = createRequire(import.meta.url);
-const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+// ACS_BENCH_MOCK_CLI: another build of the mock (an A/B run of two builds).
+const cli = process.env.ACS_BENCH_MOCK_CLI ? path.resolve(process.env.ACS_BENCH_MOCK_CLI) : fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const prismBin = path.join(path.dirname(require.resolve("@stoplight/prism-cli/package.json")), "dist/index.js");
 const dir = mkdtempSync(path.join(tmpdir(), "acs-mock-bench-"));
 const children = new Set<ChildProcess>();
