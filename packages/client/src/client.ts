@@ -71,6 +71,8 @@ export interface AcsClient<Upload = UploadInput> {
   countEvents(conversationId: string, filters?: CountEventsQuery, options?: CallOptions): Promise<OperationResult<"countEvents">>;
   /** Create (start) a conversation; `replay_json` loads a recorded trajectory. */
   createConversation(request?: OperationBody<"createConversation">, options?: CallOptions): Promise<OperationResult<"createConversation">>;
+  /** Several conversations by id, 1 to 100, in order; `null` for an id no conversation has (extension). */
+  batchGetConversations(ids: readonly string[], options?: CallOptions): Promise<OperationResult<"batchGetConversations">>;
   /** A conversation's status, times and event count (extension). */
   getConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"getConversation">>;
   /** Store the user's settings. */
@@ -138,6 +140,8 @@ export interface AcsClient<Upload = UploadInput> {
   setSecurityAnalyzer(conversationId: string, request: OperationBody<"setSecurityAnalyzer">, options?: CallOptions): Promise<OperationResult<"setSecurityAnalyzer">>;
   /** Liveness and store readiness (extension); a 503 is an `ApiError` whose body is the `Health`. */
   getHealth(options?: CallOptions): Promise<OperationResult<"getHealth">>;
+  /** The server's name, the agent-server release whose API it speaks, its uptime and tools (extension). */
+  getServerInfo(options?: CallOptions): Promise<OperationResult<"getServerInfo">>;
   /** The bundled OpenAPI document the server serves (extension). */
   getOpenApiDocument(options?: CallOptions): Promise<OperationResult<"getOpenApiDocument">>;
   /** The bundled AsyncAPI document of the live channel the server serves (extension). */
@@ -366,6 +370,10 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
       return call("createConversation", options?.signal, () => raw.POST("/api/conversations", { body: request, ...init(options) }));
     },
 
+    batchGetConversations(ids, options) {
+      return call("batchGetConversations", options?.signal, () => raw.GET("/api/conversations", { params: { query: { ids: [...ids] } }, ...init(options) }));
+    },
+
     getConversation(conversationId, options) {
       return call("getConversation", options?.signal, () =>
         raw.GET("/api/conversations/{conversation_id}", { params: { path: conversation(conversationId) }, ...init(options) }),
@@ -528,6 +536,10 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
 
     getHealth(options) {
       return call("getHealth", options?.signal, () => raw.GET("/health", init(options)));
+    },
+
+    getServerInfo(options) {
+      return call("getServerInfo", options?.signal, () => raw.GET("/server_info", init(options)));
     },
 
     getOpenApiDocument(options) {

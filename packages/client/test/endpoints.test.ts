@@ -131,6 +131,15 @@ describe("the server's extensions", () => {
     expect(sentPaths).toEqual(["pause", "interrupt", "run", "events/respond_to_confirmation", "confirmation_policy", "security_analyzer"].map((name) => `POST /api/conversations/${conversationId}/${name}`));
   });
 
+  it("getServerInfo and batchGetConversations", async () => {
+    expect(await client.getServerInfo()).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/), usable_tools: expect.any(Array) });
+    const missing = randomUUID();
+    const infos = await client.batchGetConversations([conversationId, missing]);
+    expect(infos.map((info) => info?.id ?? null)).toEqual([conversationId, null]);
+    const invalid = await rejection(client.batchGetConversations(["nope"]));
+    expect(isApiError(invalid, "batchGetConversations") && invalid.status).toBe(422);
+  });
+
   it("getHealth, getOpenApiDocument, getAsyncApiDocument and getApiReference", async () => {
     expect(await client.getHealth()).toMatchObject({ status: "ok", store: "sqlite" });
     const document = (await client.getOpenApiDocument()) as { openapi?: string; paths?: Record<string, unknown> };

@@ -4,3 +4,5 @@
 export const DEFAULT_MOCK_KEY = "mock-session-key";
 /** The default time of the first event of the built-in scenarios (deterministic output). */
 export const DEFAULT_START = Date.UTC(2026, 1, 5, 11, 24, 45);
+/** The mock's name at /server_info. */
+export const MOCK_TITLE = "Agent Conversation Service mock (acs-mock)";

@@ -19,7 +19,7 @@ type Express = App["app"];
 import { mockApiDocument } from "./docs.js";
 import { Scheduler, ScriptedAgent } from "./runtime.js";
 import { ObservedBus, resolveScenarios, streamScenarios, type ScenarioWorld, type ScenarioWorldOptions } from "./scenario-world.js";
-import { DEFAULT_MOCK_KEY, DEFAULT_START } from "./defaults.js";
+import { DEFAULT_MOCK_KEY, DEFAULT_START, MOCK_TITLE } from "./defaults.js";
 
 export { DEFAULT_MOCK_KEY, DEFAULT_START };
 
@@ -73,6 +73,7 @@ export function createWorld(options: WorldOptions = {}): World {
     // Cursors depend only on the seed: the same requests give the same next_page_id every run.
     cursorSecret: createHash("sha256").update(`acs-mock cursors ${seed}`).digest(),
     version: `${packageJson.version}-mock`,
+    title: MOCK_TITLE,
     apiDocument: mockApiDocument(openapiDocument, { scenarios, publicRead }),
   });
 

@@ -20,6 +20,7 @@ import { ConversationCore, cursorCodec, UNSIGNED_CURSORS } from "@acs-toolkit/se
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { browserHttpHandlers } from "../src/browser/http.js";
+import { MOCK_TITLE } from "../src/defaults.js";
 import { createBrowserWorld, type BrowserWorld } from "../src/browser/world.js";
 
 const KEY = "same-answers-key";
@@ -83,6 +84,12 @@ const table: Row[] = [
   { method: "GET", path: `/api/conversations/${A}/events/count?kind=openhands.sdk.event.conversation_error.AgentErrorEvent` },
   { method: "GET", path: `/api/conversations/${A}/events/count?timestamp__gte=yesterday&source=robot` },
   { method: "GET", path: `/api/conversations/${B}/events/count` },
+  { method: "GET", path: `/api/conversations?ids=${A}&ids=${MISSING}&ids=${B}`, key: true },
+  { method: "GET", path: `/api/conversations?ids=${A}`, key: true },
+  { method: "GET", path: "/api/conversations?ids=nope", key: true },
+  { method: "GET", path: "/api/conversations", key: true },
+  { method: "GET", path: `/api/conversations?ids=${A}` },
+  { method: "GET", path: "/server_info" },
   // Sending
   { method: "POST", path: `/api/conversations/${A}/events`, key: true, json: { role: "user", content: [{ type: "text" }] } },
   { method: "POST", path: `/api/conversations/${MISSING}/events`, key: true, json: { role: "user", content: [{ type: "text", text: "hi" }] } },
@@ -153,8 +160,11 @@ const read = async (response: Response | undefined): Promise<Answer> => {
   return { status: response.status, type: response.headers.get("content-type"), body: await response.text() };
 };
 
-/** The instants each process records of its own writes, set aside. */
-const withoutOwnInstants = (answer: Answer): Answer => ({ ...answer, body: answer.body.replace(/"(created_at|updated_at)":"[^"]*"/g, '"$1":"…"') });
+/** The instants each process records of its own writes, and its own uptime, set aside. */
+const withoutOwnInstants = (answer: Answer): Answer => ({
+  ...answer,
+  body: answer.body.replace(/"(created_at|updated_at)":"[^"]*"/g, '"$1":"…"').replace(/"(uptime|idle_time)":[\d.e+-]+/g, '"$1":0'),
+});
 
 let server: Server;
 let serverUrl: string;
@@ -178,6 +188,7 @@ beforeAll(async () => {
     cursorSecret: randomBytes(32),
     cursors: cursorCodec(UNSIGNED_CURSORS),
     version: `${packageJson.version}-mock`,
+    title: MOCK_TITLE,
   });
   server = createServer(app.app);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -20,6 +20,7 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/api/conversations/{conversation_id}"
     | "/api/conversations/{conversation_id}/files/{file_name}"
     | "/health"
+    | "/server_info"
     | "/openapi.json"
     | "/asyncapi.json"
     | "/docs"

@@ -47,6 +47,8 @@ export interface AppDeps {
   /** The page cursors (default: signed with `cursorSecret`). */
   cursors?: CursorCodec;
   version: string;
+  /** The server's name at /server_info (default: the reference server's). */
+  title?: string;
   /**
    * The OpenAPI document served at /openapi.json and rendered at /docs. Default: the bundled spec
    * (requests are validated against the bundled spec whatever this is).
@@ -139,6 +141,7 @@ export function createApp(deps: AppDeps): App {
     asyncapi: asyncapiDocument,
     keyAccepted: keyCheck,
     publicRead: config.publicRead,
+    server: { version: deps.version, title: deps.title },
   });
   // Event search and count, the hot reads, ahead of Express (same operations; see http/fast-reads.ts).
   const fast = fastReads({ api, cors: corsHeaders(config.corsOrigins), log, writeHealth });
@@ -148,7 +151,7 @@ export function createApp(deps: AppDeps): App {
   // No ETag: hashing every body (a page of 100 events is tens of kB) costs more than it saves, and
   // clients of a live record of events do not revalidate pages.
   app.set("etag", false);
-  app.set("query parser", parseQueryString); // repeated parameters arrive as arrays and are refused, no nested objects
+  app.set("query parser", parseQueryString); // repeated parameters arrive as arrays (refused unless the parameter is an array), no nested objects
   app.use(requestLog(log));
   app.use(noteWrites(writeHealth));
   app.use(cors(config.corsOrigins));

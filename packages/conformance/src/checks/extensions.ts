@@ -25,6 +25,32 @@ export const extensionChecks: Check[] = [
     },
   },
   {
+    id: "ext.batch-get",
+    title: "GET /api/conversations?ids=… answers one ConversationInfo per id, in order, null for an unknown id",
+    spec: "batchGetConversations 200",
+    needs: ["extension:batchGetConversations"],
+    async run(ctx) {
+      const { id } = await ctx.main();
+      const unknown = "00000000-0000-4000-8000-00000000c0f1";
+      const reply = await ctx.request("GET", "/api/conversations", { query: { ids: [unknown, id] } });
+      expectConforms(ctx, "batchGetConversations", reply, 200);
+      const ids = Array.isArray(reply.json) ? reply.json.map((info: { id?: unknown } | null) => info?.id ?? null) : reply.json;
+      ensure(isDeepStrictEqual(ids, [null, id]), `the ids answered are ${JSON.stringify(ids)}, not [null, ${JSON.stringify(id)}]`);
+      expect422(ctx, "batchGetConversations", await ctx.request("GET", "/api/conversations", { query: { ids: "not-a-uuid" } }), { loc: ["query", "ids", 0] });
+    },
+  },
+  {
+    id: "ext.server-info",
+    title: "GET /server_info answers without a key, with the agent-server release it speaks as MAJOR.MINOR.PATCH",
+    spec: "getServerInfo 200 (ServerInfo)",
+    needs: ["extension:getServerInfo"],
+    async run(ctx) {
+      const reply = await ctx.request("GET", "/server_info", { key: null });
+      expectConforms(ctx, "getServerInfo", reply, 200);
+      ensure(/^v?\d+\.\d+\.\d+(?:[-+].*)?$/.test(String(reply.json.version)), `version ${JSON.stringify(reply.json.version)} is not a semantic version (clients compare it with the release they need)`);
+    },
+  },
+  {
     id: "ext.count",
     title: "GET …/events/count equals the number of events the same search lists",
     spec: "countEvents 200",

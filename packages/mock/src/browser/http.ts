@@ -13,6 +13,7 @@ import { validators as precompiled } from "@acs-toolkit/server/request-validator
 import { cursorCodec, PLAIN_SECRETS, UNSIGNED_CURSORS, type ConversationRuntime, type StoredSettings } from "@acs-toolkit/server/core";
 import packageJson from "../../package.json" with { type: "json" };
 import { describeWorld } from "../describe-world.js";
+import { MOCK_TITLE } from "../defaults.js";
 import { answerFetch } from "../fetch-host.js";
 import { basePath, mockUrlPattern } from "../url-pattern.js";
 import type { BrowserWorld } from "./world.js";
@@ -43,6 +44,7 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
     asyncapi: asyncapiDocument,
     keyAccepted: (key) => key !== undefined && world.keys.includes(key),
     publicRead: world.publicRead,
+    server: { version: `${packageJson.version}-mock`, title: MOCK_TITLE },
   });
   const prefix = basePath(base);
   const at = (path: string) => `${base === "*" ? "*" : base.replace(/\/+$/, "")}${path}`;

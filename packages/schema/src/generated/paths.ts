@@ -273,7 +273,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read several conversations by id (extension)
+         * @description The agent server's batch read (`conversation_router.py`, 1.43.1): one ConversationInfo per id, in the order asked, `null` for an id no conversation has. Repeat `ids` for each id.
+         */
+        get: operations["batchGetConversations"];
         put?: never;
         /** Create (start) a conversation */
         post: operations["createConversation"];
@@ -329,6 +333,23 @@ export interface paths {
         };
         /** Liveness and store readiness (extension) */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the server is and which agent-server release it speaks (extension) */
+        get: operations["getServerInfo"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4976,6 +4997,42 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ServerInfo
+         * @description What the server is, in the shape of the OpenHands agent server's `GET /server_info` (`server_details_router.py`, 1.43.1), which clients such as OpenHands' web UI read before they call anything else (extension).
+         * @example {
+         *       "uptime": 12.5,
+         *       "idle_time": 3.1,
+         *       "title": "Agent Conversation Service reference server",
+         *       "version": "1.43.1",
+         *       "server_version": "0.1.0",
+         *       "usable_tools": [
+         *         "terminal",
+         *         "file_editor"
+         *       ],
+         *       "docs": "/docs"
+         *     }
+         */
+        ServerInfo: {
+            /** @description Seconds since the server started. */
+            uptime: number;
+            /** @description Seconds since the server last answered a request other than /server_info and /health (since it started, when none). */
+            idle_time: number;
+            /** @description The server's name. */
+            title: string;
+            /**
+             * @description The release of the OpenHands agent server whose API this server speaks (clients compare it with the release they need, as semantic versions); the server's own version is `server_version`.
+             * @default 1.43.1
+             */
+            version: string;
+            /** @description This server's own version. */
+            server_version?: string;
+            /** @description The tools an agent of this server can use (empty when it runs none). */
+            usable_tools: string[];
+            /** @description Where the API reference is served. */
+            docs?: string;
+            [key: string]: unknown;
+        };
+        /**
          * Health
          * @description Liveness of the reference server and readiness of its store (extension).
          * @example {
@@ -5870,6 +5927,53 @@ export interface operations {
             507: components["responses"]["InsufficientStorage"];
         };
     };
+    batchGetConversations: {
+        parameters: {
+            query: {
+                /** @description The conversations' ids, 1 to 100. */
+                ids: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One entry per id asked, in order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["ConversationInfo"] | null)[];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "ids",
+                     *             0
+                     *           ],
+                     *           "msg": "does not satisfy the \"format\" rule",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createConversation: {
         parameters: {
             query?: never;
@@ -6062,6 +6166,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getServerInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's name, versions, uptime and tools. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerInfo"];
                 };
             };
         };

@@ -204,5 +204,6 @@ export interface TypesBySchemaName {
   HTTPValidationError: T.HTTPValidationError;
   ValidationError: T.ValidationError;
   ErrorDetail: T.ErrorDetail;
+  ServerInfo: T.ServerInfo;
   Health: T.Health;
 }

@@ -3299,6 +3299,43 @@ export interface ErrorDetail {
   [k: string]: unknown;
 }
 /**
+ * What the server is, in the shape of the OpenHands agent server's `GET /server_info` (`server_details_router.py`, 1.43.1), which clients such as OpenHands' web UI read before they call anything else (extension).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ServerInfo".
+ */
+export interface ServerInfo {
+  /**
+   * Seconds since the server started.
+   */
+  uptime: number;
+  /**
+   * Seconds since the server last answered a request other than /server_info and /health (since it started, when none).
+   */
+  idle_time: number;
+  /**
+   * The server's name.
+   */
+  title: string;
+  /**
+   * The release of the OpenHands agent server whose API this server speaks (clients compare it with the release they need, as semantic versions); the server's own version is `server_version`.
+   */
+  version: string;
+  /**
+   * This server's own version.
+   */
+  server_version?: string;
+  /**
+   * The tools an agent of this server can use (empty when it runs none).
+   */
+  usable_tools: string[];
+  /**
+   * Where the API reference is served.
+   */
+  docs?: string;
+  [k: string]: unknown;
+}
+/**
  * Liveness of the reference server and readiness of its store (extension).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema

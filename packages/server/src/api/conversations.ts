@@ -16,7 +16,7 @@ const OFF_THREAD_BODY_BYTES = 256 * 1024;
 /** A large or compressed body (or one of unknown length) streams to the import thread; a small one is read and parsed in place. */
 const offThread = (body: ApiBody) => (body.compressed || !((body.length ?? NaN) < OFF_THREAD_BODY_BYTES)) && body.is(JSON_MEDIA_TYPES);
 
-export function conversationOperations({ store, conversations, validators }: ApiDeps): Record<"createConversation" | "getConversation", Operation> {
+export function conversationOperations({ store, conversations, validators }: ApiDeps): Record<"createConversation" | "getConversation" | "batchGetConversations", Operation> {
   return {
     async createConversation({ body }) {
       let record: ConversationRecord;
@@ -30,6 +30,17 @@ export function conversationOperations({ store, conversations, validators }: Api
       // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.
       const status = record.status === "ERROR" ? "STOPPED" : record.status;
       return jsonReply({ status: "ok", conversation_id: record.id, message: null, conversation_status: status } satisfies ConversationCreateResponse);
+    },
+
+    async batchGetConversations({ query }) {
+      const ids = validators.parameters("batchGetConversations", {}, query).query.ids as string[];
+      const infos = await Promise.all(
+        ids.map(async (id) => {
+          const record = await store.getConversation(id.toLowerCase());
+          return record ? conversations.info(record) : null;
+        }),
+      );
+      return jsonReply(infos);
     },
 
     async getConversation({ params }) {

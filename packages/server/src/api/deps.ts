@@ -70,4 +70,8 @@ export interface ApiDeps {
   keyAccepted(presented: string | undefined): boolean;
   /** Event search and count without a key (`--public-read`). */
   publicRead: boolean;
+  /** What /server_info says of this server beside its times; default: its name, no version, no tools. */
+  server?: { title?: string; version?: string; tools?: readonly string[] };
+  /** Milliseconds since the epoch, for /server_info's times (a fake clock in tests); default `Date.now`. */
+  clock?: () => number;
 }

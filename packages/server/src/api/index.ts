@@ -19,7 +19,7 @@ import { docsFiles } from "./docs.js";
 import { errorReply, type FailureReport } from "./errors.js";
 import { eventOperations } from "./events.js";
 import { fileOperations } from "./files.js";
-import { metaOperations } from "./meta.js";
+import { metaOperations, type Activity } from "./meta.js";
 import { jsonReply } from "./reply.js";
 import { matchRoute, pathEncodingProblem, pathTemplates, type PathTemplate } from "./routes.js";
 import { settingsOperations } from "./settings.js";
@@ -36,6 +36,9 @@ export { RequestChecks, type PrecompiledValidators } from "../validation/request
 export { markQueryOverflow, MAX_QUERY_PARAMETERS } from "../validation/query-overflow.js";
 export { memoryFiles } from "./memory-files.js";
 export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../upload-admission.js";
+
+/** Requests that do not make a server busy (idle_time of /server_info goes on). */
+const PROBES: ReadonlySet<OperationId> = new Set(["getServerInfo", "getHealth"]);
 
 /** The answer to a path no operation has. */
 export const NOT_FOUND_REPLY = (): ApiReply => jsonReply({ detail: "Not Found" }, 404);
@@ -67,13 +70,15 @@ export interface Api {
 
 /** The API over `deps`. */
 export function createApi(deps: ApiDeps): Api {
+  const startedAt = (deps.clock ?? Date.now)();
+  const activity: Activity = { startedAt, lastCall: startedAt };
   const operations: Record<OperationId, Operation> = {
     ...eventOperations(deps),
     ...conversationOperations(deps),
     ...controlOperations(deps),
     ...settingsOperations(deps),
     ...fileOperations(deps),
-    ...metaOperations(deps),
+    ...metaOperations(deps, activity),
   };
   // Routed by the bundled spec; `deps.openapi` is only what /openapi.json serves (the mock's has more).
   const templates = pathTemplates(openapiDocument as Parameters<typeof pathTemplates>[0]);
@@ -88,6 +93,7 @@ export function createApi(deps: ApiDeps): Api {
         request.body.discard();
         throw new HttpError(401, "Unauthorized");
       }
+      if (!PROBES.has(template.operationId)) activity.lastCall = (deps.clock ?? Date.now)();
       return await operations[template.operationId](request);
     } catch (error) {
       return errorReply(error, report);

@@ -1,10 +1,23 @@
-/** /health and the two documents; the API reference pages are the host's (api/docs.ts). */
+/** /health, /server_info and the two documents; the API reference pages are the host's (api/docs.ts). */
+import type { ServerInfo } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { ApiDeps } from "./deps.js";
 import { jsonReply, textReply } from "./reply.js";
 import type { Operation } from "./types.js";
 import { referencePage } from "./docs.js";
 
-export function metaOperations({ health, openapi, asyncapi }: ApiDeps): Record<"getHealth" | "getOpenApiDocument" | "getAsyncApiDocument" | "getApiReference", Operation> {
+/** The agent-server release whose API this one speaks: the spec's default of ServerInfo.version. */
+const AGENT_SERVER_RELEASE = (openapiDocument as { components: { schemas: { ServerInfo: { properties: { version: { default: string } } } } } }).components.schemas.ServerInfo.properties.version.default;
+
+/** When the API started and last answered a request that is not a probe (/server_info, /health), in ms. */
+export interface Activity {
+  readonly startedAt: number;
+  lastCall: number;
+}
+
+const seconds = (ms: number) => Math.max(0, ms) / 1000;
+
+export function metaOperations({ health, openapi, asyncapi, server, clock = Date.now }: ApiDeps, activity: Activity): Record<"getHealth" | "getServerInfo" | "getOpenApiDocument" | "getAsyncApiDocument" | "getApiReference", Operation> {
   // Served without `jsonSchemaDialect`: Swagger UI supports only the default (the OpenAPI base
   // dialect, JSON Schema 2020-12 plus OpenAPI's vocabulary) and shows a warning for any other; the
   // schemas mean the same under it. Prism, which reads the bundled document, needs the explicit one.
@@ -15,6 +28,18 @@ export function metaOperations({ health, openapi, asyncapi }: ApiDeps): Record<"
     async getHealth() {
       const body = await health();
       return jsonReply(body, body.status === "ok" ? 200 : 503);
+    },
+    async getServerInfo() {
+      const now = clock();
+      return jsonReply({
+        uptime: seconds(now - activity.startedAt),
+        idle_time: seconds(now - activity.lastCall),
+        title: server?.title ?? "Agent Conversation Service reference server",
+        version: AGENT_SERVER_RELEASE,
+        ...(server?.version !== undefined && { server_version: server.version }),
+        usable_tools: [...(server?.tools ?? [])],
+        docs: "/docs",
+      } satisfies ServerInfo);
     },
     getOpenApiDocument: async () => textReply(openapiText, "application/json"),
     getAsyncApiDocument: async () => textReply(asyncapiText, "application/json"),

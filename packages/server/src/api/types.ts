@@ -39,7 +39,7 @@ export interface ApiBody {
 export interface ApiRequest {
   /** Path parameters, percent-decoded, by the names of the spec's path template. */
   params: Record<string, string>;
-  /** Query parameters; one given more than once is an array (validation refuses it). */
+  /** Query parameters; one given more than once is an array (validation refuses it unless its schema is an array). */
   query: Record<string, unknown>;
   /** Request headers by lower-case name. */
   headers: Record<string, string | undefined>;

@@ -46,6 +46,8 @@ export interface OperationValidators {
   responses: Map<string, Json | ValidateFunction>;
   /** Query parameter names, to report repeated ones precisely. */
   queryNames: Set<string>;
+  /** Query parameters whose schema is an array: given once or repeated (`ids=a&ids=b`). */
+  queryArrays: Set<string>;
 }
 
 /** The schema that holds the document's components; every `#/components/...` ref is rebased onto it. */
@@ -123,6 +125,7 @@ export class RequestChecks {
           query: group("query"),
           body: jsonSchema ? request({ $id: `urn:acs:operation:${operation.operationId}:body`, ...(rebaseComponents(jsonSchema) as Json) }, false) : undefined,
           queryNames: new Set(parameters.filter((p) => p.in === "query").map((p) => p.name)),
+          queryArrays: new Set(parameters.filter((p) => p.in === "query" && (p.schema as { type?: unknown } | undefined)?.type === "array").map((p) => p.name)),
         });
       }
     }
@@ -156,6 +159,10 @@ export class RequestChecks {
     errors.push(...overflowDetails(query));
     for (const [name, value] of Object.entries(query)) {
       if (!validators.queryNames.has(name)) continue; // unknown query parameters are ignored, as FastAPI does
+      if (validators.queryArrays.has(name)) {
+        queryValues[name] = Array.isArray(value) ? value : [value]; // ids=a&ids=b, or one ids=a
+        continue;
+      }
       if (Array.isArray(value)) {
         errors.push({ loc: ["query", name], msg: "must be given once, got it " + value.length + " times", type: "value_error" });
         continue;

@@ -25,6 +25,7 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   countEvents: () => t.call("GET", `/api/conversations/${id}/events/count`, { query: { timestamp__gte: "x" } }),
   sendMessage: () => t.call("POST", `/api/conversations/${id}/events`, { json: { role: 7 } }),
   getConversation: () => t.call("GET", "/api/conversations/not-a-uuid"),
+  batchGetConversations: () => t.call("GET", "/api/conversations", { query: { ids: "not-a-uuid" } }),
   downloadFile: () => t.call("GET", `/api/conversations/not-a-uuid/files/a.txt`),
   storeSettings: () => t.call("POST", "/api/settings", { json: { max_iterations: "many" } }),
   createConversation: () => t.call("POST", "/api/conversations", { json: { conversation_id: 7 } }),
