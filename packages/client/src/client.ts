@@ -5,24 +5,23 @@
  */
 import type { paths } from "@acs-toolkit/schema";
 import type { ValidateOptions } from "./validator-types.js";
-import * as openapiFetch from "openapi-fetch";
-import type { Client, Middleware } from "openapi-fetch";
-import { AbortError, ApiError, InvalidEventError, InvalidResponseError, NetworkError } from "./errors.js";
-import { listInputs, toFile, type ReadPath, type UploadFiles, type UploadInput } from "./files.js";
-import { createLive, type LiveSocket, type OpenSocket, type SubscribeOptions, type Subscription, type UserMessage } from "./live.js";
+import type { Client } from "openapi-fetch";
+import { appendEventBatch } from "./append-batch.js";
+import { checkEvents } from "./check-events.js";
+import { AbortError, InvalidResponseError } from "./errors.js";
+import type { ReadPath, UploadFiles, UploadInput } from "./files.js";
+import { asMessage, createLive, type LiveSocket, type OpenSocket, type SubscribeOptions, type Subscription, type UserMessage } from "./live.js";
+import { agentMethods, conversationMethods, fileMethods, serverMethods, settingsMethods } from "./methods.js";
+import { conversationParams, createCall, createRaw, readKey, requestInit } from "./request.js";
 import type {
   CallOptions,
   CountEventsQuery,
   EventFilters,
   OperationBody,
-  OperationId,
   OperationResult,
   SearchEventsQuery,
   SearchedEvent,
 } from "./types.js";
-
-/** The header that carries the session API key. */
-export const API_KEY_HEADER = "X-Session-API-Key";
 
 export interface ClientOptions {
   /** Where the service is, for example `http://127.0.0.1:3000` (a trailing slash is ignored). */
@@ -174,30 +173,6 @@ export interface AppendEventBatchResult {
   batches: number;
 }
 
-/** The reference server's largest batch. */
-const MAX_BATCH = 10_000;
-/** Lines per chunk of a streamed batch body. */
-const LINES_PER_CHUNK = 256;
-
-/** Whether `fetch` can send a ReadableStream body here (Node, Chromium over HTTP/2): the standard test. */
-function canStreamRequests(): boolean {
-  try {
-    let duplex = false;
-    const init = { method: "POST", body: new ReadableStream(), get duplex() { duplex = true; return "half"; } };
-    const typed = new Request("http://x/", init as RequestInit).headers.has("Content-Type");
-    return duplex && !typed;
-  } catch {
-    return false;
-  }
-}
-
-/** An event as one JSONL line (with its newline). */
-function jsonLine(event: AppendableEvent): string {
-  const text = typeof event === "string" ? event : JSON.stringify(event);
-  if (text.includes("\n")) throw new TypeError("appendEventBatch: an event's JSON text must be one line");
-  return text + "\n";
-}
-
 /** What a platform entry adds to the neutral core. */
 interface Platform {
   /** Reads a file by path for `uploadFiles` (Node). */
@@ -206,137 +181,46 @@ interface Platform {
   openSocket?: OpenSocket;
 }
 
-/**
- * openapi-fetch's `createClient`. Its CommonJS build exports it as `exports.default`, which Node's
- * interop (emulated in our CJS build) puts at `default.default`; its ESM build at `default`.
- */
-const createFetchClient: typeof openapiFetch.default =
-  (openapiFetch.default as unknown as { default?: typeof openapiFetch.default }).default ?? openapiFetch.default;
-
-type ValidatorModule = typeof import("@acs-toolkit/validator");
-let validatorModule: Promise<ValidatorModule> | undefined;
-/**
- * The validator, an optional peer dependency, is loaded on first use only, so a client without
- * `validate` never pulls it in (nor needs it installed). The `.catch` also lets bundlers (esbuild,
- * Vite) build an application that does not install it.
- */
-const loadValidator = (): Promise<ValidatorModule> =>
-  (validatorModule ??= import("@acs-toolkit/validator").catch((cause: unknown) => {
-    validatorModule = undefined; // an install later in the same process is picked up
-    throw new Error(
-      `validate: cannot load @acs-toolkit/validator, the optional peer dependency that checks events: install it beside @acs-toolkit/client (npm install @acs-toolkit/validator), or leave validate off (${cause instanceof Error ? cause.message : String(cause)})`,
-      { cause },
-    );
-  }));
-
-/** An error thrown by the `apiKey` function, carried through openapi-fetch unchanged. */
-class KeyProviderFailure {
-  constructor(readonly error: unknown) {}
-}
-
-type FetchResult = { data?: unknown; error?: unknown; response: Response };
+/** Sockets of `options.WebSocket` or else the global one, looked up at each open; the key goes in an auth frame. */
+const globalSocket =
+  (options: ClientOptions): OpenSocket =>
+  (url) => {
+    const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => LiveSocket }).WebSocket;
+    if (!Socket) throw new TypeError("subscribe: there is no WebSocket here; pass options.WebSocket");
+    return { socket: new Socket(url), sentKey: false };
+  };
 
 /** The neutral core behind both entries' `createClient`. */
 export function createClientFor<Upload>(options: ClientOptions, platform: Platform): AcsClient<Upload> {
-  if (typeof options?.baseUrl !== "string" || options.baseUrl === "") {
-    throw new TypeError("createClient: baseUrl is required, for example http://127.0.0.1:3000");
-  }
-  const { apiKey, validate } = options;
-  const raw = createFetchClient<paths>({
-    baseUrl: options.baseUrl,
-    headers: options.headers,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
-  if (apiKey !== undefined) {
-    const keyMiddleware: Middleware = {
-      async onRequest({ request }) {
-        let key: string | undefined;
-        try {
-          key = typeof apiKey === "function" ? await apiKey() : apiKey;
-        } catch (error) {
-          throw new KeyProviderFailure(error);
-        }
-        if (key !== undefined && !request.headers.has(API_KEY_HEADER)) request.headers.set(API_KEY_HEADER, key);
-        return request;
-      },
-    };
-    raw.use(keyMiddleware);
-  }
+  const raw = createRaw(options);
+  const call = createCall(options.baseUrl);
+  const { validate } = options;
   const validateOptions: ValidateOptions | undefined = validate === true ? {} : validate || undefined;
-
-  /**
-   * Runs one call; turns a thrown fetch into NetworkError / AbortError and a non-2xx answer into
-   * ApiError. The result is typed from `operations` rather than from openapi-fetch's `data`, whose
-   * `Readable<>` mapping widens tuples (`lines_shown: [number, number]` becomes `number[]`).
-   */
-  async function call<Id extends OperationId, T = OperationResult<Id>>(
-    operation: Id,
-    signal: AbortSignal | undefined,
-    run: () => Promise<FetchResult>,
-  ): Promise<T> {
-    if (signal?.aborted) throw new AbortError(operation, signal.reason);
-    let result: FetchResult;
-    try {
-      result = await run();
-    } catch (cause) {
-      if (cause instanceof KeyProviderFailure) throw cause.error;
-      if (signal?.aborted) throw new AbortError(operation, signal.reason);
-      if (cause instanceof Error && cause.name === "AbortError") throw new AbortError(operation, cause);
-      if (cause instanceof SyntaxError) throw new InvalidResponseError(operation, `the answer is not JSON: ${cause.message}`, { cause });
-      throw new NetworkError(operation, cause, options.baseUrl);
-    }
-    const { response } = result;
-    if (!response.ok) throw new ApiError(operation, response, result.error);
-    if (result.data === undefined) throw new InvalidResponseError(operation, `the ${response.status} answer has no body`);
-    return result.data as T;
-  }
-
-  const init = (options: CallOptions | undefined) => ({
-    ...(options?.signal ? { signal: options.signal } : {}),
-    ...(options?.headers ? { headers: options.headers } : {}),
-  });
-
-  async function checkEvents(operation: OperationId, items: unknown): Promise<void> {
-    if (!Array.isArray(items)) throw new InvalidResponseError(operation, "the page has no items array");
-    if (!validateOptions) return;
-    const { validateEvent } = await loadValidator();
-    items.forEach((event, index) => {
-      const result = validateEvent(event, validateOptions);
-      if (!result.ok) throw new InvalidEventError(operation, index, event, result.errors);
-    });
-  }
-
-  const conversation = (conversationId: string) => ({ conversation_id: conversationId });
-
-  const openSocket: OpenSocket =
-    platform.openSocket ??
-    ((url) => {
-      const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => LiveSocket }).WebSocket;
-      if (!Socket) throw new TypeError("subscribe: there is no WebSocket here; pass options.WebSocket");
-      return { socket: new Socket(url), sentKey: false };
-    });
+  /** `POST …/events`: `sendMessage` with call options, or without an open subscription of the conversation. */
+  const postMessage = async (conversationId: string, message: UserMessage, options?: CallOptions): Promise<void> => {
+    await call("sendMessage", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/events", { params: conversationParams(conversationId), body: message, ...requestInit(options) }),
+    );
+  };
   const live = createLive({
     baseUrl: options.baseUrl,
-    apiKey: async () => (typeof apiKey === "function" ? await apiKey() : apiKey),
-    openSocket,
-    postMessage: async (conversationId, message) => {
-      await call("sendMessage", undefined, () =>
-        raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body: message }),
-      );
-    },
+    apiKey: readKey(options.apiKey),
+    openSocket: platform.openSocket ?? globalSocket(options),
+    postMessage,
   });
 
+  // Search, paging and count stay here: iterateEvents pages through this client's searchEvents.
   const client: AcsClient<Upload> = {
     raw,
 
     async searchEvents(conversationId, query, options) {
-      const page = await call("searchEvents", options?.signal, () =>
+      const page = await call("searchEvents", options, () =>
         raw.GET("/api/conversations/{conversation_id}/events/search", {
-          params: { path: conversation(conversationId), ...(query ? { query } : {}) },
-          ...init(options),
+          params: { ...conversationParams(conversationId), ...(query ? { query } : {}) },
+          ...requestInit(options),
         }),
       );
-      await checkEvents("searchEvents", page.items);
+      await checkEvents("searchEvents", page.items, validateOptions);
       return page;
     },
 
@@ -358,211 +242,30 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
     },
 
     countEvents(conversationId, filters, options) {
-      return call("countEvents", options?.signal, () =>
+      return call("countEvents", options, () =>
         raw.GET("/api/conversations/{conversation_id}/events/count", {
-          params: { path: conversation(conversationId), ...(filters ? { query: filters } : {}) },
-          ...init(options),
+          params: { ...conversationParams(conversationId), ...(filters ? { query: filters } : {}) },
+          ...requestInit(options),
         }),
       );
     },
 
-    createConversation(request = {}, options) {
-      return call("createConversation", options?.signal, () => raw.POST("/api/conversations", { body: request, ...init(options) }));
-    },
+    ...conversationMethods(raw, call),
+    ...settingsMethods(raw, call),
+    ...fileMethods<Upload>(raw, call, platform.readPath),
 
-    batchGetConversations(ids, options) {
-      return call("batchGetConversations", options?.signal, () => raw.GET("/api/conversations", { params: { query: { ids: [...ids] } }, ...init(options) }));
-    },
-
-    getConversation(conversationId, options) {
-      return call("getConversation", options?.signal, () =>
-        raw.GET("/api/conversations/{conversation_id}", { params: { path: conversation(conversationId) }, ...init(options) }),
-      );
-    },
-
-    storeSettings(settings, options) {
-      return call("storeSettings", options?.signal, () => raw.POST("/api/settings", { body: settings, ...init(options) }));
-    },
-
-    getSettings(options) {
-      return call("getSettings", options?.signal, () => raw.GET("/api/settings", init(options)));
-    },
-
-    addGitProviders(request, options) {
-      return call("addGitProviders", options?.signal, () => raw.POST("/api/add-git-providers", { body: request, ...init(options) }));
-    },
-
-    async uploadFiles(conversationId, files, options) {
-      const signal = options?.signal;
-      if (signal?.aborted) throw new AbortError("uploadFiles", signal.reason);
-      const parts = await Promise.all(listInputs(files).map((input) => toFile(input, platform.readPath)));
-      // The spec's multipart body types each part of `files` as a string (OpenAPI's binary is a
-      // string schema); at run time each part is a File. This is the one place that says so.
-      const body: OperationBody<"uploadFiles"> = { files: parts as unknown as string[] };
-      return call("uploadFiles", signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/upload-files", {
-          params: { path: conversation(conversationId) },
-          body,
-          bodySerializer: multipart,
-          ...init(options),
-        }),
-      );
-    },
-
-    downloadFile(conversationId, fileName, options) {
-      return call<"downloadFile", Blob>("downloadFile", options?.signal, () =>
-        raw.GET("/api/conversations/{conversation_id}/files/{file_name}", {
-          params: { path: { conversation_id: conversationId, file_name: fileName } },
-          parseAs: "blob",
-          ...init(options),
-        }),
-      );
-    },
-
-    subscribe: live.subscribe,
-    events: live.events,
+    // subscribe, events and sendMessage; the sendMessage below takes the place of live's.
+    ...live,
 
     async sendMessage(conversationId, message, options) {
-      if (options?.signal || options?.headers) {
-        const body = typeof message === "string" ? ({ role: "user", content: [{ type: "text", text: message }] } as UserMessage) : message;
-        await call("sendMessage", options.signal, () =>
-          raw.POST("/api/conversations/{conversation_id}/events", { params: { path: conversation(conversationId) }, body, ...init(options) }),
-        );
-        return;
-      }
+      if (options?.signal || options?.headers) return postMessage(conversationId, asMessage(message), options);
       await live.sendMessage(conversationId, message);
     },
 
-    async appendEventBatch(conversationId, events, options = {}) {
-      const size = options.batchSize ?? MAX_BATCH;
-      if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH) throw new RangeError(`appendEventBatch: batchSize must be an integer in 1..${MAX_BATCH}, got ${size}`);
-      const source: Iterator<AppendableEvent> | AsyncIterator<AppendableEvent> = Symbol.asyncIterator in events ? events[Symbol.asyncIterator]() : events[Symbol.iterator]();
-      const encoder = new TextEncoder();
-      const stream = canStreamRequests();
-      const total: AppendEventBatchResult = { appended: 0, event_count: 0, batches: 0 };
-      // The event read and not yet sent (undefined: none read). Read ahead of each batch, so that
-      // no request is sent empty.
-      let next: IteratorResult<AppendableEvent> | undefined = await source.next();
-      try {
-        while (!next.done) {
-          let taken = 0;
-          /** Up to LINES_PER_CHUNK more lines of this batch, or undefined at its end. */
-          const chunk = async (): Promise<Uint8Array | undefined> => {
-            let text = "";
-            for (let lines = 0; lines < LINES_PER_CHUNK && taken < size; lines++, taken++) {
-              next ??= await source.next();
-              if (next.done) break;
-              text += jsonLine(next.value);
-              next = undefined;
-            }
-            return text === "" ? undefined : encoder.encode(text);
-          };
-          let body: BodyInit;
-          if (stream) {
-            body = new ReadableStream<Uint8Array>({
-              async pull(controller) {
-                try {
-                  const bytes = await chunk();
-                  if (bytes) controller.enqueue(bytes);
-                  else controller.close();
-                } catch (error) {
-                  controller.error(error);
-                }
-              },
-            });
-          } else {
-            const parts: Uint8Array[] = [];
-            for (let bytes = await chunk(); bytes; bytes = await chunk()) parts.push(bytes);
-            body = new Blob(parts as BlobPart[]);
-          }
-          const answer = await call("appendEventBatch", options.signal, () =>
-            raw.POST("/api/conversations/{conversation_id}/events/batch", {
-              params: { path: conversation(conversationId) },
-              body: {} as never, // replaced by the JSONL body
-              bodySerializer: () => body,
-              ...init(options),
-              headers: { ...options.headers, "Content-Type": "application/x-ndjson" },
-              ...(stream ? { duplex: "half" } : {}),
-            } as never),
-          );
-          total.appended += answer.appended;
-          total.event_count = answer.event_count;
-          total.batches++;
-          options.onBatch?.(answer);
-          next ??= await source.next();
-        }
-      } catch (error) {
-        await source.return?.();
-        throw error;
-      }
-      return total;
-    },
+    appendEventBatch: (conversationId, events, options) => appendEventBatch(raw, call, conversationId, events, options),
 
-    runConversation(conversationId, options) {
-      return call("runConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/run", { params: { path: conversation(conversationId) }, ...init(options) }),
-      );
-    },
-
-    pauseConversation(conversationId, options) {
-      return call("pauseConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/pause", { params: { path: conversation(conversationId) }, ...init(options) }),
-      );
-    },
-
-    interruptConversation(conversationId, options) {
-      return call("interruptConversation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/interrupt", { params: { path: conversation(conversationId) }, ...init(options) }),
-      );
-    },
-
-    respondToConfirmation(conversationId, response, options) {
-      return call("respondToConfirmation", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: { path: conversation(conversationId) }, body: response, ...init(options) }),
-      );
-    },
-
-    setConfirmationPolicy(conversationId, request, options) {
-      return call("setConfirmationPolicy", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
-      );
-    },
-
-    setSecurityAnalyzer(conversationId, request, options) {
-      return call("setSecurityAnalyzer", options?.signal, () =>
-        raw.POST("/api/conversations/{conversation_id}/security_analyzer", { params: { path: conversation(conversationId) }, body: request, ...init(options) }),
-      );
-    },
-
-    getHealth(options) {
-      return call("getHealth", options?.signal, () => raw.GET("/health", init(options)));
-    },
-
-    getServerInfo(options) {
-      return call("getServerInfo", options?.signal, () => raw.GET("/server_info", init(options)));
-    },
-
-    getOpenApiDocument(options) {
-      return call("getOpenApiDocument", options?.signal, () => raw.GET("/openapi.json", init(options)));
-    },
-
-    getAsyncApiDocument(options) {
-      return call("getAsyncApiDocument", options?.signal, () => raw.GET("/asyncapi.json", init(options)));
-    },
-
-    getApiReference(options) {
-      return call("getApiReference", options?.signal, () => raw.GET("/docs", { parseAs: "text", ...init(options) }));
-    },
+    ...agentMethods(raw, call),
+    ...serverMethods(raw, call),
   };
   return client;
 }
-
-/** A multipart/form-data body: every array element is one part of its field (fetch sets the boundary). */
-function multipart(body: Record<string, unknown>): FormData {
-  const form = new FormData();
-  for (const [field, value] of Object.entries(body)) {
-    for (const part of Array.isArray(value) ? value : [value]) form.append(field, part instanceof Blob ? part : String(part));
-  }
-  return form;
-}
-

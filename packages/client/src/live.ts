@@ -133,166 +133,183 @@ interface LiveDeps {
 const OPEN = 1;
 const FULL_STATE = "full_state";
 
-function asMessage(message: UserMessage | string): UserMessage {
+/** A message given as text, as a user message with one text part. */
+export function asMessage(message: UserMessage | string): UserMessage {
   return typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message;
+}
+
+/** What the subscriptions of one client share. */
+interface Live extends LiveDeps {
+  random: () => number;
+  /** Open subscriptions, so `sendMessage` can use their socket. */
+  active: Set<LiveSubscription>;
+}
+
+/** A subscription as the client keeps it: `sendMessage` looks for an open one of the conversation. */
+interface LiveSubscription extends Subscription {
+  readonly conversationId: string;
+  status: LiveStatus;
+  lastEventId: string | undefined;
+  isOpen(): boolean;
+}
+
+/**
+ * The delay before reconnect `attempt` (from 1), ms. Full jitter: spreads the reconnects of many
+ * clients after a server restart.
+ */
+function reconnectDelay({ initialMs = 250, maxMs = 15_000, factor = 2 }: BackoffOptions, attempt: number, random: () => number): number {
+  return Math.round(random() * Math.min(maxMs, initialMs * factor ** (attempt - 1)));
+}
+
+/** The channel's URL for one connection: after `after` when given, else every stored event when `replay`. */
+function channelUrl(baseUrl: string, conversationId: string, after: string | undefined, replay: boolean): string {
+  const query = new URLSearchParams();
+  if (after !== undefined) query.set("after_id", after);
+  else if (replay) query.set("resend_all", "true");
+  const q = query.toString();
+  return `${baseUrl.replace(/\/+$/, "").replace(/^http/i, "ws")}/sockets/events/${encodeURIComponent(conversationId)}${q ? `?${q}` : ""}`;
+}
+
+/**
+ * Opens one connection: sends the key in an auth frame when the platform could not send it as a
+ * header, and hands on each frame that is JSON (others are not ours to interpret) and the close.
+ */
+function connectOnce(
+  live: Live,
+  url: string,
+  key: string | undefined,
+  onFrame: (frame: Record<string, unknown>) => void,
+  onClose: (code: number, reason: string) => void,
+): LiveSocket {
+  const { socket, sentKey } = live.openSocket(url, key);
+  socket.onopen = () => {
+    if (!sentKey && key !== undefined) socket.send(JSON.stringify({ type: "auth", session_api_key: key }));
+  };
+  socket.onmessage = ({ data }) => {
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(typeof data === "string" ? data : String(data)) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    onFrame(frame);
+  };
+  socket.onerror = () => {}; // onclose follows with the code
+  socket.onclose = ({ code, reason }) => onClose(code, reason);
+  return socket;
+}
+
+/**
+ * Hands on the frames other than a connection's full_state: server errors, and events never
+ * delivered before (the last `dedupeWindow` ids are remembered); anything else is dropped.
+ */
+function deliverer(sub: LiveSubscription, options: SubscribeOptions): (frame: Record<string, unknown>) => void {
+  const seen = new Set<string>();
+  const order: string[] = [];
+  return (frame) => {
+    if (frame.kind === "ServerErrorEvent") return options.onServerError?.(frame as unknown as ServerErrorEvent);
+    if (typeof frame.kind !== "string" || typeof frame.id !== "string" || seen.has(frame.id)) return;
+    seen.add(frame.id);
+    order.push(frame.id);
+    const window = options.dedupeWindow ?? 10_000;
+    if (order.length > window * 2) for (const old of order.splice(0, order.length - window)) seen.delete(old);
+    sub.lastEventId = frame.id;
+    options.onEvent(frame as unknown as Event);
+  };
+}
+
+type Waiter = { resolve: () => void; reject: (e: unknown) => void };
+
+/** One subscription: its socket, reconnects and the ids it has delivered. */
+function openSubscription(live: Live, conversationId: string, options: SubscribeOptions): LiveSubscription {
+  let settle!: (error?: LiveError) => void;
+  let socket: LiveSocket | undefined;
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  /** Position to resume from when nothing was delivered yet ("now" learns it from full_state). */
+  let startAfter = typeof options.from === "object" ? options.from.afterId : undefined;
+  const waiting: Waiter[] = [];
+  const sub: LiveSubscription = {
+    conversationId,
+    status: "connecting",
+    lastEventId: undefined,
+    done: new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve()))),
+    close: () => finish(),
+    isOpen: () => sub.status === "open" && socket?.readyState === OPEN,
+    async sendMessage(message) {
+      if (ended) throw new Error("sendMessage: the subscription is closed");
+      if (!sub.isOpen()) await new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }));
+      socket!.send(JSON.stringify(asMessage(message)));
+    },
+  };
+  const deliver = deliverer(sub, options);
+
+  const setStatus = (status: LiveStatus, detail: StatusDetail = {}): void => {
+    sub.status = status;
+    options.onStatus?.(status, detail);
+  };
+
+  const connect = async (): Promise<void> => {
+    const key = await live.apiKey().catch(() => undefined);
+    if (ended) return;
+    const resume = attempt === 0 || (options.resume ?? true);
+    const url = channelUrl(live.baseUrl, conversationId, resume ? (sub.lastEventId ?? startAfter) : undefined, resume && (options.from ?? "start") === "start");
+    let opened = false;
+    const onFrame = (frame: Record<string, unknown>) => {
+      if (ended || socket !== current) return; // a socket this subscription dropped (closed or replaced)
+      if (frame.kind !== "ConversationStateUpdateEvent" || frame.key !== FULL_STATE || opened) return deliver(frame);
+      opened = true;
+      attempt = 0;
+      const state = frame.value as ConversationFullState;
+      // Starting "now": resume later from where the stream began, not from nothing.
+      if (sub.lastEventId === undefined && startAfter === undefined && (options.from ?? "start") === "now") startAfter = state.last_event_id ?? undefined;
+      setStatus("open");
+      options.onFullState?.(state);
+      for (const w of waiting.splice(0)) w.resolve();
+    };
+    const onClose = (code: number, reason: string) => {
+      if (socket !== current) return;
+      socket = undefined;
+      if (ended) return;
+      if (FATAL.has(code)) return finish(new LiveError(code, reason));
+      attempt++;
+      const delayMs = reconnectDelay(options.backoff ?? {}, attempt, live.random);
+      setStatus("reconnecting", { code, reason, attempt, delayMs });
+      timer = setTimeout(() => void connect(), delayMs);
+    };
+    const current = (socket = connectOnce(live, url, key, onFrame, onClose));
+  };
+
+  const finish = (error?: LiveError): void => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    live.active.delete(sub);
+    const closing = socket;
+    socket = undefined;
+    if (closing && closing.readyState <= OPEN) closing.close(1000, "client closed");
+    setStatus("closed", error ? { code: error.code, reason: error.reason, error } : {});
+    for (const w of waiting.splice(0)) w.reject(error ?? new Error("subscription closed"));
+    settle(error);
+  };
+
+  sub.done.catch(() => {}); // unobserved rejections are the caller's choice
+  options.signal?.addEventListener("abort", () => sub.close(), { once: true });
+  live.active.add(sub);
+  if (options.signal?.aborted) sub.close();
+  else void connect();
+  return sub;
 }
 
 /** The `subscribe`, `events` and `sendMessage` methods of a client. */
 export function createLive(deps: LiveDeps) {
-  const random = deps.random ?? Math.random;
-  /** Open subscriptions by conversation, so `sendMessage` can use their socket. */
-  const active = new Map<string, Set<SubscriptionImpl>>();
-
-  class SubscriptionImpl implements Subscription {
-    status: LiveStatus = "connecting";
-    lastEventId: string | undefined;
-    readonly done: Promise<void>;
-    private resolveDone!: () => void;
-    private rejectDone!: (error: LiveError) => void;
-    private socket: LiveSocket | undefined;
-    private attempt = 0;
-    private timer: ReturnType<typeof setTimeout> | undefined;
-    private ended = false;
-    /** Position to resume from when nothing was delivered yet ("now" learns it from full_state). */
-    private startAfter: string | undefined;
-    private seen = new Set<string>();
-    private readonly order: string[] = [];
-    private waiting: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
-
-    constructor(
-      readonly conversationId: string,
-      private readonly options: SubscribeOptions,
-    ) {
-      this.done = new Promise<void>((resolve, reject) => {
-        this.resolveDone = resolve;
-        this.rejectDone = reject;
-      });
-      this.done.catch(() => {}); // unobserved rejections are the caller's choice
-      const from = options.from ?? "start";
-      if (typeof from === "object") this.startAfter = from.afterId;
-      options.signal?.addEventListener("abort", () => this.close(), { once: true });
-      let set = active.get(conversationId);
-      if (!set) active.set(conversationId, (set = new Set()));
-      set.add(this);
-      if (options.signal?.aborted) this.close();
-      else void this.connect();
-    }
-
-    private setStatus(status: LiveStatus, detail: StatusDetail = {}): void {
-      this.status = status;
-      this.options.onStatus?.(status, detail);
-    }
-
-    private url(): string {
-      const base = deps.baseUrl.replace(/\/+$/, "").replace(/^http/i, "ws");
-      const query = new URLSearchParams();
-      const first = this.attempt === 0;
-      if (first || (this.options.resume ?? true)) {
-        const after = this.lastEventId ?? this.startAfter;
-        if (after !== undefined) query.set("after_id", after);
-        else if ((this.options.from ?? "start") === "start") query.set("resend_all", "true");
-      }
-      const q = query.toString();
-      return `${base}/sockets/events/${encodeURIComponent(this.conversationId)}${q ? `?${q}` : ""}`;
-    }
-
-    private async connect(): Promise<void> {
-      let key: string | undefined;
-      try {
-        key = await deps.apiKey();
-      } catch {
-        key = undefined;
-      }
-      if (this.ended) return;
-      const { socket, sentKey } = deps.openSocket(this.url(), key);
-      this.socket = socket;
-      let opened = false;
-      socket.onopen = () => {
-        if (!sentKey && key !== undefined) socket.send(JSON.stringify({ type: "auth", session_api_key: key }));
-      };
-      socket.onmessage = ({ data }) => {
-        if (this.ended || this.socket !== socket) return;
-        let frame: Record<string, unknown>;
-        try {
-          frame = JSON.parse(typeof data === "string" ? data : String(data)) as Record<string, unknown>;
-        } catch {
-          return; // not ours to interpret
-        }
-        if (frame.kind === "ConversationStateUpdateEvent" && frame.key === FULL_STATE && !opened) {
-          opened = true;
-          this.attempt = 0;
-          const state = frame.value as ConversationFullState;
-          // Starting "now": resume later from where the stream began, not from nothing.
-          if (this.lastEventId === undefined && this.startAfter === undefined && (this.options.from ?? "start") === "now") {
-            this.startAfter = state.last_event_id ?? undefined;
-          }
-          this.setStatus("open", {});
-          this.options.onFullState?.(state);
-          for (const w of this.waiting.splice(0)) w.resolve();
-          return;
-        }
-        if (frame.kind === "ServerErrorEvent") return this.options.onServerError?.(frame as unknown as ServerErrorEvent);
-        if (typeof frame.kind !== "string" || typeof frame.id !== "string") return;
-        if (this.seen.has(frame.id)) return;
-        this.remember(frame.id);
-        this.lastEventId = frame.id;
-        this.options.onEvent(frame as unknown as Event);
-      };
-      socket.onerror = () => {}; // onclose follows with the code
-      socket.onclose = ({ code, reason }) => {
-        if (this.socket !== socket) return;
-        this.socket = undefined;
-        if (this.ended) return;
-        if (FATAL.has(code)) return this.finish(new LiveError(code, reason));
-        this.attempt++;
-        const { initialMs = 250, maxMs = 15_000, factor = 2 } = this.options.backoff ?? {};
-        // Full jitter: spreads the reconnects of many clients after a server restart.
-        const delayMs = Math.round(random() * Math.min(maxMs, initialMs * factor ** (this.attempt - 1)));
-        this.setStatus("reconnecting", { code, reason, attempt: this.attempt, delayMs });
-        this.timer = setTimeout(() => void this.connect(), delayMs);
-      };
-    }
-
-    private remember(id: string): void {
-      this.seen.add(id);
-      this.order.push(id);
-      const window = this.options.dedupeWindow ?? 10_000;
-      if (this.order.length > window * 2) for (const old of this.order.splice(0, this.order.length - window)) this.seen.delete(old);
-    }
-
-    private finish(error?: LiveError): void {
-      if (this.ended) return;
-      this.ended = true;
-      clearTimeout(this.timer);
-      active.get(this.conversationId)?.delete(this);
-      if (active.get(this.conversationId)?.size === 0) active.delete(this.conversationId);
-      const socket = this.socket;
-      this.socket = undefined;
-      if (socket && socket.readyState <= OPEN) socket.close(1000, "client closed");
-      this.setStatus("closed", error ? { code: error.code, reason: error.reason, error } : {});
-      for (const w of this.waiting.splice(0)) w.reject(error ?? new Error("subscription closed"));
-      if (error) this.rejectDone(error);
-      else this.resolveDone();
-    }
-
-    close(): void {
-      this.finish();
-    }
-
-    isOpen(): boolean {
-      return this.status === "open" && this.socket?.readyState === OPEN;
-    }
-
-    async sendMessage(message: UserMessage | string): Promise<void> {
-      if (this.ended) throw new Error("sendMessage: the subscription is closed");
-      if (!this.isOpen()) await new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
-      this.socket!.send(JSON.stringify(asMessage(message)));
-    }
-  }
+  const live: Live = { ...deps, random: deps.random ?? Math.random, active: new Set() };
+  const { active } = live;
 
   function subscribe(conversationId: string, options: SubscribeOptions): Subscription {
     if (typeof options?.onEvent !== "function") throw new TypeError("subscribe: onEvent is required");
-    return new SubscriptionImpl(conversationId, options);
+    return openSubscription(live, conversationId, options);
   }
 
   /**
@@ -333,7 +350,7 @@ export function createLive(deps: LiveDeps) {
    * conversation, otherwise with `POST /api/conversations/{id}/events`.
    */
   async function sendMessage(conversationId: string, message: UserMessage | string): Promise<void> {
-    const open = [...(active.get(conversationId) ?? [])].find((s) => s.isOpen());
+    const open = [...active].find((s) => s.conversationId === conversationId && s.isOpen());
     if (open) return open.sendMessage(message);
     await deps.postMessage(conversationId, asMessage(message));
   }

@@ -9,7 +9,8 @@ import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
-import { API_KEY_HEADER, createClientFor, type AcsClient, type ClientOptions } from "./client.js";
+import { createClientFor, type AcsClient, type ClientOptions } from "./client.js";
+import { API_KEY_HEADER } from "./request.js";
 import type { LiveSocket, OpenSocket } from "./live.js";
 import type { NodeUploadInput } from "./files.js";
 

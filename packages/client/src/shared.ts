@@ -1,5 +1,6 @@
 /** What both entries export besides `createClient`. */
-export { API_KEY_HEADER, type AcsClient, type AppendableEvent, type AppendEventBatchOptions, type AppendEventBatchResult, type ClientOptions } from "./client.js";
+export type { AcsClient, AppendableEvent, AppendEventBatchOptions, AppendEventBatchResult, ClientOptions } from "./client.js";
+export { API_KEY_HEADER } from "./request.js";
 export {
   AbortError,
   ApiError,

@@ -1,0 +1,152 @@
+/**
+ * The client's methods that are one request each, in groups by what they act on. Each group takes
+ * the openapi-fetch client and `call`; `createClientFor` spreads the groups into the client.
+ */
+import type { paths } from "@acs-toolkit/schema";
+import type { Client } from "openapi-fetch";
+import type { AcsClient } from "./client.js";
+import { AbortError } from "./errors.js";
+import { listInputs, toFile, type ReadPath } from "./files.js";
+import { conversationParams, requestInit, type Call } from "./request.js";
+import type { OperationBody } from "./types.js";
+
+type Raw = Client<paths>;
+
+/** Creating conversations and reading them. */
+export const conversationMethods = (raw: Raw, call: Call): Pick<AcsClient, "createConversation" | "batchGetConversations" | "getConversation"> => ({
+  createConversation(request = {}, options) {
+    return call("createConversation", options, () => raw.POST("/api/conversations", { body: request, ...requestInit(options) }));
+  },
+
+  batchGetConversations(ids, options) {
+    return call("batchGetConversations", options, () => raw.GET("/api/conversations", { params: { query: { ids: [...ids] } }, ...requestInit(options) }));
+  },
+
+  getConversation(conversationId, options) {
+    return call("getConversation", options, () =>
+      raw.GET("/api/conversations/{conversation_id}", { params: conversationParams(conversationId), ...requestInit(options) }),
+    );
+  },
+});
+
+/** The user's settings and git-provider tokens. */
+export const settingsMethods = (raw: Raw, call: Call): Pick<AcsClient, "storeSettings" | "getSettings" | "addGitProviders"> => ({
+  storeSettings(settings, options) {
+    return call("storeSettings", options, () => raw.POST("/api/settings", { body: settings, ...requestInit(options) }));
+  },
+
+  getSettings(options) {
+    return call("getSettings", options, () => raw.GET("/api/settings", requestInit(options)));
+  },
+
+  addGitProviders(request, options) {
+    return call("addGitProviders", options, () => raw.POST("/api/add-git-providers", { body: request, ...requestInit(options) }));
+  },
+});
+
+/** A multipart/form-data body: every array element is one part of its field (fetch sets the boundary). */
+function multipart(body: Record<string, unknown>): FormData {
+  const form = new FormData();
+  for (const [field, value] of Object.entries(body)) {
+    for (const part of Array.isArray(value) ? value : [value]) form.append(field, part instanceof Blob ? part : String(part));
+  }
+  return form;
+}
+
+/** Uploading files into a conversation and downloading them; `readPath` reads a file path (Node). */
+export const fileMethods = <Upload>(raw: Raw, call: Call, readPath: ReadPath | undefined): Pick<AcsClient<Upload>, "uploadFiles" | "downloadFile"> => ({
+  async uploadFiles(conversationId, files, options) {
+    const signal = options?.signal;
+    if (signal?.aborted) throw new AbortError("uploadFiles", signal.reason);
+    const parts = await Promise.all(listInputs(files).map((input) => toFile(input, readPath)));
+    // The spec's multipart body types each part of `files` as a string (OpenAPI's binary is a
+    // string schema); at run time each part is a File. This is the one place that says so.
+    const body: OperationBody<"uploadFiles"> = { files: parts as unknown as string[] };
+    return call("uploadFiles", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/upload-files", {
+        params: conversationParams(conversationId),
+        body,
+        bodySerializer: multipart,
+        ...requestInit(options),
+      }),
+    );
+  },
+
+  downloadFile(conversationId, fileName, options) {
+    return call<"downloadFile", Blob>("downloadFile", options, () =>
+      raw.GET("/api/conversations/{conversation_id}/files/{file_name}", {
+        params: { path: { conversation_id: conversationId, file_name: fileName } },
+        parseAs: "blob",
+        ...requestInit(options),
+      }),
+    );
+  },
+});
+
+/** Running the agent, and what it may do without asking. */
+export const agentMethods = (
+  raw: Raw,
+  call: Call,
+): Pick<AcsClient, "runConversation" | "pauseConversation" | "interruptConversation" | "respondToConfirmation" | "setConfirmationPolicy" | "setSecurityAnalyzer"> => ({
+  runConversation(conversationId, options) {
+    return call("runConversation", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/run", { params: conversationParams(conversationId), ...requestInit(options) }),
+    );
+  },
+
+  pauseConversation(conversationId, options) {
+    return call("pauseConversation", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/pause", { params: conversationParams(conversationId), ...requestInit(options) }),
+    );
+  },
+
+  interruptConversation(conversationId, options) {
+    return call("interruptConversation", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/interrupt", { params: conversationParams(conversationId), ...requestInit(options) }),
+    );
+  },
+
+  respondToConfirmation(conversationId, response, options) {
+    return call("respondToConfirmation", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", { params: conversationParams(conversationId), body: response, ...requestInit(options) }),
+    );
+  },
+
+  setConfirmationPolicy(conversationId, request, options) {
+    return call("setConfirmationPolicy", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: conversationParams(conversationId), body: request, ...requestInit(options) }),
+    );
+  },
+
+  setSecurityAnalyzer(conversationId, request, options) {
+    return call("setSecurityAnalyzer", options, () =>
+      raw.POST("/api/conversations/{conversation_id}/security_analyzer", { params: conversationParams(conversationId), body: request, ...requestInit(options) }),
+    );
+  },
+});
+
+/** What the server says about itself: its health, release, and documents. */
+export const serverMethods = (
+  raw: Raw,
+  call: Call,
+): Pick<AcsClient, "getHealth" | "getServerInfo" | "getOpenApiDocument" | "getAsyncApiDocument" | "getApiReference"> => ({
+  getHealth(options) {
+    return call("getHealth", options, () => raw.GET("/health", requestInit(options)));
+  },
+
+  getServerInfo(options) {
+    return call("getServerInfo", options, () => raw.GET("/server_info", requestInit(options)));
+  },
+
+  getOpenApiDocument(options) {
+    return call("getOpenApiDocument", options, () => raw.GET("/openapi.json", requestInit(options)));
+  },
+
+  getAsyncApiDocument(options) {
+    return call("getAsyncApiDocument", options, () => raw.GET("/asyncapi.json", requestInit(options)));
+  },
+
+  getApiReference(options) {
+    return call("getApiReference", options, () => raw.GET("/docs", { parseAs: "text", ...requestInit(options) }));
+  },
+});
