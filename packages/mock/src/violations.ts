@@ -52,15 +52,18 @@ function sentence(message: string): string {
     .replace(/^Request (?:body|query parameter|path parameter|header) /, "");
 }
 
-/** Path tokens as the server writes them: array indexes as numbers (read off the request's body). */
+/**
+ * Path tokens as the server writes them: array indexes as numbers (read off the request's body; in
+ * the query, where a parameter is flat, any token after its name is an index: `ids=a&ids=b`).
+ */
 function locOf(path: readonly string[], body: unknown): Array<string | number> {
   const [where, ...rest] = path;
   const loc: Array<string | number> = [where!];
   let at: unknown = where === "body" ? body : undefined;
   for (const token of rest) {
-    if (Array.isArray(at) && /^\d+$/.test(token)) {
+    if ((Array.isArray(at) || (where === "query" && loc.length >= 2)) && /^\d+$/.test(token)) {
       loc.push(Number(token));
-      at = at[Number(token)];
+      at = Array.isArray(at) ? at[Number(token)] : undefined;
     } else {
       loc.push(token);
       at = typeof at === "object" && at !== null ? (at as Record<string, unknown>)[token] : undefined;

@@ -46,6 +46,8 @@ describe("MSW handlers", () => {
     const id = mock.world.scenarios[0]!.conversationId;
     const limit = await json(await fetch(`${BASE}/api/conversations/${id}/events/search?limit=0`), "searchEvents");
     expect(limit.detail[0].loc).toEqual(["query", "limit"]);
+    const ids = await fetch(`${BASE}/api/conversations?ids=${id}&ids=nope`, { headers: { "X-Session-API-Key": KEY } });
+    expect((await json(ids, "batchGetConversations")).detail[0].loc).toEqual(["query", "ids", 1]);
     const malformed = await fetch(`${BASE}/api/conversations`, { method: "POST", headers: { "X-Session-API-Key": KEY, "Content-Type": "application/json" }, body: '{"initial_user_msg": ' });
     expect((await json(malformed, "createConversation")).detail[0].loc).toEqual(["body", 21]);
     const failure = await fetch(`${BASE}/api/conversations/${id}/events/search`, { headers: { Prefer: "code=502" } });
