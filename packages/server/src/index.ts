@@ -56,7 +56,7 @@ export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from ".
 // Types that the exports above use in their signatures.
 export type { SecretCipher } from "./secrets.js";
 export type { SessionKeys } from "./keys.js";
-export type { UploadLimits } from "./uploads.js";
+export type { UploadLimits } from "./upload-admission.js";
 export type { SqliteEventStore, SqliteStoreOptions, BodySearchTuning } from "./store/sqlite/index.js";
 export type { Location, Json } from "./validation/request-validators.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";

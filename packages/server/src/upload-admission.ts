@@ -1,7 +1,7 @@
 /**
  * Which file parts of one upload are stored, in the order sent: the limits and the name rules
  * (upload-names.ts), apart from where the bytes go, so that the server's disk receiver (uploads.ts)
- * and a host that keeps files in memory (core/memory-files.ts) skip the same files for the same
+ * and a host that keeps files in memory (api/memory-files.ts) skip the same files for the same
  * reasons.
  */
 import { foldedName, sanitizeFileName, type SkippedFile, type SkipReason } from "./upload-names.js";

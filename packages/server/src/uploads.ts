@@ -25,8 +25,6 @@ import { exists, removeQuietly, UploadFolders } from "./upload-folders.js";
 import type { SkippedFile, SkipReason } from "./upload-names.js";
 import { UploadPart, type FileOwner } from "./upload-part.js";
 
-export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-admission.js";
-
 export interface UploadOutcome {
   /** Files stored, in the order they were sent; `name` is the stored (NFC) name. */
   stored: Array<{ name: string; bytes: number }>;

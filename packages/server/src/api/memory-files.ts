@@ -3,7 +3,8 @@
  * server's disk (upload-admission.ts: limits, name rules, duplicates ignoring case, nothing
  * overwritten), the multipart body read by the platform's `Response.formData()`. The body is
  * gathered whole before it is parsed, so a body past `maxRequestBytes` skips every file of the
- * request as `request_too_large` (the disk receiver skips from the file where the limit is passed).
+ * request as `request_too_large` (the disk receiver skips from the file where the limit is passed;
+ * a page holds the body whole anyway).
  */
 import type { ConversationFiles, ReceivedFiles } from "./deps.js";
 import { checkLimits, DEFAULT_UPLOAD_LIMITS, DUPLICATE_DETAIL, fileTooLargeDetail, isMultipartFormData, skippedFile, UploadAdmission, type UploadLimits } from "../upload-admission.js";
@@ -37,14 +38,13 @@ export function memoryFiles(limits: UploadLimits = DEFAULT_UPLOAD_LIMITS): Conve
       let size = 0;
       for await (const chunk of body.chunks(["multipart/form-data"])) {
         size += chunk.length;
-        if (size > limits.maxRequestBytes) admission.tooLarge = true;
-        else parts.push(chunk);
+        parts.push(chunk);
       }
+      admission.tooLarge = size > limits.maxRequestBytes;
       let form: FormData;
       try {
         form = await new Response(new Blob(parts as BlobPart[]), { headers: { "content-type": type! } }).formData();
       } catch (error) {
-        if (admission.tooLarge) return { sawField: false, stored: [], skipped: [] };
         throw unusableForm(`The multipart body is malformed: ${(error as Error).message}.`);
       }
       const folder = folderOf(conversationId);

@@ -1,11 +1,12 @@
 /**
- * An event batch (`POST /api/conversations/{id}/events/batch`) as it is parsed (on the server's
- * import thread, or in the caller's where there are no threads): JSONL bytes in, chunk by chunk as they arrive (a line may span chunks; the complete
- * lines of a chunk are decoded together, never the whole body), each line decoded, parsed, checked for depth,
- * validated against the spec's Event and turned into a row; the rows kept in chunks, encoded by the
- * caller's `encode` (the server's `v8` row encoding, to cross threads), until the body ends, or
- * handed on a chunk at a time as they are made. The first problem stops the rows (nothing of the batch will be stored) but not
- * the checking: up to MAX_ERRORS problems are reported, each at `["body", <line>, ...path]`.
+ * An event batch (`POST /api/conversations/{id}/events/batch`) as it is parsed, on the server's
+ * import thread or, where there are no threads, in the caller's: JSONL bytes in, chunk by chunk as
+ * they arrive (a line may span chunks; the complete lines of a chunk are decoded together, never
+ * the whole body), each line decoded, parsed, checked for depth, validated against the spec's Event
+ * and turned into a row; the rows kept in chunks, encoded by the caller's `encode` (the server's
+ * `v8` row encoding, to cross threads), until the body ends, or handed on a chunk at a time as they
+ * are made. The first problem stops the rows (nothing of the batch will be stored) but not the
+ * checking: up to MAX_ERRORS problems are reported, each at `["body", <line>, ...path]`.
  */
 import type { Event, ValidationError } from "@acs-toolkit/schema";
 import { validateEvent } from "@acs-toolkit/validator";

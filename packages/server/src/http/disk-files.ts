@@ -6,7 +6,8 @@ import path from "node:path";
 import type { ConversationFiles } from "../api/deps.js";
 import { RequestValidationError } from "../validation/request-validators.js";
 import { openStoredFile, UploadFolders } from "../upload-folders.js";
-import { receiveUploads, UploadRequestError, type UploadLimits } from "../uploads.js";
+import type { UploadLimits } from "../upload-admission.js";
+import { receiveUploads, UploadRequestError } from "../uploads.js";
 import { NodeRequestBody } from "./node-body.js";
 
 export function diskFiles({ dataDir, limits, owner }: { dataDir: string; limits: UploadLimits; owner?: { uid: number; gid: number } }): ConversationFiles {

@@ -56,6 +56,15 @@ describe("memory and disk files", () => {
     }
   });
 
+  it("skips every file of a body past maxRequestBytes as request_too_large", async () => {
+    const outcome = await receive(memoryFiles({ ...LIMITS, maxRequestBytes: 100 }), [["files", "a.txt", "1"], ["files", "b.txt", "2"]]);
+    expect(outcome).toEqual({
+      sawField: true,
+      stored: [],
+      skipped: ["a.txt", "b.txt"].map((name) => ({ name, reason: "request_too_large", detail: "The request is larger than 100 bytes; this file was not stored." })),
+    });
+  });
+
   it("refuses a body that is not multipart/form-data", async () => {
     const request = new Request("http://x/", { method: "POST", body: "{}" });
     await expect(memoryFiles().receive(ID, bodyOf(request), { "content-type": "application/json" })).rejects.toMatchObject({ detail: [{ loc: ["body"], msg: "The request body must be multipart/form-data." }] });

@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { UploadLimits } from "../../src/upload-admission.js";
 import { openStoredFile, UploadFolders } from "../../src/upload-folders.js";
 import {
   receiveUploads,
   UploadRequestError,
-  type UploadLimits,
   type UploadOutcome,
 } from "../../src/uploads.js";
 

@@ -3,7 +3,8 @@ import http from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UploadRequestError, type UploadLimits } from "../../src/uploads.js";
+import type { UploadLimits } from "../../src/upload-admission.js";
+import { UploadRequestError } from "../../src/uploads.js";
 import {
   BOUNDARY,
   buildMultipart,

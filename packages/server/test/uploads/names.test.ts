@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStoredFile } from "../../src/upload-folders.js";
 import { sanitizeFileName, TEMP_FILE_PREFIX, type SkipReason } from "../../src/upload-names.js";
-import { DEFAULT_UPLOAD_LIMITS } from "../../src/uploads.js";
+import { DEFAULT_UPLOAD_LIMITS } from "../../src/upload-admission.js";
 import { makeTempDir, removeDir } from "./harness.js";
 
 const rejected: Array<[string, SkipReason]> = [

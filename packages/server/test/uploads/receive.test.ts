@@ -1,7 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_UPLOAD_LIMITS, type UploadLimits, type UploadOutcome } from "../../src/uploads.js";
+import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../../src/upload-admission.js";
+import type { UploadOutcome } from "../../src/uploads.js";
 import {
   BOUNDARY,
   buildMultipart,
