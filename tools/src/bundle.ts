@@ -21,8 +21,11 @@ export const SCHEMA_FILES = [
   "tools.yaml",
   "events.yaml",
   "settings.yaml",
+  "agent-settings.yaml",
   "conversations.yaml",
   "errors.yaml",
+  "workspace.yaml",
+  "bash.yaml",
 ] as const;
 
 export interface Bundles {

@@ -29,8 +29,34 @@ const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
  * prefix pattern (`^ClientAction_.+$`) is typed as a template literal, which keeps unions that mix it
  * with literal kinds discriminated.
  */
+/**
+ * A conditional schema whose two branches are references (`if` … `then: {$ref}` `else: {$ref}`,
+ * validation that picks the branch a value meant) types as the union of the branches: neither
+ * generator reads `if`/`then`/`else`, and each would otherwise type it as any value.
+ */
+function conditionalAsUnion(node: object): object {
+  const { if: condition, then: yes, else: no, ...rest } = node as Record<string, unknown>;
+  const isRef = (branch: unknown) => typeof branch === "object" && branch !== null && "$ref" in branch;
+  if (condition === undefined || !isRef(yes) || !isRef(no)) return node;
+  return { ...rest, anyOf: [yes, no] };
+}
+
+/**
+ * An `anyOf` of presence rules only (`anyOf: [{required: [a]}, {required: [b]}]`: one of these
+ * properties must be there) constrains no type; both generators would type each rule as any value.
+ */
+function withoutPresenceRules(node: object): object {
+  const { anyOf, ...rest } = node as Record<string, unknown>;
+  const presenceOnly = (rule: unknown) => typeof rule === "object" && rule !== null && Object.keys(rule).every((key) => key === "required");
+  return Array.isArray(anyOf) && anyOf.length > 0 && anyOf.every(presenceOnly) ? rest : node;
+}
+
+const typedShape = (node: object) => withoutPresenceRules(conditionalAsUnion(node));
+
 function forTypeScript(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(forTypeScript);
+  if (typeof node !== "object" || node === null) return node;
+  node = typedShape(node);
   if (typeof node !== "object" || node === null) return node;
   const entries = Object.entries(node as Record<string, unknown>);
   if ("$ref" in node) return { $ref: (node as { $ref: string }).$ref };
@@ -87,7 +113,7 @@ function forOpenapiTypescript(node: unknown, inPropertyMap = false): unknown {
   if (Array.isArray(node)) return node.map((item) => forOpenapiTypescript(item));
   if (typeof node !== "object" || node === null) return node;
   const out: Record<string, unknown> = Object.fromEntries(
-    Object.entries(node)
+    Object.entries(inPropertyMap ? node : typedShape(node))
       .filter(([key]) => inPropertyMap || (key !== "discriminator" && key !== "readOnly"))
       .map(([key, value]) => [
         key,

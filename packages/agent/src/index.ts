@@ -4,7 +4,7 @@
  * (LLM, tools, confirmation, condensation, restart recovery), producing the events OpenHands
  * produces, behind a small host interface ({@link ConversationHost}) that a server implements.
  */
-export { AgentRuntime, type AgentRuntimeOptions } from "./agent/runtime.js";
+export { AgentRuntime, NoSandboxError, type AgentRuntimeOptions } from "./agent/runtime.js";
 export { AgentConversation, ConversationAlreadyRunningError, ConversationClosedError } from "./agent/conversation.js";
 export { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "./host.js";
 export { classifyError } from "./errors/classify.js";
@@ -40,6 +40,7 @@ export {
   type SandboxRequest,
   type SandboxedCommand,
 } from "./sandbox/sandbox.js";
+export { runOneShot, type OneShotCommand, type OneShotResult } from "./sandbox/one-shot.js";
 export { ForkServer, SANDBOX_NICE, type ProcessSpawner, type SpawnedProcess } from "./sandbox/fork-server.js";
 export { watchProcessMemory, type ProcessMemoryWatch, type ProcessMemoryWatchOptions } from "./sandbox/process-memory.js";
 export { openSandboxCgroups, SANDBOX_CPU_WEIGHT, type SandboxCgroup, type SandboxCgroupOptions, type SandboxCgroups } from "./sandbox/cgroups.js";

@@ -28,6 +28,16 @@ describe("ForkServer", () => {
     expect(await err).toBe("err\n");
   });
 
+  it("ends a process's input when its stdin is ended", async () => {
+    server = new ForkServer();
+    const child = await server.spawn(command("cat; echo done"));
+    const [status, out] = [exit(child), text(child.stdout)];
+    child.stdin.write("typed\n");
+    child.stdin.end();
+    expect(await status).toEqual([0, null]);
+    expect(await out).toBe("typed\ndone\n");
+  });
+
   it("passes a flood of output whole, reading only as fast as it is taken, output after the exit included", async () => {
     server = new ForkServer();
     // Output still in flight when the process exits must arrive (and be acknowledged) all the same.

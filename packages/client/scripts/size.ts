@@ -11,7 +11,8 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
-export const BUDGET_BYTES = 8 * 1024;
+/** One method per operation of the spec: 9 kB holds the interface's, the agent server's and room for more. */
+export const BUDGET_BYTES = 9 * 1024;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface SizeReport {

@@ -3,7 +3,7 @@
  * `paths`. Platform-neutral; the entries (`index.ts` for browsers and bundlers, `node.ts` for Node)
  * add what only their platform has through `Platform`.
  */
-import type { paths } from "@acs-toolkit/schema";
+import type { ConversationCreateRequest, ConversationCreateResponse, ConversationInfo, paths, StartConversationRequest } from "@acs-toolkit/schema";
 import type { ValidateOptions } from "./validator-types.js";
 import type { Client } from "openapi-fetch";
 import { appendEventBatch } from "./append-batch.js";
@@ -11,13 +11,14 @@ import { checkEvents } from "./check-events.js";
 import { AbortError, InvalidResponseError } from "./errors.js";
 import type { ReadPath, UploadFiles, UploadInput } from "./files.js";
 import { asMessage, createLive, type LiveSocket, type OpenSocket, type SubscribeOptions, type Subscription, type UserMessage } from "./live.js";
-import { agentMethods, conversationMethods, fileMethods, serverMethods, settingsMethods } from "./methods.js";
+import { agentMethods, conversationMethods, eventReadMethods, fileMethods, serverMethods, settingsMethods, webUiMethods } from "./methods.js";
 import { conversationParams, createCall, createRaw, readKey, requestInit } from "./request.js";
 import type {
   CallOptions,
   CountEventsQuery,
   EventFilters,
   OperationBody,
+  OperationQuery,
   OperationResult,
   SearchEventsQuery,
   SearchedEvent,
@@ -69,17 +70,56 @@ export interface AcsClient<Upload = UploadInput> {
   /** How many events a search with the same filters would list (extension). */
   countEvents(conversationId: string, filters?: CountEventsQuery, options?: CallOptions): Promise<OperationResult<"countEvents">>;
   /** Create (start) a conversation; `replay_json` loads a recorded trajectory. */
-  createConversation(request?: OperationBody<"createConversation">, options?: CallOptions): Promise<OperationResult<"createConversation">>;
+  createConversation(request?: ConversationCreateRequest, options?: CallOptions): Promise<ConversationCreateResponse>;
+  /**
+   * Start a conversation with the agent server's request (`workspace` and one of `agent`,
+   * `agent_settings`, `agent_profile_id`; extension): its ConversationInfo, of the conversation
+   * `conversation_id` names when it exists already.
+   */
+  createConversation(request: StartConversationRequest, options?: CallOptions): Promise<ConversationInfo>;
   /** Several conversations by id, 1 to 100, in order; `null` for an id no conversation has (extension). */
   batchGetConversations(ids: readonly string[], options?: CallOptions): Promise<OperationResult<"batchGetConversations">>;
   /** A conversation's status, times and event count (extension). */
   getConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"getConversation">>;
+  /**
+   * One page of conversations (extension, the agent server's search): `sort_order` (default
+   * CREATED_AT_DESC), a `status` filter on `execution_status`, `limit` 1 to 100; pass the page's
+   * `next_page_id` as `page_id` for the next one. An `ApiError` 422 names a `page_id` no
+   * conversation has (deleted since): start again without it.
+   */
+  searchConversations(query?: OperationQuery<"searchConversations">, options?: CallOptions): Promise<OperationResult<"searchConversations">>;
+  /** How many conversations there are, or how many have the `execution_status` `status` (extension). */
+  countConversations(query?: OperationQuery<"countConversations">, options?: CallOptions): Promise<OperationResult<"countConversations">>;
+  /** Delete a conversation for good: its events, files and live connections go too (extension); `ApiError` 404 for an unknown one. */
+  deleteConversation(conversationId: string, options?: CallOptions): Promise<OperationResult<"deleteConversation">>;
+  /** Set a conversation's title and tags (the tags given replace all of them; absent or null: kept) (extension). */
+  updateConversation(conversationId: string, request: OperationBody<"updateConversation">, options?: CallOptions): Promise<OperationResult<"updateConversation">>;
   /** Store the user's settings. */
   storeSettings(settings: OperationBody<"storeSettings">, options?: CallOptions): Promise<OperationResult<"storeSettings">>;
-  /** The stored settings, secrets blanked (extension); an `ApiError` 404 when none are stored. */
+  /**
+   * The stored settings, secrets blanked (extension): the flat fields and the agent server's
+   * `agent_settings`, `conversation_settings` and `misc_settings` of the same document; the
+   * defaults when nothing is stored.
+   */
   getSettings(options?: CallOptions): Promise<OperationResult<"getSettings">>;
   /** Store git-provider tokens. */
   addGitProviders(request: OperationBody<"addGitProviders">, options?: CallOptions): Promise<OperationResult<"addGitProviders">>;
+  /**
+   * Merge diffs into the stored settings, as the agent server's `PATCH /api/settings` (extension):
+   * `{ agent_settings_diff: { llm: { model, api_key } } }` sets the LLM the agent runs with. Answers
+   * the settings after the change; an `ApiError` 400 when the request has nothing to change.
+   */
+  updateSettings(request: OperationBody<"updateSettings">, options?: CallOptions): Promise<OperationResult<"updateSettings">>;
+  /** The form of the agent settings the server supports, as the SDK's `SettingsSchema` (extension). */
+  getAgentSettingsSchema(options?: CallOptions): Promise<OperationResult<"getAgentSettingsSchema">>;
+  /** The form of the conversation settings, as the SDK's `SettingsSchema` (extension). */
+  getConversationSettingsSchema(options?: CallOptions): Promise<OperationResult<"getConversationSettingsSchema">>;
+  /** The LLM profiles and the active one: the stored LLM as `default`, or none (extension). */
+  listLlmProfiles(options?: CallOptions): Promise<OperationResult<"listLlmProfiles">>;
+  /** The agent profiles: none on the reference server (extension). */
+  listAgentProfiles(options?: CallOptions): Promise<OperationResult<"listAgentProfiles">>;
+  /** The custom secrets' names and descriptions, never their values (extension). */
+  listSecrets(options?: CallOptions): Promise<OperationResult<"listSecrets">>;
   /** Upload files into a conversation: each becomes one part of the multipart field `files`. */
   uploadFiles(conversationId: string, files: UploadFiles<Upload>, options?: CallOptions): Promise<OperationResult<"uploadFiles">>;
   /** An uploaded file's bytes (extension); `fileName` is the last segment of a `file_urls` entry. */
@@ -147,6 +187,35 @@ export interface AcsClient<Upload = UploadInput> {
   getAsyncApiDocument(options?: CallOptions): Promise<OperationResult<"getAsyncApiDocument">>;
   /** The HTML of the server's API reference page (extension). */
   getApiReference(options?: CallOptions): Promise<OperationResult<"getApiReference">>;
+  /** One event of a conversation by id, as stored (extension); an `ApiError` 404 when it has none. */
+  getEvent(conversationId: string, eventId: string, options?: CallOptions): Promise<OperationResult<"getEvent">>;
+  /** Several events of a conversation by id, 1 to 100, in order; `null` for an id it has no event with (extension). */
+  batchGetEvents(conversationId: string, eventIds: readonly string[], options?: CallOptions): Promise<OperationResult<"batchGetEvents">>;
+  /** The saved workspace folders of the web UI's picker: none on this server (extension). */
+  listWorkspaces(options?: CallOptions): Promise<OperationResult<"listWorkspaces">>;
+  /** The folder that holds the conversations' workspaces, `home` (extension). */
+  getHomeDirectory(options?: CallOptions): Promise<OperationResult<"getHomeDirectory">>;
+  /** The stored LLM provider connections: none on this server (extension). */
+  listProviderConnections(options?: CallOptions): Promise<OperationResult<"listProviderConnections">>;
+  /** The installed Canvas extensions of the web UI: none on this server (extension). */
+  listInstalledCanvasExtensions(options?: CallOptions): Promise<OperationResult<"listInstalledCanvasExtensions">>;
+  /** The installed agent plugins: none on this server (extension). */
+  listInstalledPlugins(options?: CallOptions): Promise<OperationResult<"listInstalledPlugins">>;
+  /** The skills an agent would load from the sources asked for (extension). */
+  loadSkills(request?: OperationBody<"loadSkills">, options?: CallOptions): Promise<OperationResult<"loadSkills">>;
+  /** Starts a session for the workspace's static files (extension): the agent server sets a cookie; this server answers 204 and sets none. */
+  createWorkspaceSession(options?: CallOptions): Promise<void>;
+  /**
+   * Runs a command in the sandbox of the conversation whose workspace holds `request.cwd` and
+   * resolves with its BashOutput once it has ended (extension): `exit_code` is the command's, or -1
+   * when it timed out or could not run (`stderr` then says why: a `cwd` outside every workspace, no
+   * sandbox, a server that runs no commands). An `ApiError` 422 for a bad request.
+   *
+   * @example
+   * const { home } = await client.getHomeDirectory();
+   * const { exit_code, stdout } = await client.executeBashCommand({ command: "git status --short", cwd: `${home}/${conversationId}`, timeout: 10 });
+   */
+  executeBashCommand(request: OperationBody<"executeBashCommand">, options?: CallOptions): Promise<OperationResult<"executeBashCommand">>;
   /**
    * The underlying openapi-fetch client, typed by `paths`, with the key and headers installed: for
    * anything the methods do not cover. Its calls return `{ data, error, response }` and do not throw
@@ -266,6 +335,8 @@ export function createClientFor<Upload>(options: ClientOptions, platform: Platfo
 
     ...agentMethods(raw, call),
     ...serverMethods(raw, call),
+    ...eventReadMethods(raw, call),
+    ...webUiMethods(raw, call),
   };
   return client;
 }

@@ -13,7 +13,10 @@ import type { OperationBody } from "./types.js";
 type Raw = Client<paths>;
 
 /** Creating conversations and reading them. */
-export const conversationMethods = (raw: Raw, call: Call): Pick<AcsClient, "createConversation" | "batchGetConversations" | "getConversation"> => ({
+export const conversationMethods = (
+  raw: Raw,
+  call: Call,
+): Pick<AcsClient, "createConversation" | "batchGetConversations" | "getConversation" | "searchConversations" | "countConversations" | "deleteConversation" | "updateConversation"> => ({
   createConversation(request = {}, options) {
     return call("createConversation", options, () => raw.POST("/api/conversations", { body: request, ...requestInit(options) }));
   },
@@ -27,10 +30,36 @@ export const conversationMethods = (raw: Raw, call: Call): Pick<AcsClient, "crea
       raw.GET("/api/conversations/{conversation_id}", { params: conversationParams(conversationId), ...requestInit(options) }),
     );
   },
+
+  searchConversations(query = {}, options) {
+    return call("searchConversations", options, () => raw.GET("/api/conversations/search", { params: { query }, ...requestInit(options) }));
+  },
+
+  countConversations(query = {}, options) {
+    return call("countConversations", options, () => raw.GET("/api/conversations/count", { params: { query }, ...requestInit(options) }));
+  },
+
+  deleteConversation(conversationId, options) {
+    return call("deleteConversation", options, () =>
+      raw.DELETE("/api/conversations/{conversation_id}", { params: conversationParams(conversationId), ...requestInit(options) }),
+    );
+  },
+
+  updateConversation(conversationId, request, options) {
+    return call("updateConversation", options, () =>
+      raw.PATCH("/api/conversations/{conversation_id}", { params: conversationParams(conversationId), body: request, ...requestInit(options) }),
+    );
+  },
 });
 
 /** The user's settings and git-provider tokens. */
-export const settingsMethods = (raw: Raw, call: Call): Pick<AcsClient, "storeSettings" | "getSettings" | "addGitProviders"> => ({
+export const settingsMethods = (
+  raw: Raw,
+  call: Call,
+): Pick<
+  AcsClient,
+  "storeSettings" | "getSettings" | "addGitProviders" | "updateSettings" | "getAgentSettingsSchema" | "getConversationSettingsSchema" | "listLlmProfiles" | "listAgentProfiles" | "listSecrets"
+> => ({
   storeSettings(settings, options) {
     return call("storeSettings", options, () => raw.POST("/api/settings", { body: settings, ...requestInit(options) }));
   },
@@ -41,6 +70,30 @@ export const settingsMethods = (raw: Raw, call: Call): Pick<AcsClient, "storeSet
 
   addGitProviders(request, options) {
     return call("addGitProviders", options, () => raw.POST("/api/add-git-providers", { body: request, ...requestInit(options) }));
+  },
+
+  updateSettings(request, options) {
+    return call("updateSettings", options, () => raw.PATCH("/api/settings", { body: request, ...requestInit(options) }));
+  },
+
+  getAgentSettingsSchema(options) {
+    return call("getAgentSettingsSchema", options, () => raw.GET("/api/settings/agent-schema", requestInit(options)));
+  },
+
+  getConversationSettingsSchema(options) {
+    return call("getConversationSettingsSchema", options, () => raw.GET("/api/settings/conversation-schema", requestInit(options)));
+  },
+
+  listLlmProfiles(options) {
+    return call("listLlmProfiles", options, () => raw.GET("/api/profiles", requestInit(options)));
+  },
+
+  listAgentProfiles(options) {
+    return call("listAgentProfiles", options, () => raw.GET("/api/agent-profiles", requestInit(options)));
+  },
+
+  listSecrets(options) {
+    return call("listSecrets", options, () => raw.GET("/api/settings/secrets", requestInit(options)));
   },
 });
 
@@ -148,5 +201,63 @@ export const serverMethods = (
 
   getApiReference(options) {
     return call("getApiReference", options, () => raw.GET("/docs", { parseAs: "text", ...requestInit(options) }));
+  },
+});
+
+/** A conversation's events by id (the agent server's reads by id). */
+export const eventReadMethods = (raw: Raw, call: Call): Pick<AcsClient, "getEvent" | "batchGetEvents"> => ({
+  getEvent(conversationId, eventId, options) {
+    return call("getEvent", options, () =>
+      raw.GET("/api/conversations/{conversation_id}/events/{event_id}", { params: { path: { conversation_id: conversationId, event_id: eventId } }, ...requestInit(options) }),
+    );
+  },
+
+  // As `event_ids` query parameters: fetch cannot send the body of a GET, which the agent server reads.
+  batchGetEvents(conversationId, eventIds, options) {
+    return call("batchGetEvents", options, () =>
+      raw.GET("/api/conversations/{conversation_id}/events", { params: { ...conversationParams(conversationId), query: { event_ids: [...eventIds] } }, ...requestInit(options) }),
+    );
+  },
+});
+
+/** What OpenHands' web UI reads when it loads: the server's workspace folder, skills, and its empty lists. */
+export const webUiMethods = (
+  raw: Raw,
+  call: Call,
+): Pick<AcsClient, "listWorkspaces" | "getHomeDirectory" | "listProviderConnections" | "listInstalledCanvasExtensions" | "listInstalledPlugins" | "loadSkills" | "createWorkspaceSession" | "executeBashCommand"> => ({
+  listWorkspaces(options) {
+    return call("listWorkspaces", options, () => raw.GET("/api/workspaces", requestInit(options)));
+  },
+
+  getHomeDirectory(options) {
+    return call("getHomeDirectory", options, () => raw.GET("/api/file/home", requestInit(options)));
+  },
+
+  listProviderConnections(options) {
+    return call("listProviderConnections", options, () => raw.GET("/api/llm/provider-connections", requestInit(options)));
+  },
+
+  listInstalledPlugins(options) {
+    return call("listInstalledPlugins", options, () => raw.GET("/api/plugins/installed", requestInit(options)));
+  },
+
+  listInstalledCanvasExtensions(options) {
+    return call("listInstalledCanvasExtensions", options, () => raw.GET("/api/canvas-extensions/installed", requestInit(options)));
+  },
+
+  loadSkills(request = {}, options) {
+    return call("loadSkills", options, () => raw.POST("/api/skills", { body: request, ...requestInit(options) }));
+  },
+
+  // The answer is a 204 without a body, which `call` would take for a missing one.
+  async createWorkspaceSession(options) {
+    await call<"createWorkspaceSession", null>("createWorkspaceSession", options, async () => {
+      const result = await raw.POST("/api/auth/workspace-session", requestInit(options));
+      return result.response.ok ? { ...result, data: null } : result;
+    });
+  },
+
+  executeBashCommand(request, options) {
+    return call("executeBashCommand", options, () => raw.POST("/api/bash/execute_bash_command", { body: request, ...requestInit(options) }));
   },
 });

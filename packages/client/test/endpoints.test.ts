@@ -140,6 +140,84 @@ describe("the server's extensions", () => {
     expect(isApiError(invalid, "batchGetConversations") && invalid.status).toBe(422);
   });
 
+  it("getEvent and batchGetEvents", async () => {
+    const [first, second] = [events[0]!, events[1]!];
+    expect(await client.getEvent(conversationId, first.id)).toEqual(first);
+    const unknown = randomUUID();
+    const missing = await rejection(client.getEvent(conversationId, unknown));
+    expect(isApiError(missing, "getEvent") && [missing.status, missing.body]).toEqual([404, { detail: `Event not found: ${unknown}` }]);
+    const invalid = await rejection(client.getEvent(conversationId, "nope"));
+    expect(isApiError(invalid, "getEvent") && invalid.detail?.[0]?.loc).toEqual(["path", "event_id"]);
+    const batch = await client.batchGetEvents(conversationId, [second.id, unknown, first.id]);
+    expect(batch.map((event) => event?.id ?? null)).toEqual([second.id, null, first.id]);
+    const badBatch = await rejection(client.batchGetEvents(conversationId, [first.id, "nope"]));
+    expect(isApiError(badBatch, "batchGetEvents") && badBatch.detail?.[0]?.loc).toEqual(["query", "event_ids", 1]);
+  });
+
+  it("createConversation takes the agent server's StartConversationRequest and answers its ConversationInfo", async () => {
+    const conversationId = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    const request = { workspace: { working_dir: "/workspace/project" }, agent_settings: { agent_kind: "openhands" }, conversation_id: conversationId, tags: { ui: "canvas" } };
+    expect(await client.createConversation(request)).toMatchObject({ id: conversationId, execution_status: "idle", tags: { ui: "canvas" } });
+    expect(await client.createConversation(request)).toMatchObject({ id: conversationId });
+    const invalid = await rejection(client.createConversation({ workspace: {} as { working_dir: string }, agent_settings: {} }));
+    expect(isApiError(invalid, "createConversation") && invalid.detail?.[0]?.loc).toEqual(["body", "workspace", "working_dir"]);
+  });
+
+  it("the routes OpenHands' web UI reads on load", async () => {
+    expect(await client.listWorkspaces()).toEqual({ workspaces: [], workspaceParents: [] });
+    expect(await client.getHomeDirectory()).toEqual({ home: expect.stringMatching(/^\/.*uploads$/), favorites: [], locations: [] });
+    expect(await client.listProviderConnections()).toEqual([]);
+    expect(await client.listInstalledCanvasExtensions()).toEqual({ canvas_extensions: [] });
+    expect(await client.listInstalledPlugins()).toEqual({ plugins: [] });
+    expect(await client.listSecrets()).toEqual({ secrets: [] });
+    expect(await client.loadSkills({ load_public: false, project_dir: "workspace/project" })).toMatchObject({ skills: [] });
+    await expect(client.createWorkspaceSession()).resolves.toBeUndefined();
+    const invalid = await rejection(client.loadSkills({ load_user: "yes" as unknown as boolean }));
+    expect(isApiError(invalid, "loadSkills") && invalid.status).toBe(422);
+  });
+
+  it("executeBashCommand: a server without the agent runtime runs nothing and says so", async () => {
+    const { home } = await client.getHomeDirectory();
+    const output = await client.executeBashCommand({ command: "git status", cwd: `${home}/${conversationId}`, timeout: 10 });
+    expect(output).toMatchObject({ kind: "BashOutput", order: 0, exit_code: -1, stdout: null, stderr: expect.stringMatching(/^Error executing command: no command runs here/) });
+    const invalid = await rejection(client.executeBashCommand({ command: "true", timeout: 0 }));
+    expect(isApiError(invalid, "executeBashCommand") && invalid.detail?.[0]?.loc).toEqual(["body", "timeout"]);
+  });
+
+  it("updateSettings, the settings schemas and the profiles", async () => {
+    const settings = await client.updateSettings({ agent_settings_diff: { llm: { model: "openai/gpt-4o", api_key: "sk-client-test" } }, misc_settings_diff: { app_preferences: { user_consents_to_analytics: false } } });
+    expect(settings).toMatchObject({ llm_model: "openai/gpt-4o", llm_api_key_set: true, agent_settings: { llm: { api_key: "**********" } }, user_consents_to_analytics: false });
+    expect(JSON.stringify(settings)).not.toContain("sk-client-test");
+    expect(await client.listLlmProfiles()).toMatchObject({ profiles: [{ name: "default", model: "openai/gpt-4o", api_key_set: true }], active_profile: "default" });
+    expect(await client.listAgentProfiles()).toEqual({ profiles: [], active_agent_profile_id: null });
+    expect((await client.getAgentSettingsSchema()).sections.map((section) => section.key)).toEqual(["llm"]);
+    expect((await client.getConversationSettingsSchema()).model_name).toBe("ConversationSettings");
+    const nothing = await rejection(client.updateSettings({}));
+    if (!isApiError(nothing, "updateSettings") || !nothing.is(400)) throw nothing;
+    const invalid = await rejection(client.updateSettings({ conversation_settings_diff: { max_iterations: 0 } }));
+    if (!isApiError(invalid, "updateSettings") || !invalid.is(422)) throw invalid;
+    expect(invalid.body.detail?.[0]?.loc).toEqual(["body", "conversation_settings_diff", "max_iterations"]);
+  });
+
+  it("searchConversations, countConversations, updateConversation and deleteConversation", async () => {
+    const { conversation_id: id } = await client.createConversation({ initial_user_msg: "to delete" });
+    expect(await client.updateConversation(id, { title: "Short-lived", tags: { kind: "test" } })).toEqual({ success: true });
+    const page = await client.searchConversations({ sort_order: "UPDATED_AT_DESC", limit: 1 });
+    expect(page.items.map((info) => [info.id, info.title, info.tags])).toEqual([[id, "Short-lived", { kind: "test" }]]);
+    expect(page.next_page_id).toMatch(/^[0-9a-f]{32}$/);
+    const next = await client.searchConversations({ sort_order: "UPDATED_AT_DESC", limit: 1, page_id: page.next_page_id! });
+    expect(next.items[0]?.id).not.toBe(id);
+    const count = await client.countConversations();
+    expect(count).toBeGreaterThanOrEqual(2);
+    expect(await client.countConversations({ status: "idle" })).toBeLessThanOrEqual(count);
+    expect(await client.deleteConversation(id)).toEqual({ success: true });
+    expect(await client.countConversations()).toBe(count - 1);
+    const gone = await rejection(client.deleteConversation(id));
+    expect(isApiError(gone, "deleteConversation") && gone.status).toBe(404);
+    const invalid = await rejection(client.updateConversation(conversationId, { title: "" }));
+    expect(isApiError(invalid, "updateConversation") && invalid.status).toBe(422);
+  });
+
   it("getHealth, getOpenApiDocument, getAsyncApiDocument and getApiReference", async () => {
     expect(await client.getHealth()).toMatchObject({ status: "ok", store: "sqlite" });
     const document = (await client.getOpenApiDocument()) as { openapi?: string; paths?: Record<string, unknown> };
@@ -248,12 +326,12 @@ describe("errors", () => {
     expect(unknownFile).toMatchObject({ status: 404, body: { detail: "File not found: nothing.txt" } });
   });
 
-  it("404: no settings stored yet", async () => {
+  it("getSettings on a fresh server: the defaults, not an error", async () => {
     const fresh = await startReferenceServer();
     try {
-      const error = await rejection(createClient({ baseUrl: fresh.url, apiKey: KEY }).getSettings());
-      if (!isApiError(error, "getSettings") || !error.is(404)) throw error;
-      expect(error.body.detail).toMatch(/not found/i);
+      const freshClient = createClient({ baseUrl: fresh.url, apiKey: KEY });
+      expect(await freshClient.getSettings()).toMatchObject({ llm_model: null, llm_api_key_set: false, llm_api_key_is_set: false, conversation_settings: { max_iterations: 500 } });
+      expect(await freshClient.listLlmProfiles()).toEqual({ profiles: [], active_profile: null });
     } finally {
       await fresh.close();
     }

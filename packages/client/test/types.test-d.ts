@@ -34,13 +34,23 @@ describe("results are typed per operation", () => {
     expectTypeOf(client.searchEvents(id)).resolves.toEqualTypeOf<Schemas["EventPage"]>();
     expectTypeOf(client.countEvents(id)).resolves.toEqualTypeOf<number>();
     expectTypeOf(client.createConversation()).resolves.toEqualTypeOf<Schemas["ConversationCreateResponse"]>();
+    expectTypeOf(client.createConversation({ workspace: { working_dir: "/w" }, agent_settings: {} })).resolves.toEqualTypeOf<Schemas["ConversationInfo"]>();
     expectTypeOf(client.getConversation(id)).resolves.toEqualTypeOf<Schemas["ConversationInfo"]>();
+    expectTypeOf(client.searchConversations()).resolves.toEqualTypeOf<Schemas["ConversationPage"]>();
+    expectTypeOf(client.countConversations({ status: "idle" })).resolves.toEqualTypeOf<number>();
+    expectTypeOf(client.deleteConversation(id)).resolves.toEqualTypeOf<Schemas["Success"]>();
+    expectTypeOf(client.updateConversation(id, { title: "t", tags: { a: "b" } })).resolves.toEqualTypeOf<Schemas["Success"]>();
     expectTypeOf(client.storeSettings({})).resolves.toEqualTypeOf<Schemas["MessageResponse"]>();
-    expectTypeOf(client.getSettings()).resolves.toEqualTypeOf<Schemas["SettingsView"]>();
+    expectTypeOf(client.getSettings()).resolves.toEqualTypeOf<Schemas["AccountSettingsView"]>();
     expectTypeOf(client.addGitProviders({})).resolves.toEqualTypeOf<Schemas["MessageResponse"]>();
+    expectTypeOf(client.updateSettings({ misc_settings_diff: {} })).resolves.toEqualTypeOf<Schemas["AccountSettingsView"]>();
+    expectTypeOf(client.getAgentSettingsSchema()).resolves.toEqualTypeOf<Schemas["AgentSettingsSchema"]>();
+    expectTypeOf(client.listLlmProfiles()).resolves.toEqualTypeOf<Schemas["ProfileListResponse"]>();
+    expectTypeOf(client.listAgentProfiles()).resolves.toEqualTypeOf<Schemas["AgentProfileListResponse"]>();
     expectTypeOf(client.uploadFiles(id, [])).resolves.toEqualTypeOf<Schemas["UploadResponse"]>();
     expectTypeOf(client.getHealth()).resolves.toEqualTypeOf<Schemas["Health"]>();
     expectTypeOf(client.getApiReference()).resolves.toEqualTypeOf<string>();
+    expectTypeOf(client.executeBashCommand({ command: "git status", cwd: null, timeout: 10 })).resolves.toEqualTypeOf<Schemas["BashOutput"]>();
     // The spec's binary (a string schema) arrives as the bytes.
     expectTypeOf(client.downloadFile(id, "report.csv")).resolves.toEqualTypeOf<Blob>();
   });
@@ -61,7 +71,8 @@ describe("errors are typed per operation", () => {
   test("the documented statuses", () => {
     expectTypeOf<ErrorStatus<"searchEvents">>().toEqualTypeOf<401 | 404 | 422 | 503>();
     expectTypeOf<ErrorStatus<"createConversation">>().toEqualTypeOf<401 | 409 | 413 | 422 | 503 | 507>();
-    expectTypeOf<ErrorStatus<"getSettings">>().toEqualTypeOf<401 | 404 | 503>();
+    expectTypeOf<ErrorStatus<"getSettings">>().toEqualTypeOf<401 | 503>();
+    expectTypeOf<ErrorStatus<"updateSettings">>().toEqualTypeOf<400 | 401 | 404 | 413 | 422 | 503 | 507>();
     expectTypeOf<ErrorStatus<"getHealth">>().toEqualTypeOf<503>();
   });
 

@@ -1,8 +1,8 @@
 /**
  * @openhands/typescript-client (pinned 1.39.0) driving the agent: the reference server with its agent
  * runtime (`--runtime agent`) and the agent test kit's scripted OpenAI-compatible LLM. The client's
- * own calls: start from an existing id, send a message, run, pause, respond to a confirmation,
- * execution status, stats.
+ * own calls: start (its StartConversationRequest, or an existing id), send a message, run, pause,
+ * respond to a confirmation, execution status, stats, the title, search, count and delete.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { openAiLlmFactory } from "@acs-toolkit/agent";
 import { ScriptedLlmServer, checkTrajectory, gate } from "@acs-toolkit/agent/test-kit";
 import { createLogger, parseConfig, startServer, type RunningServer } from "@acs-toolkit/server";
 import { ConversationExecutionStatus, RemoteConversation, RemoteWorkspace, type Agent } from "@openhands/typescript-client";
+import { ConversationClient } from "@openhands/typescript-client/clients";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { call, listing, type Target } from "./support.js";
 
@@ -97,4 +98,44 @@ it("sendConfirmationResponse approves and rejects held actions", async () => {
   expect(events.at(-1)).toMatchObject({ kind: "UserRejectObservation", rejection_reason: "No second thought." });
   const report = checkTrajectory(events);
   expect(report.errors, report.errors.join("\n")).toEqual([]);
+});
+
+it("a whole lifecycle through the agent server's routes: start, send, run, pause, events, title, search, count, delete", async () => {
+  await call(target, "POST", "/api/settings", { llm_model: "openai/gpt-4o", llm_api_key: "sk-compat", llm_base_url: llm.url, enable_default_condenser: false });
+  const asked = llm.requests.length; // the LLM's requests of the tests before
+  const workspace = new RemoteWorkspace({ host: target.url, workingDir: "/workspace/project", apiKey: KEY });
+  // The client's own start: a StartConversationRequest with the agent, its workspace and the first message.
+  const conversation = new RemoteConversation({ kind: "Agent", llm: { model: "openai/gpt-4o" } } as unknown as Agent, workspace);
+  await conversation.start({ initialMessage: "Say hello" }); // its initial message has no run: recorded, not run
+  const id = conversation.id;
+  expect(await statusOf(conversation)).toBe(ConversationExecutionStatus.IDLE);
+  expect(llm.requests).toHaveLength(asked);
+
+  const held = gate();
+  llm.play({ hold: held.promise, toolCalls: [{ name: "think", arguments: { thought: "first" } }] }, { text: "Hello from the lifecycle." });
+  await conversation.run();
+  await vi.waitFor(() => expect(llm.requests).toHaveLength(asked + 1), { timeout: 10_000, interval: 10 });
+  const pausing = conversation.pause();
+  held.open();
+  await pausing;
+  expect(await statusOf(conversation)).toBe(ConversationExecutionStatus.PAUSED);
+  await conversation.sendMessage("Go on");
+  await conversation.run();
+  await vi.waitFor(async () => expect(await statusOf(conversation)).toBe(ConversationExecutionStatus.FINISHED), { timeout: 10_000, interval: 20 });
+
+  const events = await listing(target, id);
+  const messages = events.filter((event) => event.kind === "MessageEvent").map((event) => JSON.stringify(event));
+  expect(messages.join("\n")).toContain("Say hello");
+  expect(messages.join("\n")).toContain("Hello from the lifecycle.");
+  const report = checkTrajectory(events);
+  expect(report.errors, report.errors.join("\n")).toEqual([]);
+
+  await conversation.setTitle("The lifecycle");
+  const client = new ConversationClient({ host: target.url, apiKey: KEY });
+  const page = await client.searchConversations({ limit: 100 } as never);
+  expect((page as unknown as { items: Array<{ id: string; title: string | null }> }).items).toContainEqual(expect.objectContaining({ id, title: "The lifecycle" }));
+  const before = await client.countConversations();
+  await client.deleteConversation(id);
+  expect(await client.countConversations()).toBe(before - 1);
+  await expect(conversation.state.refresh()).rejects.toMatchObject({ status: 404 });
 });

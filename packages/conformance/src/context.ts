@@ -253,11 +253,8 @@ export class CheckContext {
         return missing(await this.request("GET", `/api/conversations/${(await this.main()).id}/events/count`), "countEvents (extension)");
       case "getHealth":
         return missing(await this.request("GET", "/health"), "getHealth (extension)");
-      case "getSettings": {
-        const reply = await this.request("GET", "/api/settings");
-        // 404 is documented ("no settings are stored yet"); a route that does not exist says "Not Found".
-        return reply.status === 404 && typeof reply.json?.detail === "string" && reply.json.detail !== "Not Found" ? undefined : missing(reply, "getSettings (extension)");
-      }
+      case "getSettings":
+        return missing(await this.request("GET", "/api/settings"), "getSettings (extension)");
       case "downloadFile": {
         const conversation = await this.createConversation({});
         const upload = await this.upload(conversation, [["probe.txt", Buffer.from("probe")]]);

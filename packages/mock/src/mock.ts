@@ -57,6 +57,8 @@ export async function startMock(options: MockOptions = {}): Promise<RunningMock>
     keys: world.keys,
     publicRead: world.publicRead,
     log: world.log,
+    // The bash-events socket answers as the world's execute_bash_command: the mock runs no commands.
+    bashEvents: world.api,
     ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
   });
   const host = options.host ?? "127.0.0.1";

@@ -20,8 +20,8 @@
  * ```
  */
 import type { HttpHandler, WebSocketHandler } from "msw";
-import { browserHttpHandlers } from "./browser/http.js";
-import { browserLiveHandler, liveUrlPattern } from "./browser/live.js";
+import { browserApi, browserHttpHandlers } from "./browser/http.js";
+import { browserBashHandler, browserLiveHandler, liveUrlPattern } from "./browser/live.js";
 import { createBrowserWorld, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
 
 export { createBrowserWorld, BrowserConversations, BrowserBus, BrowserHttpError, BrowserValidationError, type BrowserWorld, type BrowserWorldOptions } from "./browser/world.js";
@@ -40,7 +40,7 @@ export interface BrowserMockHandlersOptions extends BrowserWorldOptions {
 
 /** The handlers and the world behind them. */
 export interface BrowserMockHandlers {
-  /** Pass them to `setupWorker(...handlers)` (or `worker.use(...)`): HTTP and the live channel. */
+  /** Pass them to `setupWorker(...handlers)` (or `worker.use(...)`): HTTP, the live channel and the bash-events socket. */
   handlers: Array<HttpHandler | WebSocketHandler>;
   /** The world: scenarios (`world.scenarios[i].conversationId`), store, conversations (`record` pushes to live clients). */
   world: BrowserWorld;
@@ -63,5 +63,6 @@ export async function createBrowserMockHandlers(options: BrowserMockHandlersOpti
     throw error;
   }
   const base = options.baseUrl ?? "*";
-  return { handlers: [...browserHttpHandlers(world, base), browserLiveHandler(world, base)], world, close: () => world.close() };
+  const api = browserApi(world);
+  return { handlers: [...browserHttpHandlers(world, base, api), browserLiveHandler(world, base), browserBashHandler(api, base)], world, close: () => world.close() };
 }

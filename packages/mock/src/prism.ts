@@ -1,13 +1,14 @@
 /**
  * The parts of Prism the front uses, loaded for a fast start: the router, the security and request
  * validators (prism-http's own modules, composed by prism-core's factory, without its logger), the operations of the
- * bundled spec (Prism's transformation, cached at build time in `dist/prism-operations.json` and
+ * bundled spec (Prism's transformation, cached at build time in `dist/prism-operations.json.gz` and
  * recomputed when the spec changed), and the mocker, loaded on first use (it brings the data
  * generators, about a second of loading that a start should not pay for).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { gunzipSync } from "node:zlib";
 import type { factory, IPrism, IPrismDiagnostic } from "@stoplight/prism-core";
 import type { IHttpConfig, IHttpRequest, IHttpResponse } from "@stoplight/prism-http";
 import type { IHttpOperation } from "@stoplight/types";
@@ -35,10 +36,10 @@ export function specHash(): string {
 }
 
 /** Prism's operations of the bundled spec: from the build-time cache when it matches the spec. */
-export async function loadOperations(cacheFile: URL | undefined = new URL("./prism-operations.json", import.meta.url)): Promise<IHttpOperation[]> {
+export async function loadOperations(cacheFile: URL | undefined = new URL("./prism-operations.json.gz", import.meta.url)): Promise<IHttpOperation[]> {
   if (cacheFile) {
     try {
-      const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { specHash: string; operations: IHttpOperation[] };
+      const cached = JSON.parse(gunzipSync(readFileSync(cacheFile)).toString("utf8")) as { specHash: string; operations: IHttpOperation[] };
       if (cached.specHash === specHash()) return cached.operations;
     } catch {
       // No cache (running from sources) or an unreadable one: compute.

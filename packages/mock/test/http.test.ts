@@ -63,6 +63,23 @@ describe("a stateful world", () => {
     expect((await t.call("GET", "/api/settings")).body.provider_tokens_set).toEqual({ github: "github.com" });
   });
 
+  it("the agent server's settings routes answer in its shapes, one document with the flat settings", async () => {
+    const patched = await t.call("PATCH", "/api/settings", { json: { agent_settings_diff: { llm: { model: "openai/gpt-4o", api_key: "sk-mock-patched" } }, misc_settings_diff: { app_preferences: { user_consents_to_analytics: true } } } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ llm_model: "openai/gpt-4o", llm_api_key_set: true, agent_settings: { llm: { model: "openai/gpt-4o", api_key: "**********" } }, user_consents_to_analytics: true });
+    expect(patched.text).not.toContain("sk-mock-patched");
+    expect((await t.call("GET", "/api/settings")).body.misc_settings.app_preferences.user_consents_to_analytics).toBe(true);
+    const nothing = await t.call("PATCH", "/api/settings", { json: {} });
+    expect(nothing.status, nothing.text).toBe(400);
+    const invalid = await t.call("PATCH", "/api/settings", { json: { misc_settings_diff: 5 } });
+    expect(invalid.status, invalid.text).toBe(422);
+    expect(invalid.body.detail[0].loc).toEqual(["body", "misc_settings_diff"]);
+    expect((await t.call("GET", "/api/settings/agent-schema")).body.model_name).toBe("AgentSettings");
+    expect((await t.call("GET", "/api/settings/conversation-schema")).body.model_name).toBe("ConversationSettings");
+    expect((await t.call("GET", "/api/profiles")).body).toMatchObject({ profiles: [{ name: "default", model: "openai/gpt-4o", api_key_set: true }], active_profile: "default" });
+    expect((await t.call("GET", "/api/agent-profiles")).body).toEqual({ profiles: [], active_agent_profile_id: null });
+  });
+
   it("an upload's URL serves the bytes", async () => {
     const bytes = new Uint8Array([0, 1, 2, 255, 254, 10, 13]);
     const form = new FormData();
@@ -204,6 +221,39 @@ describe("frontend comforts", () => {
     const page = await t.call("GET", "/docs", { key: null });
     expect(page.status).toBe(200);
     expect((await t.call("GET", "/docs/assets/swagger-ui.css", { key: null })).status).toBe(200);
+  });
+});
+
+describe("listing, updating and deleting conversations", () => {
+  it("routes /search and /count as themselves, and PATCH and DELETE of a conversation, Prism's 422s with the server's loc", async () => {
+    const before = (await t.call("GET", "/api/conversations/count")).body as number;
+    const created = await t.call("POST", "/api/conversations", { json: { initial_user_msg: "list me" } });
+    const id = created.body.conversation_id as string;
+    const page = await t.call("GET", "/api/conversations/search", { query: { limit: 1, sort_order: "CREATED_AT_DESC" } });
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.items.map((info: { id: string }) => info.id)).toEqual([id]);
+    expect(page.body.next_page_id).toMatch(/^[0-9a-f]{32}$/); // the scenarios' conversations come after it
+    const count = await t.call("GET", "/api/conversations/count");
+    expect(count.status, count.text).toBe(200);
+    expect(count.body).toBe(before + 1);
+    const updated = await t.call("PATCH", `/api/conversations/${id}`, { json: { title: "Listed", tags: { mock: "yes" } } });
+    expect([updated.status, updated.body]).toEqual([200, { success: true }]);
+    expect((await t.call("GET", `/api/conversations/${id}`)).body).toMatchObject({ title: "Listed", tags: { mock: "yes" } });
+    const deleted = await t.call("DELETE", `/api/conversations/${id}`);
+    expect([deleted.status, deleted.body]).toEqual([200, { success: true }]);
+    expect((await t.call("GET", `/api/conversations/${id}`)).status).toBe(404);
+    expect((await t.call("DELETE", `/api/conversations/${id}`)).body).toEqual({ detail: `Conversation not found: ${id}` });
+    expect((await t.call("GET", "/api/conversations/count")).body).toBe(before);
+
+    const badLimit = await t.call("GET", "/api/conversations/search", { query: { limit: 101 } });
+    expect([badLimit.status, badLimit.body.detail[0].loc]).toEqual([422, ["query", "limit"]]);
+    const badStatus = await t.call("GET", "/api/conversations/count", { query: { status: "busy" } });
+    expect([badStatus.status, badStatus.body.detail[0].loc]).toEqual([422, ["query", "status"]]);
+    const badTitle = await t.call("PATCH", `/api/conversations/${happy}`, { json: { title: "x".repeat(201) } });
+    expect([badTitle.status, badTitle.body.detail[0].loc]).toEqual([422, ["body", "title"]]);
+    const badTag = await t.call("PATCH", `/api/conversations/${happy}`, { json: { tags: { Upper: "x" } } });
+    expect([badTag.status, badTag.body.detail[0].loc]).toEqual([422, ["body", "tags", "Upper"]]);
+    expect((await t.call("DELETE", `/api/conversations/${happy}`, { key: null })).status).toBe(401);
   });
 });
 

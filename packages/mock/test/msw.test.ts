@@ -42,6 +42,27 @@ describe("MSW handlers", () => {
     expect(settings).toMatchObject({ llm_api_key: null, llm_api_key_set: true });
   });
 
+  it("answer the agent server's settings routes: PATCH, the schemas, the profiles", async () => {
+    const headers = { "X-Session-API-Key": KEY, "Content-Type": "application/json" };
+    const patched = await json(
+      await fetch(`${BASE}/api/settings`, { method: "PATCH", headers, body: JSON.stringify({ agent_settings_diff: { llm: { model: "openai/gpt-4o", api_key: "sk-msw-secret" } }, misc_settings_diff: { app_preferences: { user_consents_to_analytics: true } } }) }),
+      "updateSettings",
+    );
+    expect(patched).toMatchObject({ llm_model: "openai/gpt-4o", agent_settings: { llm: { api_key: "**********" } }, user_consents_to_analytics: true });
+    expect(JSON.stringify(patched)).not.toContain("sk-msw-secret");
+    const settings = await json(await fetch(`${BASE}/api/settings`, { headers }), "getSettings");
+    expect(settings).toMatchObject({ misc_settings: { app_preferences: { user_consents_to_analytics: true } }, llm_api_key_is_set: true });
+    const nothing = await fetch(`${BASE}/api/settings`, { method: "PATCH", headers, body: "{}" });
+    expect(nothing.status).toBe(400);
+    await json(nothing, "updateSettings");
+    const invalid = await fetch(`${BASE}/api/settings`, { method: "PATCH", headers, body: JSON.stringify({ conversation_settings_diff: { max_iterations: null } }) });
+    expect((await json(invalid, "updateSettings")).detail[0].loc).toEqual(["body", "conversation_settings_diff", "max_iterations"]);
+    expect((await json(await fetch(`${BASE}/api/settings/agent-schema`, { headers }), "getAgentSettingsSchema")).model_name).toBe("AgentSettings");
+    expect((await json(await fetch(`${BASE}/api/settings/conversation-schema`, { headers }), "getConversationSettingsSchema")).model_name).toBe("ConversationSettings");
+    expect(await json(await fetch(`${BASE}/api/profiles`, { headers }), "listLlmProfiles")).toMatchObject({ profiles: [{ name: "default", api_key_set: true }], active_profile: "default" });
+    expect(await json(await fetch(`${BASE}/api/agent-profiles`, { headers }), "listAgentProfiles")).toEqual({ profiles: [], active_agent_profile_id: null });
+  });
+
   it("answer bad input as the mock does (Prism's and the server's 422s), and failures on request", async () => {
     const id = mock.world.scenarios[0]!.conversationId;
     const limit = await json(await fetch(`${BASE}/api/conversations/${id}/events/search?limit=0`), "searchEvents");

@@ -90,6 +90,34 @@ const table: Row[] = [
   { method: "GET", path: "/api/conversations", key: true },
   { method: "GET", path: `/api/conversations?ids=${A}` },
   { method: "GET", path: "/server_info" },
+  { method: "GET", path: `/api/conversations/${A}/events/00000000-0000-4000-8000-000000000001`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/events/00000000-0000-4000-8000-0000000000ff`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/events/nope`, key: true },
+  { method: "GET", path: `/api/conversations/${MISSING}/events/00000000-0000-4000-8000-000000000001`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/events/00000000-0000-4000-8000-000000000001` },
+  { method: "GET", path: `/api/conversations/${A}/events?event_ids=00000000-0000-4000-8000-000000000003&event_ids=00000000-0000-4000-8000-0000000000ff&event_ids=00000000-0000-4000-8000-000000000000`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/events?event_ids=nope`, key: true },
+  { method: "GET", path: `/api/conversations/${A}/events`, key: true },
+  { method: "GET", path: `/api/conversations/${MISSING}/events?event_ids=00000000-0000-4000-8000-000000000001`, key: true },
+  // The web UI's side routes
+  { method: "GET", path: "/api/workspaces", key: true },
+  { method: "GET", path: "/api/workspaces" },
+  { method: "GET", path: "/api/file/home", key: true },
+  { method: "GET", path: "/api/file/home?include_hidden=maybe", key: true },
+  { method: "GET", path: "/api/llm/provider-connections", key: true },
+  { method: "GET", path: "/api/canvas-extensions/installed", key: true },
+  { method: "GET", path: "/api/plugins/installed", key: true },
+  { method: "POST", path: "/api/skills", key: true, json: { load_public: false, load_user: true, load_project: true, load_org: false, project_dir: "workspace/project" } },
+  { method: "POST", path: "/api/skills", key: true, json: { load_user: "yes" } },
+  { method: "POST", path: "/api/skills", key: true },
+  { method: "POST", path: "/api/auth/workspace-session", key: true },
+  { method: "POST", path: "/api/auth/workspace-session" },
+  // The bash routes' refusals (an answer that ran nothing carries fresh ids)
+  { method: "POST", path: "/api/bash/execute_bash_command", key: true, json: { cwd: "/workspace" } },
+  { method: "POST", path: "/api/bash/execute_bash_command", key: true, json: { command: "true", timeout: 0, cwd: 5 } },
+  { method: "POST", path: "/api/bash/execute_bash_command", key: true, json: { command: "a\u0000b", timeout: 3601 } },
+  { method: "POST", path: "/api/bash/execute_bash_command", key: true, text: "[" },
+  { method: "POST", path: "/api/bash/execute_bash_command", json: { command: "true" } },
   // Sending
   { method: "POST", path: `/api/conversations/${A}/events`, key: true, json: { role: "user", content: [{ type: "text" }] } },
   { method: "POST", path: `/api/conversations/${MISSING}/events`, key: true, json: { role: "user", content: [{ type: "text", text: "hi" }] } },
@@ -110,6 +138,22 @@ const table: Row[] = [
   { method: "POST", path: "/api/add-git-providers", key: true, json: { provider_tokens: { svn: { token: "x" } } } },
   { method: "GET", path: "/api/settings", key: true },
   { method: "GET", path: "/api/settings" },
+  { method: "GET", path: "/api/profiles", key: true },
+  { method: "PATCH", path: "/api/settings", key: true, json: { agent_settings_diff: { llm: { model: "openai/gpt-4o-mini", api_key: "sk-patched" } }, misc_settings_diff: { app_preferences: { user_consents_to_analytics: true } } } },
+  { method: "PATCH", path: "/api/settings", key: true, json: {} },
+  { method: "PATCH", path: "/api/settings", key: true, json: { conversation_settings_diff: { max_iterations: null }, misc_settings_diff: 5 } },
+  { method: "PATCH", path: "/api/settings", key: true, json: { agent_settings_diff: { condenser: { enabled: true } } } },
+  { method: "PATCH", path: "/api/settings", key: true, json: { active_profile: "fast" } },
+  { method: "GET", path: "/api/settings/agent-schema", key: true },
+  { method: "GET", path: "/api/settings/conversation-schema", key: true },
+  { method: "GET", path: "/api/profiles", key: true },
+  { method: "GET", path: "/api/agent-profiles", key: true },
+  { method: "GET", path: "/api/agent-profiles" },
+  { method: "GET", path: "/api/settings/secrets", key: true },
+  // The agent server's start request, beside the interface's body
+  { method: "POST", path: "/api/conversations", key: true, json: { workspace: { working_dir: "/w" }, agent_settings: {}, conversation_id: A } },
+  { method: "POST", path: "/api/conversations", key: true, json: { workspace: {}, agent_settings: {} } },
+  { method: "POST", path: "/api/conversations", key: true, json: { workspace: { working_dir: "/w" } } },
   // Event batches
   { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(5), event(6, "AgentErrorEvent")), contentType: "application/x-ndjson" },
   { method: "POST", path: `/api/conversations/${B}/events/batch`, key: true, text: ndjson(event(7), '{"kind":"MessageEvent"}', "", "not json"), contentType: "application/x-ndjson" },
@@ -134,6 +178,28 @@ const table: Row[] = [
   { method: "GET", path: `/api/conversations/${A}/files/..%2Fevil`, key: true },
   { method: "GET", path: `/api/conversations/${B}/files/notes.txt`, key: true },
   { method: "GET", path: `/api/conversations/${A}/files/notes.txt` },
+  // Listing, updating and deleting conversations
+  { method: "GET", path: "/api/conversations/search", key: true },
+  { method: "GET", path: "/api/conversations/search?limit=1&sort_order=CREATED_AT", key: true },
+  { method: "GET", path: `/api/conversations/search?sort_order=CREATED_AT&page_id=${B.replaceAll("-", "")}`, key: true },
+  { method: "GET", path: "/api/conversations/search?status=idle&include_skills=true", key: true },
+  { method: "GET", path: "/api/conversations/search?limit=0&sort_order=bogus", key: true },
+  { method: "GET", path: `/api/conversations/search?page_id=${MISSING.replaceAll("-", "")}`, key: true },
+  { method: "GET", path: "/api/conversations/search" },
+  { method: "GET", path: "/api/conversations/count", key: true },
+  { method: "GET", path: "/api/conversations/count?status=finished", key: true },
+  { method: "GET", path: "/api/conversations/count?status=busy", key: true },
+  { method: "PATCH", path: `/api/conversations/${A}`, key: true, json: { title: " Same answers ", tags: { suite: "same" } } },
+  { method: "PATCH", path: `/api/conversations/${A}`, key: true, json: { title: "", tags: { Suite: "x" } } },
+  { method: "PATCH", path: `/api/conversations/${MISSING}`, key: true, json: { title: "x" } },
+  { method: "GET", path: `/api/conversations/${A}`, key: true },
+  { method: "DELETE", path: `/api/conversations/${B}`, key: true },
+  { method: "DELETE", path: `/api/conversations/${B}`, key: true },
+  { method: "DELETE", path: "/api/conversations/not-a-uuid", key: true },
+  { method: "DELETE", path: `/api/conversations/${A}` },
+  { method: "GET", path: `/api/conversations/${B}`, key: true },
+  { method: "GET", path: "/api/conversations/search", key: true },
+  { method: "GET", path: "/api/conversations/count", key: true },
 ];
 
 interface Answer {
@@ -160,10 +226,10 @@ const read = async (response: Response | undefined): Promise<Answer> => {
   return { status: response.status, type: response.headers.get("content-type"), body: await response.text() };
 };
 
-/** The instants each process records of its own writes, and its own uptime, set aside. */
+/** The instants each process records of its own writes, its own uptime and its workspace folder, set aside. */
 const withoutOwnInstants = (answer: Answer): Answer => ({
   ...answer,
-  body: answer.body.replace(/"(created_at|updated_at)":"[^"]*"/g, '"$1":"…"').replace(/"(uptime|idle_time)":[\d.e+-]+/g, '"$1":0'),
+  body: answer.body.replace(/"(created_at|updated_at)":"[^"]*"/g, '"$1":"…"').replace(/"(uptime|idle_time)":[\d.e+-]+/g, '"$1":0').replace(/"home":"[^"]*"/g, '"home":"…"'),
 });
 
 let server: Server;

@@ -18,6 +18,8 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/api/conversations/{conversation_id}/events"
     | "/api/conversations/{conversation_id}/events/batch"
     | "/api/conversations/{conversation_id}"
+    | "/api/conversations/search"
+    | "/api/conversations/count"
     | "/api/conversations/{conversation_id}/files/{file_name}"
     | "/health"
     | "/server_info"
@@ -31,6 +33,23 @@ test("paths has the five endpoints of the interface and the reference server's e
     | "/api/conversations/{conversation_id}/events/respond_to_confirmation"
     | "/api/conversations/{conversation_id}/confirmation_policy"
     | "/api/conversations/{conversation_id}/security_analyzer"
+    // events by id, and what OpenHands' web UI reads on load (extensions)
+    | "/api/conversations/{conversation_id}/events/{event_id}"
+    | "/api/workspaces"
+    | "/api/file/home"
+    | "/api/llm/provider-connections"
+    | "/api/canvas-extensions/installed"
+    | "/api/skills"
+    | "/api/auth/workspace-session"
+    | "/api/plugins/installed"
+    // settings and profiles in the agent server's shape (extensions)
+    | "/api/settings/agent-schema"
+    | "/api/settings/conversation-schema"
+    | "/api/settings/secrets"
+    | "/api/profiles"
+    | "/api/agent-profiles"
+    // the agent server's bash route (extension)
+    | "/api/bash/execute_bash_command"
   >();
 });
 
@@ -88,9 +107,11 @@ describe("searchEvents", () => {
 test("the account-scoped endpoints take and return their schemas", () => {
   type Body<O> = O extends { requestBody: { content: infer C } } ? C : never;
   expectTypeOf<Body<operations["storeSettings"]>>().toEqualTypeOf<{ "application/json": Schemas["Settings"] }>();
+  // The interface's body, or the agent server's StartConversationRequest.
   expectTypeOf<Body<operations["createConversation"]>>().toEqualTypeOf<{
-    "application/json": Schemas["ConversationCreateRequest"];
+    "application/json": Schemas["CreateConversationBody"];
   }>();
+  expectTypeOf<Schemas["CreateConversationBody"]>().toEqualTypeOf<Schemas["StartConversationRequest"] | Schemas["ConversationCreateRequest"]>();
   expectTypeOf<Body<operations["addGitProviders"]>>().toEqualTypeOf<{
     "application/json": Schemas["AddGitProvidersRequest"];
   }>();
@@ -98,8 +119,9 @@ test("the account-scoped endpoints take and return their schemas", () => {
 
   expectTypeOf<Json<operations["storeSettings"]["responses"][200]>>().toEqualTypeOf<Schemas["MessageResponse"]>();
   expectTypeOf<Json<operations["createConversation"]["responses"][200]>>().toEqualTypeOf<
-    Schemas["ConversationCreateResponse"]
+    Schemas["ConversationCreateResponse"] | Schemas["ConversationInfo"]
   >();
+  expectTypeOf<Json<operations["createConversation"]["responses"][201]>>().toEqualTypeOf<Schemas["ConversationInfo"]>();
   expectTypeOf<Json<operations["uploadFiles"]["responses"][200]>>().toEqualTypeOf<Schemas["UploadResponse"]>();
   expectTypeOf<Json<operations["storeSettings"]["responses"][401]>>().toEqualTypeOf<Schemas["ErrorDetail"]>();
   expectTypeOf<operations["uploadFiles"]["parameters"]["path"]>().toEqualTypeOf<{ conversation_id: string }>();

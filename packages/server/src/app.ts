@@ -5,7 +5,7 @@ import path from "node:path";
 import express, { type RequestHandler } from "express";
 import type { Health } from "@acs-toolkit/schema";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApi, type Api } from "./api/index.js";
+import { createApi, type Api, type CommandRunner } from "./api/index.js";
 import { docsFiles } from "./api/docs.js";
 import type { EventBus } from "./core/bus.js";
 import type { CursorCodec } from "./core/cursor.js";
@@ -60,6 +60,8 @@ export interface AppDeps {
   fileIoHealth?: FileIoHealth;
   /** Who uploaded files belong to: the agent sandbox's user, for a server running as root. */
   fileOwner?: { uid: number; gid: number };
+  /** Runs the bash routes' commands (the agent runtime's sandboxes); absent: none runs (ApiDeps.commands). */
+  commands?: CommandRunner;
 }
 
 /**
@@ -142,6 +144,8 @@ export function createApp(deps: AppDeps): App {
     keyAccepted: keyCheck,
     publicRead: config.publicRead,
     server: { version: deps.version, title: deps.title },
+    workspaceRoot: path.resolve(config.dataDir, "uploads"),
+    commands: deps.commands,
   });
   // Event search and count, the hot reads, ahead of Express (same operations; see http/fast-reads.ts).
   const fast = fastReads({ api, cors: corsHeaders(config.corsOrigins), log, writeHealth });

@@ -62,6 +62,8 @@ export type { Location, Json } from "./validation/request-validators.js";
 export type { WriteHealth, WriteFailure } from "./write-health.js";
 export { FileIoHealth, type FileIoHealthOptions, type FileIoStuck } from "./file-io-health.js";
 export type { PathEncodingProblem, PathTemplate } from "./api/routes.js";
+export type { BashEventsSession, BashEventsTransport, CommandOutcome, CommandRequest, CommandRunner } from "./api/bash.js";
+export type { BashEventsHost } from "./live/bash-channel.js";
 export type { WorkerPool, JobMessage } from "./threads/pool.js";
 export type { PreparedEvent, RowBatch } from "./store/prepare.js";
 /** A RowBatch's rows (event batches, from the import thread): what a memory store needs to take appendBatch in Node (MemoryStoreOptions). */

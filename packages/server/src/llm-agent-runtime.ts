@@ -39,10 +39,14 @@ import { NO_AGENT_DETAIL, type ConversationRuntime, type RuntimeContext, type Ru
 import type { SecretCipher } from "./secrets.js";
 import { decryptedSecrets, readStoredSettings } from "./sealed-settings.js";
 import type { ConversationRecord, EventStore } from "./store/types.js";
+import type { CommandRunner } from "./api/bash.js";
+import { SandboxCommands } from "./sandbox-commands.js";
 
 /** The settings document (routes/settings.ts). */
 const SETTINGS_DOCUMENT = "settings";
 const OWNED = (id: string) => `agent-conversation:${id}`;
+/** The marker of a deleted conversation (documents are never removed): its id, created again, is a record until the agent starts it. */
+const NOT_OWNED = "deleted";
 const OPEN_DOCUMENT = "agent-runtime:open";
 /** Events read per page when a conversation opens. */
 const PAGE = 500;
@@ -105,9 +109,12 @@ export class AgentConversationRuntime implements ConversationRuntime {
   private readonly lastUsed = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   readonly controls: RuntimeControls;
+  /** The bash routes' commands: each in a fresh process of its conversation's sandbox. */
+  readonly commands: CommandRunner;
 
   constructor(private readonly options: AgentConversationRuntimeOptions) {
     this.agent = new AgentRuntime({ logger: options.log, ...options.agent });
+    this.commands = new SandboxCommands(this.agent, options.dataDir);
     const idleMs = options.idleCloseMs ?? 30 * 60_000;
     this.sweeper = setInterval(() => void this.closeIdle(idleMs), Math.max(100, Math.min(idleMs / 2, 60_000)));
     this.sweeper.unref();
@@ -174,6 +181,18 @@ export class AgentConversationRuntime implements ConversationRuntime {
     await this.saveOpen();
   }
 
+  /** Closes the conversation's agent (a run interrupted, its shell and MCP servers stopped), empties its /tmp and forgets it. */
+  async forget(conversationId: string): Promise<void> {
+    this.openIds.delete(conversationId);
+    this.lastUsed.delete(conversationId);
+    const owned = await this.owns(conversationId);
+    this.owned.delete(conversationId);
+    await this.agent.get(conversationId)?.close();
+    if (owned) await this.options.store.putDocument(OWNED(conversationId), NOT_OWNED);
+    await this.saveOpen();
+    await removeTree(path.join(this.options.dataDir, "tmp", conversationId)).catch((error: unknown) => this.options.log.warn({ conversationId, err: error }, "removing a deleted conversation's /tmp failed"));
+  }
+
   /** Interrupts every run, stops shells and MCP servers; the conversations become STOPPED. */
   async close(): Promise<void> {
     this.closing = true;
@@ -209,7 +228,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   private async owns(id: string): Promise<boolean> {
     if (this.owned.has(id)) return true;
-    if ((await this.options.store.getDocument(OWNED(id))) === undefined) return false;
+    const marker = await this.options.store.getDocument(OWNED(id));
+    if (marker === undefined || marker === NOT_OWNED) return false;
     this.owned.add(id);
     return true;
   }

@@ -149,6 +149,7 @@ function createSettingsHandlers(table: SettingsTable): SettingsHandlers {
     if (!isObject(document.provider_tokens) || !isObject(document.custom_secrets)) {
       throw new Error("stored settings have a malformed provider_tokens or custom_secrets");
     }
+    if (!isObject(document.misc_settings)) throw new Error("stored settings have a malformed misc_settings");
     for (const slot of secretSlots(document)) {
       if (slot.sealed !== null && !isSealed(slot.sealed)) {
         throw new Error(`stored settings hold a value that is not sealed at ${slot.path}`);

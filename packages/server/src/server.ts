@@ -92,9 +92,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const cipher = createCipher(secretKey);
   // The agent runtime is loaded only when it runs: `@acs-toolkit/agent` (its MCP client, zod, …)
   // takes about 250 ms to load, which a server or mock with another runtime should not pay for.
-  const runtime =
-    options.runtime ??
-    (config.runtime === "agent"
+  const agentRuntime =
+    !options.runtime && config.runtime === "agent"
       ? new (await import("./llm-agent-runtime.js")).AgentConversationRuntime({
           store,
           cipher,
@@ -110,8 +109,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             ...options.agent,
           },
         })
-      : recordingRuntime);
-  const { app, conversations, close: closeApp } = createApp({
+      : undefined;
+  const runtime = options.runtime ?? agentRuntime ?? recordingRuntime;
+  const { app, api, conversations, close: closeApp } = createApp({
     config,
     store,
     bus,
@@ -124,11 +124,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     writeHealth,
     fileOwner: sandboxOwner,
     fileIoHealth: options.fileIoHealth,
+    // The bash routes run commands in the agent's sandboxes; without the agent runtime, none runs.
+    commands: agentRuntime?.commands,
   });
 
   const http = createServer(options.http ?? {}, guardRequestTarget(app));
   answerClientErrors(http);
-  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth });
+  const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth, bashEvents: api });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.port, config.host, () => {

@@ -14,6 +14,7 @@ import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
 import { openSandboxCgroups, type SandboxCgroups } from "../sandbox/cgroups.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { ForkServer, SANDBOX_NICE } from "../sandbox/fork-server.js";
+import { runOneShot, type OneShotCommand, type OneShotResult } from "../sandbox/one-shot.js";
 import { AgentConversation } from "./conversation.js";
 
 export interface AgentRuntimeOptions {
@@ -181,6 +182,17 @@ export class AgentRuntime {
     return conversation;
   }
 
+  /**
+   * Runs one command in a conversation's sandbox, in a process of its own (the agent's shell is not
+   * touched): the sandbox and limits of the conversation's commands, started as they are.
+   * @throws NoSandboxError when commands cannot run here (no sandbox, host execution not allowed)
+   */
+  async exec(command: OneShotCommand): Promise<OneShotResult> {
+    const sandbox = await this.sandbox();
+    if (!sandbox) throw new NoSandboxError();
+    return runOneShot(sandbox, this.spawner, command);
+  }
+
   /** The open conversation with this id (not one being closed). */
   get(conversationId: string): AgentConversation | undefined {
     const conversation = this.conversations.get(conversationId);
@@ -193,5 +205,13 @@ export class AgentRuntime {
     await Promise.all([...this.conversations.values()].map((conversation) => conversation.close()));
     this.spawner.close();
     this.cgroups?.close();
+  }
+}
+
+/** Commands cannot run: no sandbox is available and host execution is not allowed (the message says what to do). */
+export class NoSandboxError extends Error {
+  override readonly name = "NoSandboxError";
+  constructor() {
+    super(NO_SANDBOX_MESSAGE);
   }
 }

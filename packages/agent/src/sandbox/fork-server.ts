@@ -55,7 +55,7 @@ type FromServer =
 
 /**
  * The fork server's program, run with `node -e` (CommonJS, no file to find in `src/` or `dist/`).
- * Messages in: spawn, stdin, kill, ack. Out: see {@link FromServer}.
+ * Messages in: spawn, stdin, stdin-end, kill, ack. Out: see {@link FromServer}.
  */
 const FORK_SERVER_PROGRAM = String.raw`
 const { spawn } = require("node:child_process");
@@ -96,6 +96,8 @@ process.on("message", (m) => {
     return;
   } else if (m.op === "stdin") {
     entry.child.stdin.write(m.data);
+  } else if (m.op === "stdin-end") {
+    entry.child.stdin.end();
   } else if (m.op === "kill") {
     entry.child.kill(m.signal);
   } else if (m.op === "ack") {
@@ -137,6 +139,11 @@ class RemoteProcess extends EventEmitter implements SpawnedProcess {
       decodeStrings: false,
       write: (chunk: string | Buffer, _encoding, done) => {
         post({ op: "stdin", id, data: chunk });
+        done();
+      },
+      // `end()` reaches the process as the end of its input (a command reading stdin then ends).
+      final: (done) => {
+        post({ op: "stdin-end", id });
         done();
       },
     });

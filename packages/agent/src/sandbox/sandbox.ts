@@ -36,6 +36,11 @@ export interface SandboxRequest {
   /** The conversation's workspace (absolute): the only place the command may write. */
   workspaceDir: string;
   /**
+   * Where the command starts: `workspaceDir` (default) or a folder below it, absolute. Inside the
+   * sandbox it is reached through the sandbox's own view, so a link in it cannot lead out.
+   */
+  cwd?: string;
+  /**
    * A directory on disk shown as the command's `/tmp` (created when missing). Without one, `/tmp`
    * is a tmpfs of at most {@link SandboxLimits.tmpBytes} (memory).
    */
@@ -212,7 +217,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
     owner,
     memoryBound: cgroups ? "sandbox" : "process",
     limits,
-    wrap({ argv, workspaceDir, tmpDir, env }) {
+    wrap({ argv, workspaceDir, cwd = workspaceDir, tmpDir, env }) {
       const args = [...fixed];
       if (tmpDir) {
         mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
@@ -221,7 +226,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): Sandbox {
         args.push("--size", String(limits.tmpBytes), "--tmpfs", "/tmp");
       }
       // After /tmp, so that a path under the host's /tmp (a checkout, a workspace) shows through.
-      args.push(...readOnly, "--bind", workspaceDir, workspaceDir, "--chdir", workspaceDir);
+      args.push(...readOnly, "--bind", workspaceDir, workspaceDir, "--chdir", cwd);
       // The sandbox's own root (where the mount points live) is read-only too.
       args.push("--remount-ro", "/", ...namespaces, "--die-with-parent", "--new-session", "--", ...limit, ...argv);
       let line = [bwrap, ...args];
@@ -291,9 +296,9 @@ function mountOf(dir: string): string[] {
 export function hostExecution(): Sandbox {
   return {
     name: "host",
-    wrap({ argv, workspaceDir, env }) {
+    wrap({ argv, workspaceDir, cwd = workspaceDir, env }) {
       const [command, ...args] = argv;
-      return { command: command!, args, env: { ...env }, cwd: workspaceDir };
+      return { command: command!, args, env: { ...env }, cwd };
     },
   };
 }

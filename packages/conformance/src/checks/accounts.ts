@@ -3,7 +3,7 @@
  * that never come back. These checks overwrite the account's settings and tokens with plainly-test
  * values (see the README): run the suite against a test account.
  */
-import { ensure, expectConforms, expectStatus, type Check } from "../check.js";
+import { ensure, expect422, expectConforms, expectStatus, type Check } from "../check.js";
 import { TEST_SETTINGS, type CheckContext } from "../context.js";
 import { describeReply, type Reply } from "../http.js";
 
@@ -106,6 +106,99 @@ export const accountChecks: Check[] = [
       for (const reply of replies.slice(0, 3)) expectStatus(reply, 422);
       const found = leak(replies, values);
       ensure(!found, () => found!);
+    },
+  },
+  {
+    id: "settings.agent-view",
+    title: "PATCH /api/settings sets the LLM and the analytics consent, and both views of GET /api/settings show them, the key redacted",
+    spec: "updateSettings 200, getSettings 200 (AccountSettingsView)",
+    needs: ["extension:updateSettings", "extension:getSettings"],
+    async run(ctx) {
+      const { values } = await ctx.secrets();
+      const model = TEST_SETTINGS.llm_model;
+      const patched = await ctx.request("PATCH", "/api/settings", {
+        json: { agent_settings_diff: { llm: { model, api_key: values.llm_api_key } }, misc_settings_diff: { app_preferences: { user_consents_to_analytics: false } } },
+      });
+      expectConforms(ctx, "updateSettings", patched, 200);
+      const read = await ctx.request("GET", "/api/settings");
+      expectConforms(ctx, "getSettings", read, 200);
+      const found = leak([patched, read], values);
+      ensure(!found, () => found!);
+      for (const reply of [patched, read]) {
+        const body = reply.json;
+        ensure(body.llm_model === model && body.agent_settings?.llm?.model === model, () => `llm_model is ${JSON.stringify(body.llm_model)} and agent_settings.llm.model ${JSON.stringify(body.agent_settings?.llm?.model)}, not both ${model}`);
+        ensure(body.llm_api_key_set === true && body.llm_api_key_is_set === true, () => `llm_api_key_set is ${body.llm_api_key_set} and llm_api_key_is_set ${body.llm_api_key_is_set} after patching a key`);
+        ensure(body.agent_settings?.llm?.api_key === "**********", () => `agent_settings.llm.api_key reads ${JSON.stringify(body.agent_settings?.llm?.api_key)}, not the redacted **********`);
+        const consent = body.misc_settings?.app_preferences?.user_consents_to_analytics;
+        ensure(consent === false && body.user_consents_to_analytics === false, () => `the consent reads ${JSON.stringify(consent)} in misc_settings and ${JSON.stringify(body.user_consents_to_analytics)} flat, not false`);
+      }
+    },
+  },
+  {
+    id: "settings.patch-invalid",
+    title: "PATCH /api/settings with nothing to change is a 400; a wrong value is a 422 naming it, and changes nothing",
+    spec: "updateSettings 400, 422",
+    needs: ["extension:updateSettings", "extension:getSettings"],
+    async run(ctx) {
+      const before = await ctx.request("GET", "/api/settings");
+      expectConforms(ctx, "updateSettings", await ctx.request("PATCH", "/api/settings", { json: {} }), 400);
+      const cases: Array<[unknown, Array<string | number>]> = [
+        [{ conversation_settings_diff: { max_iterations: null } }, ["body", "conversation_settings_diff", "max_iterations"]],
+        [{ conversation_settings_diff: { confirmation_mode: "yes" } }, ["body", "conversation_settings_diff", "confirmation_mode"]],
+        [{ misc_settings_diff: 5 }, ["body", "misc_settings_diff"]],
+        [{ agent_settings_diff: { llm: { model: 5 } } }, ["body", "agent_settings_diff", "llm", "model"]],
+      ];
+      for (const [json, loc] of cases) expect422(ctx, "updateSettings", await ctx.request("PATCH", "/api/settings", { json }), { loc });
+      const after = await ctx.request("GET", "/api/settings");
+      ensure(after.text === before.text, "GET /api/settings answers differently after refused PATCHes");
+    },
+  },
+  {
+    id: "settings.schemas",
+    title: "GET /api/settings/agent-schema and /conversation-schema answer SettingsSchema documents",
+    spec: "getAgentSettingsSchema 200, getConversationSettingsSchema 200",
+    needs: ["extension:getAgentSettingsSchema", "extension:getConversationSettingsSchema"],
+    async run(ctx) {
+      for (const [operationId, path, keys] of [
+        ["getAgentSettingsSchema", "/api/settings/agent-schema", ["llm.model", "llm.api_key"]],
+        ["getConversationSettingsSchema", "/api/settings/conversation-schema", ["max_iterations", "confirmation_mode"]],
+      ] as const) {
+        const reply = await ctx.request("GET", path);
+        expectConforms(ctx, operationId, reply, 200);
+        const fields = (reply.json.sections as Array<{ fields: Array<{ key: string }> }>).flatMap((section) => section.fields.map((field) => field.key));
+        for (const key of keys) ensure(fields.includes(key), () => `${path} has no field ${key} (it has ${fields.join(", ")})`);
+      }
+    },
+  },
+  {
+    id: "profiles.list",
+    title: "GET /api/profiles and /api/agent-profiles list profiles, the active one among them",
+    spec: "listLlmProfiles 200, listAgentProfiles 200",
+    needs: ["extension:listLlmProfiles", "extension:listAgentProfiles"],
+    async run(ctx) {
+      const llm = await ctx.request("GET", "/api/profiles");
+      expectConforms(ctx, "listLlmProfiles", llm, 200);
+      const names = (llm.json.profiles as Array<{ name: string }>).map((profile) => profile.name);
+      ensure(llm.json.active_profile == null || names.includes(llm.json.active_profile), () => `active_profile ${JSON.stringify(llm.json.active_profile)} is not among ${JSON.stringify(names)}`);
+      const agents = await ctx.request("GET", "/api/agent-profiles");
+      expectConforms(ctx, "listAgentProfiles", agents, 200);
+      const ids = (agents.json.profiles as Array<{ id?: string | null }>).map((profile) => profile.id);
+      const active = agents.json.active_agent_profile_id;
+      ensure(active == null || ids.includes(active), () => `active_agent_profile_id ${JSON.stringify(active)} is not among ${JSON.stringify(ids)}`);
+    },
+  },
+  {
+    id: "secrets.list-names",
+    title: "GET /api/settings/secrets lists the stored custom secret by name, without its value",
+    spec: "listSecrets 200",
+    needs: ["extension:listSecrets"],
+    async run(ctx) {
+      const { values } = await ctx.secrets();
+      const listed = await ctx.request("GET", "/api/settings/secrets");
+      expectConforms(ctx, "listSecrets", listed, 200);
+      const names = (listed.json.secrets as Array<{ name: string }>).map((secret) => secret.name);
+      ensure(names.includes("ACS_CONFORMANCE"), () => `the stored custom secret ACS_CONFORMANCE is not among ${JSON.stringify(names)}`);
+      ensure(!listed.text.includes(String(values.custom_secret)), "the list holds a secret's value");
     },
   },
   {

@@ -8,7 +8,7 @@
 import { http, HttpResponse, type HttpHandler } from "msw";
 import type { Health } from "@acs-toolkit/schema";
 import { asyncapiDocument, openapiDocument } from "@acs-toolkit/schema/documents";
-import { createApi, memoryFiles, RequestChecks } from "@acs-toolkit/server/api";
+import { createApi, memoryFiles, RequestChecks, type Api } from "@acs-toolkit/server/api";
 import { validators as precompiled } from "@acs-toolkit/server/request-validators";
 import { cursorCodec, PLAIN_SECRETS, UNSIGNED_CURSORS, type ConversationRuntime, type StoredSettings } from "@acs-toolkit/server/core";
 import packageJson from "../../package.json" with { type: "json" };
@@ -22,9 +22,21 @@ import type { BrowserWorld } from "./world.js";
  * The HTTP handlers of the browser mock, under `base` (an origin with an optional path prefix, or
  * `*` for any origin).
  */
-export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHandler[] {
+export function browserHttpHandlers(world: BrowserWorld, base: string, api: Api = browserApi(world)): HttpHandler[] {
+  const prefix = basePath(base);
+  const at = (path: string) => `${base === "*" ? "*" : base.replace(/\/+$/, "")}${path}`;
+
+  return [
+    // The scenarios and how the mock runs, as the Node mock's GET /__mock.
+    http.get(at("/__mock"), () => HttpResponse.json(describeWorld(world))),
+    http.all(mockUrlPattern(base), ({ request }) => answerFetch(api, request, prefix)),
+  ];
+}
+
+/** The reference server's API over the browser world (no runner: the mock runs no commands). */
+export function browserApi(world: BrowserWorld): Api {
   const { store } = world;
-  const api = createApi({
+  return createApi({
     store,
     conversations: world.conversations,
     controls: (world.agent as ConversationRuntime).controls,
@@ -46,12 +58,4 @@ export function browserHttpHandlers(world: BrowserWorld, base: string): HttpHand
     publicRead: world.publicRead,
     server: { version: `${packageJson.version}-mock`, title: MOCK_TITLE },
   });
-  const prefix = basePath(base);
-  const at = (path: string) => `${base === "*" ? "*" : base.replace(/\/+$/, "")}${path}`;
-
-  return [
-    // The scenarios and how the mock runs, as the Node mock's GET /__mock.
-    http.get(at("/__mock"), () => HttpResponse.json(describeWorld(world))),
-    http.all(mockUrlPattern(base), ({ request }) => answerFetch(api, request, prefix)),
-  ];
 }

@@ -9,6 +9,7 @@
  */
 import { ws, type WebSocketHandler, type WebSocketHandlerConnection } from "msw";
 import { LiveSession, type LiveLog, type LiveTransport } from "@acs-toolkit/server/core";
+import type { Api } from "@acs-toolkit/server/api";
 import type { StoredEvent } from "@acs-toolkit/server/store";
 import type { BrowserWorld } from "./world.js";
 
@@ -72,6 +73,27 @@ export function browserLiveHandler(world: BrowserWorld, base: string): WebSocket
       publicRead,
       log: CONSOLE_LOG,
     });
+    client.addEventListener("message", (event) => session.receive(typeof event.data === "string" ? event.data : undefined));
+    client.addEventListener("close", () => session.closed());
+    session.start(client.url.searchParams.get("session_api_key") ?? undefined);
+  });
+}
+
+/** The URL pattern of the bash-events socket under `base` (as {@link liveUrlPattern}). */
+function bashUrlPattern(base: string): RegExp {
+  const origin = base === "*" ? "wss?://[^/]+" : escape(base.replace(/\/+$/, "").replace(/^http/, "ws"));
+  return new RegExp(`^${origin}/sockets/bash-events/?(?:[?#]|$)`);
+}
+
+/**
+ * The bash-events socket's MSW handler under `base`: the API's session (`api.bashEvents`, the one the
+ * reference server's socket carries), which authenticates, echoes each command and answers it as
+ * POST /api/bash/execute_bash_command does here: the mock runs no commands, so each one's single
+ * BashOutput has `exit_code` -1 and says so.
+ */
+export function browserBashHandler(api: Pick<Api, "bashEvents">, base: string): WebSocketHandler {
+  return ws.link(bashUrlPattern(base)).addEventListener("connection", ({ client }) => {
+    const session = api.bashEvents({ send: (text) => client.send(text), close: (code, reason) => client.close(code, reason) });
     client.addEventListener("message", (event) => session.receive(typeof event.data === "string" ? event.data : undefined));
     client.addEventListener("close", () => session.closed());
     session.start(client.url.searchParams.get("session_api_key") ?? undefined);

@@ -16,7 +16,7 @@ export interface LiveCloseCode {
 export const LIVE_CLOSE_CODES = {
   /** Unauthorized (missing or wrong key, or no auth frame within 5 s). */
   unauthorized: 4001,
-  /** Conversation not found. */
+  /** Conversation not found (or deleted while connected). */
   notFound: 4004,
   /** Bad request (an `after_id` that is not an event of this conversation, a bad `resend_all`, `resend_mode` or `after_timestamp`). */
   badRequest: 4400,
@@ -31,7 +31,7 @@ export const LIVE_CLOSE_CODES = {
 /** The close codes of the live-events channel with their meanings, in the spec's order. */
 export const LIVE_CLOSE_CODE_LIST: readonly LiveCloseCode[] = [
   { name: "unauthorized", code: 4001, meaning: "Unauthorized (missing or wrong key, or no auth frame within 5 s)." },
-  { name: "notFound", code: 4004, meaning: "Conversation not found." },
+  { name: "notFound", code: 4004, meaning: "Conversation not found (or deleted while connected)." },
   { name: "badRequest", code: 4400, meaning: "Bad request (an `after_id` that is not an event of this conversation, a bad `resend_all`, `resend_mode` or `after_timestamp`)." },
   { name: "slowConsumer", code: 4429, meaning: "Slow consumer: the client's send buffer passed its bound, or it does not read its error frames; reconnect with `after_id` of the last event received." },
   { name: "tryAgainLater", code: 1013, meaning: "Too many connections for this conversation: reconnecting later (with backoff) may succeed." },

@@ -61,7 +61,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read several events by id (extension)
+         * @description The agent server's batch read of events (`event_router.py`, 1.43.1): one event per id, in the order asked, `null` for an id the conversation has no event with. The agent server takes the ids as a JSON array in the body of this GET; fetch and browsers cannot send a GET with a body, so this server also takes them as repeated `event_ids` query parameters. Give them one way: both, or neither, is a 422. 0 to 100 ids in a body, 1 to 100 in the query.
+         */
+        get: operations["batchGetEvents"];
         put?: never;
         /**
          * Send a user message to a conversation (extension)
@@ -94,6 +98,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List conversations, a page at a time (extension, the agent server's search)
+         * @description The agent server's conversation search (`conversation_router.py`, 1.43.1): one page of ConversationInfo in `sort_order` (conversations with the same instant by id), optionally only those whose `execution_status` is `status`. `next_page_id` is the id of the first conversation of the next page; the next page starts AT that conversation, where it stands in the order when it is asked for. The OpenHands web UI lists its conversations with `limit=20&sort_order=UPDATED_AT_DESC`. A `status` filter looks at each conversation in order until the page is full, so its cost grows with the conversations it passes over.
+         */
+        get: operations["searchConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count conversations (extension, the agent server's count)
+         * @description How many conversations there are, or how many have the `execution_status` `status` (which looks at every conversation's state). A bare JSON integer, as the agent server answers.
+         */
+        get: operations["countConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}": {
         parameters: {
             query?: never;
@@ -105,10 +149,18 @@ export interface paths {
         get: operations["getConversation"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a conversation for good (extension, the agent server's delete)
+         * @description Removes the conversation with its events and uploaded files, and stops whatever runs for it (its agent's run is interrupted, its shell stopped); its live-channel connections are closed with 4004. Afterwards it is gone from every read (404, search, count), and a write to it still in flight fails as for an unknown conversation. Its id may be used again to create a new conversation. An unknown conversation is a 404 here, like this server's other conversation routes; the agent server answers a bare 400.
+         */
+        delete: operations["deleteConversation"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set a conversation's title or tags (extension, the agent server's update)
+         * @description Stores the title and the tags given (ConversationInfo.title and .tags show them from then on, whatever the conversation recorded) and moves `updated_at`. An unknown conversation is a 404, like this server's other conversation routes (the agent server answers `{"success": false}`).
+         */
+        patch: operations["updateConversation"];
         trace?: never;
     };
     "/api/conversations/{conversation_id}/run": {
@@ -255,11 +307,98 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the stored settings, secrets blanked (extension) */
+        /**
+         * Read the stored settings, secrets blanked (extension)
+         * @description Always 200: one stored settings document in two views side by side, the interface's flat fields (`null` where never set; secrets null with their `*_set` flags) and the OpenHands agent server's `SettingsResponse` (settings_router.py `get_settings`, 1.43.1) derived from the same fields. A server where nothing is stored yet answers the defaults. The agent server's `X-Expose-Secrets` header (`encrypted`, `plaintext`) is ignored: this server never returns a stored secret, it reads `**********` in every mode, and `**********` sent back in a PATCH keeps the stored secret.
+         */
         get: operations["getSettings"];
         put?: never;
         /** Store the user's settings */
         post: operations["storeSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change part of the settings, in the agent server's shape (extension)
+         * @description settings_router.py `update_settings` (1.43.1): the diffs are merged into the same stored document `POST /api/settings` writes (see SettingsUpdateRequest), so `agent_settings_diff.llm` configures the LLM the agent runs with (`llm_model`, `llm_api_key`, `llm_base_url`) and `misc_settings_diff.app_preferences.user_consents_to_analytics` is `user_consents_to_analytics`. Answers the merged settings, as `GET /api/settings` does. A request with none of the fields (or only null ones) is a 400, as on the agent server.
+         */
+        patch: operations["updateSettings"];
+        trace?: never;
+    };
+    "/api/settings/agent-schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The form of the agent settings this server supports (extension)
+         * @description settings_router.py `get_agent_settings_schema` (1.43.1), limited to what this server stores: the LLM's model, API key and base URL. Always the example of AgentSettingsSchema.
+         */
+        get: operations["getAgentSettingsSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings/conversation-schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The form of the conversation settings (extension)
+         * @description settings_router.py `get_conversation_settings_schema` (1.43.1): max_iterations, confirmation_mode and security_analyzer. Always the example of ConversationSettingsSchema.
+         */
+        get: operations["getConversationSettingsSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the LLM profiles (extension)
+         * @description profiles_router.py `list_profiles` (1.43.1). This server's one LLM profile is its stored LLM: `default`, active while an LLM model is stored (`api_key_set` while an LLM API key is stored); no profile otherwise.
+         */
+        get: operations["listLlmProfiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent profiles (extension)
+         * @description agent_profiles_router.py `list_agent_profiles` (1.43.1). This server keeps no agent profiles: always an empty list and no active one.
+         */
+        get: operations["listAgentProfiles"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -403,6 +542,206 @@ export interface paths {
         get: operations["getApiReference"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one event by id (extension)
+         * @description The agent server's single-event read (`event_router.py`, 1.43.1): the event exactly as stored, `parent_id` included (event search returns it too). An event id no event of the conversation has is a 404 (`Event not found: <id>`); an id that is no event id at all (a UUID or a ULID) is a 422, as it can name no event.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The saved workspace folders of the web UI's picker (extension)
+         * @description The agent server's list of saved workspaces (`workspaces_router.py`, 1.43.1): folders of its own machine that a user saved (`POST /api/workspaces`) for the web UI to offer when a conversation starts. This server saves none (it takes no such POST), and offers no folder to start in: each conversation works in its own folder, `<home>/<conversation_id>` (see getHomeDirectory), created with it. Both lists are therefore empty.
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/file/home": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The home folder clients resolve relative working directories against (extension)
+         * @description The agent server's home folder (`file_router.py`, 1.43.1, where it is the server user's `Path.home()`). Here it is the folder that holds the conversations' workspaces: each conversation's agent runs with its HOME, and its working directory, at `<home>/<conversation_id>` (the reference server: `<data-dir>/uploads`, an absolute path; no other folder of the host is named). `favorites` and `locations` are empty: this server has no file browser, so it offers no folder to browse.
+         */
+        get: operations["getHomeDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/llm/provider-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stored LLM provider connections (extension)
+         * @description The agent server's provider connections (`provider_connections_router.py`, 1.43.1): LLM credentials that its LLM profiles share. This server keeps no provider connections (its LLM key is part of the settings), so the list is empty.
+         */
+        get: operations["listProviderConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/canvas-extensions/installed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The installed Canvas extensions of the web UI (extension)
+         * @description The agent server's installed Canvas extensions (`canvas_extensions_router.py`, added to the agent server after 1.43.1, whose `canvas_extensions/` package has no route yet; the web UI 1.16.0 asks for it): UI bundles that add pages to the web UI. This server installs none, so the list is empty.
+         */
+        get: operations["listInstalledCanvasExtensions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the custom secrets' names (extension)
+         * @description settings_router.py `list_secrets` (1.43.1): the names and descriptions of the stored custom secrets (`secrets_store.custom_secrets` of POST /api/settings), never their values. OpenHands' web UI reads it to start a conversation.
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/plugins/installed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The installed agent plugins (extension)
+         * @description plugins_router.py `list_installed_plugins_endpoint` (1.43.1): plugins installed into the agent server, whose skills and MCP servers an agent loads. This server's agent loads no plugins, so the list is empty. OpenHands' web UI reads it to start a conversation.
+         */
+        get: operations["listInstalledPlugins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The skills an agent would load (extension)
+         * @description The agent server's skill loading (`skills_router.py`, 1.43.1): the skills of the sources asked for (public, user, organization, project), merged. This server's agent loads no skills from any source (no skill files are read, from `project_dir` or anywhere else), so `skills` is empty and every source counts 0; the body is still checked.
+         */
+        post: operations["loadSkills"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/workspace-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a session for the workspace's static files (extension)
+         * @description The agent server's workspace session (`auth_router.py`, 1.43.1): it answers 204 and sets a cookie holding the session key, which only its static server of workspace files (`/api/conversations/{id}/workspace/…`) honors. This server has no such file server, and every route here takes the key from X-Session-API-Key alone, so it answers the same 204 and sets no cookie: the key never leaves in a cookie that nothing reads.
+         */
+        post: operations["createWorkspaceSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bash/execute_bash_command": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a command in a conversation's sandbox and wait for its output (extension)
+         * @description The agent server's `execute_bash_command` (`bash_router.py`, `bash_service.py`, 1.43.1), which OpenHands' web UI calls to list a conversation's files and read its git state. The agent server runs the command on its own machine; here it runs in a fresh sandboxed process of the conversation whose workspace holds `cwd` (see ExecuteBashRequest): the sandbox, user and limits of that conversation's agent commands (bubblewrap; the network only with `--agent-network`), a `timeout` that kills it and everything it started, and never the agent's shell, whose state the command does not see or change. It gets no secret of the settings. The answer is the command's last BashOutput (as the agent server answers, so a command whose output passes 1,048,576 characters on a stream answers with what followed the last full piece; the bash-events socket sends every piece). When nothing can run, the answer is still a 200 BashOutput, with `exit_code` -1 and a `stderr` that starts with `Error executing command:` and says why, as the agent server answers a command it could not start: a `cwd` outside every conversation's workspace, missing, or through a symbolic link; too many commands of the conversation running (8); no sandbox (bubblewrap missing, and host execution not allowed); a server without the agent runtime (`--runtime record`); and the mock, which runs no commands.
+         */
+        post: operations["executeBashCommand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4369,6 +4708,490 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * SettingsResponse
+         * @description The agent server's `SettingsResponse` (openhands-sdk settings/api_models.py), derived from the same stored document as the flat fields of `GET /api/settings`: `agent_settings.llm.model`, `.api_key` and `.base_url` are `llm_model`, `llm_api_key` and `llm_base_url`; `conversation_settings` holds `max_iterations`, `confirmation_mode` and `security_analyzer` with the defaults the agent runs with; `llm_api_key_is_set` equals `llm_api_key_set`.
+         */
+        SettingsResponse: {
+            agent_settings: components["schemas"]["AgentSettingsView"];
+            conversation_settings: components["schemas"]["ConversationSettingsView"];
+            /** @description Whether an LLM API key is stored (the flat view's `llm_api_key_set`). */
+            llm_api_key_is_set: boolean;
+            /** @description The active LLM profile: `default` (the one profile of this server, its stored LLM) while an LLM model is stored, else null. */
+            active_profile: string | null;
+            /** @description This server keeps no agent profiles. */
+            active_agent_profile_id: null;
+            /** @description Frontend-owned data the server stores and does not interpret (persistence/models.py), except that `app_preferences.language`, `.user_consents_to_analytics`, `.enable_sound_notifications`, `.git_user_name` and `.git_user_email` are the flat settings of those names: each is shown here while it is set, and a patch of it changes the flat field. */
+            misc_settings: {
+                app_preferences?: components["schemas"]["AppPreferences"];
+                [key: string]: unknown;
+            };
+            [key: string]: unknown;
+        };
+        /**
+         * AppPreferences
+         * @description The UI's preferences under `misc_settings.app_preferences`; the five named here are the flat settings of the same names, other properties are stored as given.
+         */
+        AppPreferences: {
+            language?: string;
+            user_consents_to_analytics?: boolean;
+            enable_sound_notifications?: boolean;
+            git_user_name?: string;
+            git_user_email?: string;
+            [key: string]: unknown;
+        };
+        /**
+         * AgentSettingsView
+         * @description The agent settings this server supports, in the SDK's `OpenHandsAgentSettings` shape: the LLM and, read only (they are stored with `POST /api/settings`), the MCP servers keyed by name (stdio servers by their `name`, remote ones by their url). Secrets are never returned: a stored one reads `**********`, whatever X-Expose-Secrets asks.
+         * @example {
+         *       "schema_version": 5,
+         *       "agent_kind": "openhands",
+         *       "llm": {
+         *         "model": "anthropic/claude-sonnet-4-5-20250929",
+         *         "api_key": "**********",
+         *         "base_url": null
+         *       },
+         *       "mcp_config": {
+         *         "fetch": {
+         *           "command": "uvx",
+         *           "args": [
+         *             "mcp-server-fetch"
+         *           ],
+         *           "env": {}
+         *         }
+         *       }
+         *     }
+         */
+        AgentSettingsView: {
+            /** @constant */
+            schema_version: 5;
+            /** @constant */
+            agent_kind: "openhands";
+            llm: {
+                /** @description `llm_model`; null while none is stored (the agent then cannot run). */
+                model: string | null;
+                /**
+                 * @description `**********` while `llm_api_key` is stored.
+                 * @enum {string|null}
+                 */
+                api_key: "**********" | null;
+                base_url: string | null;
+                [key: string]: unknown;
+            };
+            mcp_config: {
+                [key: string]: {
+                    command?: string;
+                    args?: string[];
+                    env?: {
+                        [key: string]: "**********";
+                    };
+                    url?: string;
+                    /** @enum {unknown} */
+                    transport?: "sse" | "streamable-http";
+                    /** @description `Authorization` while the server's api_key (a bearer token) is stored. */
+                    headers?: {
+                        [key: string]: "**********";
+                    };
+                    timeout?: number;
+                    [key: string]: unknown;
+                };
+            };
+            [key: string]: unknown;
+        };
+        /**
+         * ConversationSettingsView
+         * @description The SDK's `ConversationSettings` (settings/model.py) as this server runs a conversation: a field never set reads its default (500 iterations, no confirmation, no security analyzer).
+         * @example {
+         *       "schema_version": 1,
+         *       "max_iterations": 500,
+         *       "confirmation_mode": false,
+         *       "security_analyzer": null
+         *     }
+         */
+        ConversationSettingsView: {
+            /** @constant */
+            schema_version: 1;
+            max_iterations: number;
+            confirmation_mode: boolean;
+            /** @example llm */
+            security_analyzer: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * AccountSettingsView
+         * @description `GET /api/settings` and `PATCH /api/settings`: the interface's flat view (SettingsView) and the agent server's (SettingsResponse) of the one stored document, side by side.
+         * @example {
+         *       "language": "en",
+         *       "llm_model": "anthropic/claude-sonnet-4-5-20250929",
+         *       "llm_api_key": null,
+         *       "search_api_key": null,
+         *       "sandbox_api_key": null,
+         *       "secrets_store": null,
+         *       "max_iterations": null,
+         *       "confirmation_mode": true,
+         *       "security_analyzer": "llm",
+         *       "enable_default_condenser": true,
+         *       "user_consents_to_analytics": true,
+         *       "llm_api_key_set": true,
+         *       "search_api_key_set": false,
+         *       "sandbox_api_key_set": false,
+         *       "provider_tokens_set": {
+         *         "github": "github.com"
+         *       },
+         *       "agent_settings": {
+         *         "schema_version": 5,
+         *         "agent_kind": "openhands",
+         *         "llm": {
+         *           "model": "anthropic/claude-sonnet-4-5-20250929",
+         *           "api_key": "**********",
+         *           "base_url": null
+         *         },
+         *         "mcp_config": {}
+         *       },
+         *       "conversation_settings": {
+         *         "schema_version": 1,
+         *         "max_iterations": 500,
+         *         "confirmation_mode": true,
+         *         "security_analyzer": "llm"
+         *       },
+         *       "llm_api_key_is_set": true,
+         *       "active_profile": "default",
+         *       "active_agent_profile_id": null,
+         *       "misc_settings": {
+         *         "app_preferences": {
+         *           "language": "en",
+         *           "user_consents_to_analytics": true,
+         *           "enable_sound_notifications": false
+         *         }
+         *       }
+         *     }
+         */
+        AccountSettingsView: components["schemas"]["SettingsView"] & components["schemas"]["SettingsResponse"];
+        /**
+         * SettingsUpdateRequest
+         * @description `PATCH /api/settings` (settings_router.py `update_settings`): at least one of the fields, each merged into the stored settings. `agent_settings_diff` is a JSON merge patch (RFC 7386: null removes, so `llm.api_key: null` clears the key); `**********` for `llm.api_key` keeps the stored key. A key this server does not store is accepted only as null (removing what is not there); `mcp_config` is read only here (stored with `POST /api/settings`): a patch of it that changes nothing, such as what GET gave, is accepted, any other is a 422 naming the server. `conversation_settings_diff` and `misc_settings_diff` are deep-merged: null inside a nested map removes that entry; null on a conversation setting that cannot be null is a 422. A diff given as null counts as absent.
+         * @example {
+         *       "misc_settings_diff": {
+         *         "app_preferences": {
+         *           "user_consents_to_analytics": true
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "agent_settings_diff": {
+         *         "llm": {
+         *           "model": "openai/gpt-4o",
+         *           "api_key": "sk-example-not-a-real-key"
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "conversation_settings_diff": {
+         *         "max_iterations": 100,
+         *         "confirmation_mode": true,
+         *         "security_analyzer": "llm"
+         *       }
+         *     }
+         */
+        SettingsUpdateRequest: {
+            agent_settings_diff?: {
+                schema_version?: number | null;
+                /**
+                 * @description The only kind of agent this server runs.
+                 * @enum {unknown}
+                 */
+                agent_kind?: "openhands" | null;
+                llm?: {
+                    model?: string | null;
+                    api_key?: string | null;
+                    base_url?: string | null;
+                    [key: string]: unknown;
+                } | null;
+                [key: string]: unknown;
+            } | null;
+            /** @description Other properties are ignored, as the agent server ignores them. */
+            conversation_settings_diff?: {
+                schema_version?: number;
+                max_iterations?: number;
+                confirmation_mode?: boolean;
+                /** @enum {unknown} */
+                security_analyzer?: "llm" | "none" | null;
+                [key: string]: unknown;
+            } | null;
+            misc_settings_diff?: {
+                /** @description Null removes every preference, the five flat ones included. */
+                app_preferences?: {
+                    language?: string | null;
+                    user_consents_to_analytics?: boolean | null;
+                    enable_sound_notifications?: boolean | null;
+                    git_user_name?: string | null;
+                    git_user_email?: string | null;
+                    [key: string]: unknown;
+                } | null;
+                [key: string]: unknown;
+            } | null;
+            /** @description Must name the profile that is active after the diffs (`default`, while an LLM model is stored): 404 otherwise. This server's one profile is its stored LLM. */
+            active_profile?: string | null;
+            /** @description This server keeps no agent profiles; null (no change) is the only value it accepts (404 otherwise). */
+            active_agent_profile_id?: string | null;
+            [key: string]: unknown;
+        };
+        /** SettingsChoice */
+        SettingsChoice: {
+            value: boolean | number | string;
+            label: string;
+            [key: string]: unknown;
+        };
+        /** SettingsFieldSchema */
+        SettingsFieldSchema: {
+            key: string;
+            label: string;
+            description: string | null;
+            section: string;
+            section_label: string;
+            /** @enum {unknown} */
+            value_type: "string" | "integer" | "number" | "boolean" | "array" | "object";
+            default: unknown;
+            /** @enum {unknown} */
+            prominence: "critical" | "major" | "minor";
+            depends_on: string[];
+            secret: boolean;
+            choices: components["schemas"]["SettingsChoice"][];
+            variant: string | null;
+            [key: string]: unknown;
+        };
+        /** SettingsSectionSchema */
+        SettingsSectionSchema: {
+            key: string;
+            label: string;
+            fields: components["schemas"]["SettingsFieldSchema"][];
+            variant: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * SettingsSchema
+         * @description A settings form's description, as the SDK's `export_settings_schema` writes it (settings/model.py): sections of fields with their labels, types, defaults and choices.
+         */
+        SettingsSchema: {
+            model_name: string;
+            sections: components["schemas"]["SettingsSectionSchema"][];
+            [key: string]: unknown;
+        };
+        /**
+         * AgentSettingsSchema
+         * @description `GET /api/settings/agent-schema`: the agent settings this server supports (the LLM's model, API key and base URL), in the SDK's `export_agent_settings_schema` shape. Its one example is the document the server answers, byte for byte.
+         * @example {
+         *       "model_name": "AgentSettings",
+         *       "sections": [
+         *         {
+         *           "key": "llm",
+         *           "label": "LLM",
+         *           "fields": [
+         *             {
+         *               "key": "llm.model",
+         *               "label": "Model",
+         *               "description": "Model name.",
+         *               "section": "llm",
+         *               "section_label": "LLM",
+         *               "value_type": "string",
+         *               "default": null,
+         *               "prominence": "critical",
+         *               "depends_on": [],
+         *               "secret": false,
+         *               "choices": [],
+         *               "variant": "openhands"
+         *             },
+         *             {
+         *               "key": "llm.api_key",
+         *               "label": "API Key",
+         *               "description": "API key.",
+         *               "section": "llm",
+         *               "section_label": "LLM",
+         *               "value_type": "string",
+         *               "default": null,
+         *               "prominence": "critical",
+         *               "depends_on": [],
+         *               "secret": true,
+         *               "choices": [],
+         *               "variant": "openhands"
+         *             },
+         *             {
+         *               "key": "llm.base_url",
+         *               "label": "Base URL",
+         *               "description": "Custom base URL.",
+         *               "section": "llm",
+         *               "section_label": "LLM",
+         *               "value_type": "string",
+         *               "default": null,
+         *               "prominence": "major",
+         *               "depends_on": [],
+         *               "secret": false,
+         *               "choices": [],
+         *               "variant": "openhands"
+         *             }
+         *           ],
+         *           "variant": "openhands"
+         *         }
+         *       ]
+         *     }
+         */
+        AgentSettingsSchema: components["schemas"]["SettingsSchema"];
+        /**
+         * ConversationSettingsSchema
+         * @description `GET /api/settings/conversation-schema`: the SDK's `ConversationSettings.export_schema()` (settings/model.py) with this server's defaults (no security analyzer unless chosen; the SDK defaults to `llm`). Its one example is the document the server answers, byte for byte.
+         * @example {
+         *       "model_name": "ConversationSettings",
+         *       "sections": [
+         *         {
+         *           "key": "general",
+         *           "label": "General",
+         *           "fields": [
+         *             {
+         *               "key": "max_iterations",
+         *               "label": "Max iterations",
+         *               "description": "Maximum number of iterations the conversation will run before stopping.",
+         *               "section": "general",
+         *               "section_label": "General",
+         *               "value_type": "integer",
+         *               "default": 500,
+         *               "prominence": "major",
+         *               "depends_on": [],
+         *               "secret": false,
+         *               "choices": [],
+         *               "variant": null
+         *             }
+         *           ],
+         *           "variant": null
+         *         },
+         *         {
+         *           "key": "verification",
+         *           "label": "Verification",
+         *           "fields": [
+         *             {
+         *               "key": "confirmation_mode",
+         *               "label": "Confirmation mode",
+         *               "description": "Require user confirmation before executing risky actions.",
+         *               "section": "verification",
+         *               "section_label": "Verification",
+         *               "value_type": "boolean",
+         *               "default": false,
+         *               "prominence": "critical",
+         *               "depends_on": [],
+         *               "secret": false,
+         *               "choices": [],
+         *               "variant": null
+         *             },
+         *             {
+         *               "key": "security_analyzer",
+         *               "label": "Security analyzer",
+         *               "description": "Security analyzer that evaluates actions before execution.",
+         *               "section": "verification",
+         *               "section_label": "Verification",
+         *               "value_type": "string",
+         *               "default": null,
+         *               "prominence": "major",
+         *               "depends_on": [
+         *                 "confirmation_mode"
+         *               ],
+         *               "secret": false,
+         *               "choices": [
+         *                 {
+         *                   "value": "llm",
+         *                   "label": "llm"
+         *                 },
+         *                 {
+         *                   "value": "none",
+         *                   "label": "none"
+         *                 }
+         *               ],
+         *               "variant": null
+         *             }
+         *           ],
+         *           "variant": null
+         *         }
+         *       ]
+         *     }
+         */
+        ConversationSettingsSchema: components["schemas"]["SettingsSchema"];
+        /**
+         * ProfileInfo
+         * @description An LLM profile's summary (profiles_router.py).
+         */
+        ProfileInfo: {
+            name: string;
+            model: string | null;
+            base_url: string | null;
+            provider_connection_id: null;
+            provider_connection_broken: boolean;
+            api_key_set: boolean;
+            [key: string]: unknown;
+        };
+        /**
+         * ProfileListResponse
+         * @description `GET /api/profiles` (profiles_router.py `list_profiles`). This server has one LLM profile, its stored LLM, named `default` and active while an LLM model is stored; none otherwise.
+         * @example {
+         *       "profiles": [
+         *         {
+         *           "name": "default",
+         *           "model": "openai/gpt-4o",
+         *           "base_url": null,
+         *           "provider_connection_id": null,
+         *           "provider_connection_broken": false,
+         *           "api_key_set": true
+         *         }
+         *       ],
+         *       "active_profile": "default"
+         *     }
+         * @example {
+         *       "profiles": [],
+         *       "active_profile": null
+         *     }
+         */
+        ProfileListResponse: {
+            /** @description This server's: at most one, `default`. */
+            profiles: components["schemas"]["ProfileInfo"][];
+            active_profile: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * AgentProfileListResponse
+         * @description `GET /api/agent-profiles` (agent_profiles_router.py `list_agent_profiles`). This server keeps no agent profiles (the agent server seeds one from its agent settings on the first read; here a conversation runs the stored settings), so the list is empty and none is active: the UI then starts conversations from the agent settings.
+         * @example {
+         *       "profiles": [],
+         *       "active_agent_profile_id": null
+         *     }
+         */
+        AgentProfileListResponse: {
+            /** @description The agent server's AgentProfile items (`id`, `name`, `agent_kind`, …); none on this server. */
+            profiles: {
+                id?: string | null;
+                name: string;
+                [key: string]: unknown;
+            }[];
+            /** @description Null on this server. */
+            active_agent_profile_id: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * SecretsListResponse
+         * @description The custom secrets' names and descriptions (openhands-sdk settings SecretsListResponse); never their values.
+         * @example {
+         *       "secrets": [
+         *         {
+         *           "name": "GITHUB_TOKEN",
+         *           "description": "CI bot token"
+         *         }
+         *       ]
+         *     }
+         */
+        SecretsListResponse: {
+            secrets: {
+                name: string;
+                description?: string | null;
+                [key: string]: unknown;
+            }[];
+            [key: string]: unknown;
+        };
+        /**
          * ConversationCreateRequest
          * @description Starts a conversation. No field is required; unknown fields are rejected.
          * @example {
@@ -4433,6 +5256,82 @@ export interface components {
             conversation_status?: components["schemas"]["ConversationStatus"] | null;
             [key: string]: unknown;
         };
+        /**
+         * StartConversationRequest
+         * @description The agent server's body of `POST /api/conversations` (openhands-sdk openhands/sdk/conversation/request.py, StartConversationRequest over ConversationConfig), which OpenHands' web UI and the SDK's RemoteConversation send. Told apart from the interface's ConversationCreateRequest by having `workspace`, `agent`, `agent_settings` or `agent_profile_id`. This server keeps what it can act on: `conversation_id`, `initial_message` (delivered as `POST …/events` would, so `run` decides whether the agent starts), `tags`; the conversation runs with the server's stored LLM settings whatever `agent` or `agent_settings` say, and `workspace.working_dir` names no host directory here (each conversation has its own workspace). Unknown properties are accepted: later releases add some.
+         * @example {
+         *       "workspace": {
+         *         "working_dir": "/workspace/project",
+         *         "kind": "LocalWorkspace"
+         *       },
+         *       "agent_settings": {
+         *         "agent_kind": "openhands",
+         *         "llm": {
+         *           "model": "openai/gpt-4o"
+         *         }
+         *       },
+         *       "conversation_id": "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "initial_message": {
+         *         "role": "user",
+         *         "content": [
+         *           {
+         *             "type": "text",
+         *             "text": "Fix the failing test."
+         *           }
+         *         ],
+         *         "run": true
+         *       },
+         *       "tags": {}
+         *     }
+         */
+        StartConversationRequest: {
+            /** @description The agent server's LocalWorkspace (`{working_dir, kind}`); read, not used (see above). */
+            workspace: {
+                working_dir: string;
+                kind?: string;
+                [key: string]: unknown;
+            };
+            /** @description The agent (`kind` Agent or ACPAgent); recorded by the agent server, not used here. */
+            agent?: Record<string, unknown>;
+            /** @description AgentSettings to build the agent from; not used here. */
+            agent_settings?: Record<string, unknown> | null;
+            /** Format: uuid */
+            agent_profile_id?: string | null;
+            /** @description Caller-supplied id; a UUID, hyphenated or as 32 hex digits. Starting an id that exists answers its ConversationInfo with 200. */
+            conversation_id?: string | null;
+            /** Format: uuid */
+            parent_conversation_id?: string | null;
+            /** @description The first user message; with `run` true the agent starts on it. */
+            initial_message?: components["schemas"]["SendMessageRequest"] | null;
+            confirmation_policy?: {
+                kind: string;
+                [key: string]: unknown;
+            };
+            security_analyzer?: Record<string, unknown> | null;
+            /** @default 500 */
+            max_iterations?: number;
+            /** @default true */
+            stuck_detection?: boolean;
+            secrets?: Record<string, unknown>;
+            /** @default false */
+            secrets_encrypted?: boolean;
+            /** @default false */
+            worktree?: boolean;
+            /** @description Key-value tags; keys lower-case alphanumeric, values up to 256 characters. */
+            tags?: {
+                [key: string]: string;
+            };
+            /** @default true */
+            autotitle?: boolean;
+            title_llm_profile?: string | null;
+            user_id?: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * CreateConversationBody
+         * @description The body of `POST /api/conversations`: the agent server's StartConversationRequest when it has `workspace`, `agent`, `agent_settings` or `agent_profile_id`, the interface's ConversationCreateRequest otherwise (so a mistake is reported against the one that was meant).
+         */
+        CreateConversationBody: components["schemas"]["StartConversationRequest"] | components["schemas"]["ConversationCreateRequest"];
         /**
          * ConversationLifecycleStatus
          * @description Status of a stored conversation (extension): the interface's three values plus ERROR, which a conversation enters when its run loop dies (a ConversationErrorEvent is recorded).
@@ -4649,7 +5548,7 @@ export interface components {
         };
         /**
          * Success
-         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
+         * @description The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer) and of a conversation's delete and update.
          * @example {
          *       "success": true
          *     }
@@ -4657,6 +5556,45 @@ export interface components {
         Success: {
             /** @default true */
             success: boolean;
+            [key: string]: unknown;
+        };
+        /**
+         * ConversationSortOrder
+         * @description The order of a conversation search (the agent server's ConversationSortOrder): by creation or last change, oldest first, or newest first with `_DESC`. Conversations with the same instant are ordered by id, so that pages never skip or repeat one.
+         * @enum {string}
+         */
+        ConversationSortOrder: "CREATED_AT" | "UPDATED_AT" | "CREATED_AT_DESC" | "UPDATED_AT_DESC";
+        /**
+         * ConversationPage
+         * @description One page of a conversation search (the agent server's ConversationPage). `next_page_id` is the id (32 lower-case hex digits, as the agent server writes a UUID's `hex`) of the first conversation of the next page, or null on the last page: pass it as `page_id`.
+         * @example {
+         *       "items": [],
+         *       "next_page_id": "3f2a1b0c9d8e4f7ab6c5d4e3f2a1b0c9"
+         *     }
+         */
+        ConversationPage: {
+            items: components["schemas"]["ConversationInfo"][];
+            next_page_id: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * UpdateConversationRequest
+         * @description The body of `PATCH /api/conversations/{conversation_id}` (the agent server's UpdateConversationRequest): what is given replaces what was stored, what is absent or null stays. The title is stored without surrounding whitespace, as the agent server stores it (a title of whitespace alone is a 422 here, where the agent server stores an empty one); unknown properties are ignored.
+         * @example {
+         *       "title": "Fix the flaky upload test",
+         *       "tags": {
+         *         "team": "infra",
+         *         "ticket": "42"
+         *       }
+         *     }
+         */
+        UpdateConversationRequest: {
+            /** @description The conversation's new title, 1 to 200 characters; ConversationInfo.title shows it from then on. */
+            title?: string | null;
+            /** @description The conversation's tags, all of them (the stored ones are replaced): keys lower-case letters and digits, values strings of at most 256 characters. ConversationInfo.tags shows them from then on. */
+            tags?: {
+                [key: string]: string;
+            } | null;
             [key: string]: unknown;
         };
         /**
@@ -5064,6 +6002,323 @@ export interface components {
             detail?: string;
             [key: string]: unknown;
         };
+        /**
+         * WorkspaceItem
+         * @description A saved workspace folder of the agent server's workspace picker (`persistence/models.py`, 1.43.1).
+         */
+        WorkspaceItem: {
+            id: string;
+            name: string;
+            /** @description The folder's absolute path. */
+            path: string;
+            /** @description The saved workspace parent it was picked under, if any. */
+            parentPath?: string | null;
+            [key: string]: unknown;
+        };
+        /**
+         * WorkspaceParentItem
+         * @description A saved folder whose subfolders the workspace picker offers (`persistence/models.py`, 1.43.1).
+         */
+        WorkspaceParentItem: {
+            id: string;
+            name: string;
+            /** @description The folder's absolute path. */
+            path: string;
+            [key: string]: unknown;
+        };
+        /**
+         * WorkspacesListResponse
+         * @description The saved workspaces and workspace parents (`workspaces_router.py`, 1.43.1; the agent server names the second list `workspaceParents`).
+         * @example {
+         *       "workspaces": [],
+         *       "workspaceParents": []
+         *     }
+         */
+        WorkspacesListResponse: {
+            workspaces: components["schemas"]["WorkspaceItem"][];
+            workspaceParents: components["schemas"]["WorkspaceParentItem"][];
+            [key: string]: unknown;
+        };
+        /**
+         * FileBrowserEntry
+         * @description A folder the file browser's sidebar offers (`file_router.py`, 1.43.1).
+         */
+        FileBrowserEntry: {
+            label: string;
+            path: string;
+            [key: string]: unknown;
+        };
+        /**
+         * HomeResponse
+         * @description The home folder and the file browser's sidebar lists (`file_router.py`, 1.43.1). Clients resolve a relative working directory against `home`, which is an absolute path.
+         * @example {
+         *       "home": "/srv/acs/.data/uploads",
+         *       "favorites": [],
+         *       "locations": []
+         *     }
+         */
+        HomeResponse: {
+            /** @description An absolute path. */
+            home: string;
+            /** @description Folders inside `home` the sidebar offers. */
+            favorites: components["schemas"]["FileBrowserEntry"][];
+            /** @description File system roots the sidebar offers. */
+            locations: components["schemas"]["FileBrowserEntry"][];
+            [key: string]: unknown;
+        };
+        /**
+         * ProviderConnection
+         * @description A stored LLM credential (an API key and an optional base URL) that LLM profiles share, without its key (`provider_connections_router.py`, 1.43.1: ProviderConnectionResponse).
+         */
+        ProviderConnection: {
+            id: string;
+            display_name: string;
+            provider: string;
+            base_url: string | null;
+            /** @description Seconds since the epoch. */
+            created_at: number;
+            /** @description Seconds since the epoch. */
+            updated_at: number;
+            /** @description Whether the connection holds a key. */
+            api_key_set: boolean;
+            [key: string]: unknown;
+        };
+        /**
+         * InstalledCanvasExtension
+         * @description An installed Canvas extension, a UI bundle that adds pages to the web UI (`canvas_extensions_router.py`: InstalledCanvasExtensionResponse).
+         */
+        InstalledCanvasExtension: {
+            name: string;
+            version?: string;
+            description?: string;
+            enabled?: boolean;
+            source: string;
+            resolved_ref?: string | null;
+            repo_path?: string | null;
+            installed_at: string;
+            install_path: string;
+            /** @description The extension's manifest (its pages). */
+            manifest?: Record<string, unknown> | null;
+            [key: string]: unknown;
+        };
+        /**
+         * InstalledCanvasExtensionsList
+         * @description The installed Canvas extensions (`canvas_extensions_router.py`: InstalledCanvasExtensionsListResponse).
+         * @example {
+         *       "canvas_extensions": []
+         *     }
+         */
+        InstalledCanvasExtensionsList: {
+            canvas_extensions: components["schemas"]["InstalledCanvasExtension"][];
+            [key: string]: unknown;
+        };
+        /**
+         * SkillsOrgConfig
+         * @description An organization's skill repository (`skills_router.py`, 1.43.1: OrgConfig).
+         */
+        SkillsOrgConfig: {
+            repository: string;
+            provider: string;
+            /** @description A Git URL that may carry credentials; never echoed. */
+            org_repo_url: string;
+            org_name: string;
+            [key: string]: unknown;
+        };
+        /**
+         * SkillsRequest
+         * @description Which skill sources to load (`skills_router.py`, 1.43.1). Properties beyond these are ignored, as the agent server ignores them.
+         * @example {
+         *       "load_public": false,
+         *       "load_user": true,
+         *       "load_project": true,
+         *       "load_org": false,
+         *       "project_dir": "workspace/project"
+         *     }
+         */
+        SkillsRequest: {
+            /** @default true */
+            load_public?: boolean;
+            /** @default true */
+            load_user?: boolean;
+            /** @default true */
+            load_project?: boolean;
+            /** @default true */
+            load_org?: boolean;
+            marketplace_path?: string | null;
+            registered_marketplaces?: Record<string, unknown>[];
+            /** @description The workspace folder to read project skills from. */
+            project_dir?: string | null;
+            org_configs?: components["schemas"]["SkillsOrgConfig"][] | null;
+            /** @deprecated */
+            org_config?: components["schemas"]["SkillsOrgConfig"] | null;
+            sandbox_config?: {
+                exposed_urls?: {
+                    name: string;
+                    url: string;
+                    port: number;
+                    [key: string]: unknown;
+                }[];
+                [key: string]: unknown;
+            } | null;
+            [key: string]: unknown;
+        };
+        /**
+         * SkillInfo
+         * @description A loaded skill (the SDK's SkillInfo, as `skills_router.py` 1.43.1 answers it).
+         */
+        SkillInfo: {
+            name: string;
+            /** @enum {unknown} */
+            type: "repo" | "knowledge" | "agentskills";
+            content: string;
+            triggers?: string[];
+            source?: string | null;
+            description?: string | null;
+            is_agentskills_format?: boolean;
+            disable_model_invocation?: boolean;
+            [key: string]: unknown;
+        };
+        /**
+         * SkillsResponse
+         * @description The skills loaded, and how many each source gave (`skills_router.py`, 1.43.1): `sandbox`, `registered_marketplaces`, `sdk_base` (public and user skills), `org` and `project`.
+         * @example {
+         *       "skills": [],
+         *       "sources": {
+         *         "sandbox": 0,
+         *         "registered_marketplaces": 0,
+         *         "sdk_base": 0,
+         *         "org": 0,
+         *         "project": 0
+         *       }
+         *     }
+         */
+        SkillsResponse: {
+            skills: components["schemas"]["SkillInfo"][];
+            sources: {
+                [key: string]: number;
+            };
+            [key: string]: unknown;
+        };
+        /**
+         * InstalledPluginsListResponse
+         * @description The installed plugins (plugins_router.py InstalledPluginsListResponse, 1.43.1); each item an InstalledPluginResponse (`name`, `version`, `description`, `enabled`, `install_path`, …).
+         * @example {
+         *       "plugins": []
+         *     }
+         */
+        InstalledPluginsListResponse: {
+            plugins: {
+                name: string;
+                [key: string]: unknown;
+            }[];
+            [key: string]: unknown;
+        };
+        /**
+         * ExecuteBashRequest
+         * @description A command to run (`models.py` ExecuteBashRequest, 1.43.1). It runs with `bash -c` in a fresh sandboxed process of the conversation whose workspace (`<home>/<conversation_id>`, see GET /api/file/home) holds `cwd`, with that conversation's limits; the agent's own shell is not touched. Other fields are ignored, as the agent server ignores them.
+         * @example {
+         *       "command": "git rev-parse --abbrev-ref HEAD",
+         *       "cwd": "/data/uploads/3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "timeout": 10
+         *     }
+         */
+        ExecuteBashRequest: {
+            /** @description The bash command to execute. At most 32,000 characters (a command line's argument limit of the kernel is 128 KiB), and no NUL character (none can reach a process). */
+            command: string;
+            /**
+             * @description The working directory: an absolute path, or one relative to the home folder (GET /api/file/home), inside a conversation's workspace. `..` segments are resolved first and must stay inside it, and no part of it below the workspace may be a symbolic link. A cwd that names no conversation's workspace (null included: the agent server would use its own folder) runs nothing: the answer is a BashOutput with `exit_code` -1 saying why.
+             * @default null
+             */
+            cwd?: string | null;
+            /**
+             * @description The max number of seconds the command may run (the agent server's default, 300). Past it the command and every process it started are killed, and the answer has `exit_code` -1. At most 3,600 (the cap of the agent's terminal).
+             * @default 300
+             */
+            timeout?: number;
+            [key: string]: unknown;
+        };
+        /**
+         * BashCommand
+         * @description A command accepted for running (`models.py` BashCommand, 1.43.1): the request with its id (the `command_id` of its BashOutput events) and the instant it was accepted. The bash-events socket echoes one for each request frame, in the order they came.
+         * @example {
+         *       "id": "0c9d8e7f-6a5b-4c3d-8e1f-2a3b4c5d6e7f",
+         *       "timestamp": "2026-04-01T08:45:10.026633",
+         *       "command": "git rev-parse --abbrev-ref HEAD",
+         *       "cwd": "/data/uploads/3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9",
+         *       "timeout": 10,
+         *       "kind": "BashCommand"
+         *     }
+         */
+        BashCommand: {
+            /** Format: uuid */
+            id: string;
+            timestamp: components["schemas"]["Timestamp"];
+            command: string;
+            cwd: string | null;
+            timeout: number;
+            /** @constant */
+            kind: "BashCommand";
+            [key: string]: unknown;
+        };
+        /**
+         * BashOutput
+         * @description Output of a command (`models.py` BashOutput, `bash_service.py`, 1.43.1). A command's output comes in pieces of at most 1,048,576 characters per stream, numbered by `order` from 0; the last piece has a non-null `exit_code` (-1: the command timed out and was killed, or did not run: then `stderr` says why, starting with `Error executing command:`). `stdout` and `stderr` are null when the piece has none.
+         * @example {
+         *       "id": "1d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a",
+         *       "timestamp": "2026-04-01T08:45:10.126633",
+         *       "command_id": "0c9d8e7f-6a5b-4c3d-8e1f-2a3b4c5d6e7f",
+         *       "order": 0,
+         *       "exit_code": 0,
+         *       "stdout": "main\n",
+         *       "stderr": null,
+         *       "kind": "BashOutput"
+         *     }
+         */
+        BashOutput: {
+            /** Format: uuid */
+            id: string;
+            timestamp: components["schemas"]["Timestamp"];
+            /**
+             * Format: uuid
+             * @description The id of the command's BashCommand.
+             */
+            command_id: string;
+            /** @description The piece's place, from 0. */
+            order: number;
+            /** @description The command's exit code, on its last piece; null before. */
+            exit_code: number | null;
+            stdout: string | null;
+            stderr: string | null;
+            /** @constant */
+            kind: "BashOutput";
+            [key: string]: unknown;
+        };
+        /**
+         * BashError
+         * @description A frame of the bash-events socket that could not be taken as a command (`models.py` BashError, `sockets.py`, 1.43.1): `code` names what went wrong (`JSONDecodeError`: not JSON text; `ValidationError`: not an ExecuteBashRequest) and `detail` what and where. No BashCommand is echoed for that frame; the connection stays open.
+         * @example {
+         *       "id": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
+         *       "timestamp": "2026-04-01T08:45:10.026633",
+         *       "code": "ValidationError",
+         *       "detail": "command: must be string",
+         *       "kind": "BashError"
+         *     }
+         */
+        BashError: {
+            /** Format: uuid */
+            id: string;
+            timestamp: components["schemas"]["Timestamp"];
+            code: string;
+            detail: string;
+            /** @constant */
+            kind: "BashError";
+            [key: string]: unknown;
+        };
+        /**
+         * BashEvent
+         * @description A frame the bash-events socket sends.
+         */
+        BashEvent: components["schemas"]["BashCommand"] | components["schemas"]["BashOutput"] | components["schemas"]["BashError"];
     };
     responses: {
         /** @description The server cannot do this now; `detail` names why, and nothing of a failed write was kept. Send the request again after `Retry-After` seconds. The reference server answers it when its event store does not answer (with PostgreSQL, `--store postgres`: the database is unreachable or restarting, or a statement ran past the store's statement timeout; `GET /health` reports the store's state), and when a conversation's agent cannot take the request: the server is stopping, or it closed the agent (idle) while the request was handled. */
@@ -5211,6 +6466,8 @@ export interface components {
         TimestampGte: components["schemas"]["TimestampQuery"];
         /** @description Keep events with timestamp < this instant (compared as instants; see TimestampQuery for the accepted forms: without an offset it is read as UTC; eight bare digits are refused). */
         TimestampLt: components["schemas"]["TimestampQuery"];
+        /** @description Keep the conversations whose `execution_status` is this one. */
+        ExecutionStatusFilter: components["schemas"]["ExecutionStatus"];
         /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
         ConversationIdPath: string;
     };
@@ -5333,6 +6590,66 @@ export interface operations {
                      *           ],
                      *           "msg": "must be an event kind (short name or fully qualified path), got \"Nope\"",
                      *           "type": "string_pattern_mismatch"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    batchGetEvents: {
+        parameters: {
+            query?: {
+                /** @description The events' ids, 1 to 100 (instead of the body). */
+                event_ids?: components["schemas"]["EventId"][];
+            };
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description The events' ids, 0 to 100, as the agent server takes them (instead of `event_ids`). */
+        requestBody?: {
+            content: {
+                /** @example [
+                 *       "974caa29-4f4b-4c30-b4e1-5169f41e6d3d"
+                 *     ] */
+                "application/json": components["schemas"]["EventId"][];
+            };
+        };
+        responses: {
+            /** @description One entry per id asked, in order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["Event"] | null)[];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "event_ids",
+                     *             0
+                     *           ],
+                     *           "msg": "must be a UUID or ULID, got \"nope\"",
+                     *           "type": "value_error"
                      *         }
                      *       ]
                      *     } */
@@ -5494,6 +6811,106 @@ export interface operations {
             507: components["responses"]["InsufficientStorage"];
         };
     };
+    searchConversations: {
+        parameters: {
+            query?: {
+                /** @description Where the page starts: the `next_page_id` of the previous page, or the id of any conversation (32 hex digits or a hyphenated UUID). An id no conversation has (one deleted since the previous page) is a 422 naming `page_id`, so that a client starts over knowingly; the agent server silently starts over at the first page instead. */
+                page_id?: string;
+                /** @description Maximum number of conversations in the page. */
+                limit?: number;
+                /** @description Keep the conversations whose `execution_status` is this one. */
+                status?: components["parameters"]["ExecutionStatusFilter"];
+                sort_order?: components["schemas"]["ConversationSortOrder"];
+                /** @description Accepted for the agent server's clients and ignored: this server never inlines a conversation's skills in ConversationInfo. */
+                include_skills?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of conversations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "page_id"
+                     *           ],
+                     *           "msg": "is not the id of a conversation (it may have been deleted): start again without page_id",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    countConversations: {
+        parameters: {
+            query?: {
+                /** @description Keep the conversations whose `execution_status` is this one. */
+                status?: components["parameters"]["ExecutionStatusFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of conversations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example 12 */
+                    "application/json": number;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "status"
+                     *           ],
+                     *           "msg": "must be one of \"idle\", \"running\", \"paused\", \"waiting_for_confirmation\", \"finished\", \"error\", \"stuck\" or \"deleting\", got \"busy\"",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getConversation: {
         parameters: {
             query?: never;
@@ -5539,6 +6956,70 @@ export interface operations {
                 };
             };
             503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            422: components["responses"]["BadConversationId"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateConversationRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "title"
+                     *           ],
+                     *           "msg": "must have at least 1 character",
+                     *           "type": "string_too_short"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     runConversation: {
@@ -5850,28 +7331,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stored settings; `null` fields were never set. */
+            /** @description The stored settings (the defaults when nothing is stored). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SettingsView"];
+                    "application/json": components["schemas"]["AccountSettingsView"];
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description No settings are stored yet. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /** @example {
-                     *       "detail": "Settings not found"
-                     *     } */
-                    "application/json": components["schemas"]["ErrorDetail"];
-                };
-            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -5925,6 +7394,165 @@ export interface operations {
             };
             503: components["responses"]["Unavailable"];
             507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    updateSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SettingsUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSettingsView"];
+                };
+            };
+            /** @description The request changes nothing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "At least one of agent_settings_diff, conversation_settings_diff, misc_settings_diff, active_profile, or active_agent_profile_id must be provided"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `active_profile` or `active_agent_profile_id` names a profile this server does not have. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Profile 'fast' not found"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "conversation_settings_diff",
+                     *             "max_iterations"
+                     *           ],
+                     *           "msg": "must be integer",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    getAgentSettingsSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings schema. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSettingsSchema"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getConversationSettingsSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings schema. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationSettingsSchema"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    listLlmProfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profiles and the active one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAgentProfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No profiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentProfileListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     batchGetConversations: {
@@ -5983,17 +7611,26 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ConversationCreateRequest"];
+                "application/json": components["schemas"]["CreateConversationBody"];
             };
         };
         responses: {
-            /** @description The conversation is created. */
+            /** @description The conversation is created (the interface's ConversationCreateRequest: a ConversationCreateResponse), or a StartConversationRequest named a conversation that exists already (its ConversationInfo, as the agent server answers). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConversationCreateResponse"];
+                    "application/json": components["schemas"]["ConversationCreateResponse"] | components["schemas"]["ConversationInfo"];
+                };
+            };
+            /** @description A StartConversationRequest created the conversation (the agent server's answer, its ConversationInfo). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6250,6 +7887,349 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+                /** @example 974caa29-4f4b-4c30-b4e1-5169f41e6d3d */
+                event_id: components["schemas"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The conversation does not exist, or has no event with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": "Event not found: 974caa29-4f4b-4c30-b4e1-5169f41e6d3d"
+                     *     } */
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "path",
+                     *             "event_id"
+                     *           ],
+                     *           "msg": "must be a UUID or ULID, got \"nope\"",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The saved workspaces and workspace parents (none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "workspaces": [],
+                     *       "workspaceParents": []
+                     *     } */
+                    "application/json": components["schemas"]["WorkspacesListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getHomeDirectory: {
+        parameters: {
+            query?: {
+                /** @description Include hidden folders in `favorites` (the agent server's flag; there are no favorites here). */
+                include_hidden?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The home folder. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HomeResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "include_hidden"
+                     *           ],
+                     *           "msg": "must be boolean, got \"maybe\"",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    listProviderConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider connections (none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example [] */
+                    "application/json": components["schemas"]["ProviderConnection"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    listInstalledCanvasExtensions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The installed extensions (none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "canvas_extensions": []
+                     *     } */
+                    "application/json": components["schemas"]["InstalledCanvasExtensionsList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The custom secrets, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "secrets": [
+                     *         {
+                     *           "name": "GITHUB_TOKEN",
+                     *           "description": "CI bot token"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["SecretsListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listInstalledPlugins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The installed plugins (none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "plugins": []
+                     *     } */
+                    "application/json": components["schemas"]["InstalledPluginsListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    loadSkills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillsRequest"];
+            };
+        };
+        responses: {
+            /** @description The skills loaded (none), and how many each source gave. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillsResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "load_user"
+                     *           ],
+                     *           "msg": "must be boolean, got \"yes\"",
+                     *           "type": "type_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    createWorkspaceSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body, no cookie. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    executeBashCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteBashRequest"];
+            };
+        };
+        responses: {
+            /** @description The command's last BashOutput (its exit code, or -1 and why it did not run or was killed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BashOutput"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The request is invalid; `loc` points at the culprit. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "timeout"
+                     *           ],
+                     *           "msg": "must be >= 1",
+                     *           "type": "value_error"
+                     *         }
+                     *       ]
+                     *     } */
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

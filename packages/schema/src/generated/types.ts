@@ -269,6 +269,48 @@ export type CustomSecret =
  */
 export type SettingsView = Settings & SettingsView1;
 /**
+ * `GET /api/settings` and `PATCH /api/settings`: the interface's flat view (SettingsView) and the agent server's (SettingsResponse) of the one stored document, side by side.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AccountSettingsView".
+ */
+export type AccountSettingsView = SettingsView & SettingsResponse;
+/**
+ * `GET /api/settings/agent-schema`: the agent settings this server supports (the LLM's model, API key and base URL), in the SDK's `export_agent_settings_schema` shape. Its one example is the document the server answers, byte for byte.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AgentSettingsSchema".
+ */
+export type AgentSettingsSchema = SettingsSchema;
+/**
+ * `GET /api/settings/conversation-schema`: the SDK's `ConversationSettings.export_schema()` (settings/model.py) with this server's defaults (no security analyzer unless chosen; the SDK defaults to `llm`). Its one example is the document the server answers, byte for byte.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationSettingsSchema".
+ */
+export type ConversationSettingsSchema = SettingsSchema;
+/**
+ * The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SendMessageRequest".
+ */
+export type SendMessageRequest = UserMessage & SendMessageRequest1;
+/**
+ * A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export type UserMessage = Message & UserMessage1;
+/**
+ * The body of `POST /api/conversations`: the agent server's StartConversationRequest when it has `workspace`, `agent`, `agent_settings` or `agent_profile_id`, the interface's ConversationCreateRequest otherwise (so a mistake is reported against the one that was meant).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "CreateConversationBody".
+ */
+export type CreateConversationBody = StartConversationRequest | ConversationCreateRequest;
+/**
  * Status of a stored conversation (extension): the interface's three values plus ERROR, which a conversation enters when its run loop dies (a ConversationErrorEvent is recorded).
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -291,26 +333,19 @@ export type ConversationInfo = AgentConversationState & ConversationInfo1;
 export type ExecutionStatus =
   "idle" | "running" | "paused" | "waiting_for_confirmation" | "finished" | "error" | "stuck" | "deleting";
 /**
+ * The order of a conversation search (the agent server's ConversationSortOrder): by creation or last change, oldest first, or newest first with `_DESC`. Conversations with the same instant are ordered by id, so that pages never skip or repeat one.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationSortOrder".
+ */
+export type ConversationSortOrder = "CREATED_AT" | "UPDATED_AT" | "CREATED_AT_DESC" | "UPDATED_AT_DESC";
+/**
  * When the agent holds the actions of a step in waiting_for_confirmation (the SDK's ConfirmationPolicyBase, told apart by `kind`): never, always (except a lone finish or think), or when an action's `security_risk` reaches `threshold` (UNKNOWN ones when `confirm_unknown`). The conversation state's `confirmation_policy`.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "ConfirmationPolicy".
  */
 export type ConfirmationPolicy = NeverConfirm | AlwaysConfirm | ConfirmRisky;
-/**
- * A message from the user to the agent: a Message whose role is `user`. Sent as a text frame on the live channel or to `POST /api/conversations/{conversation_id}/events`; recorded as the `llm_message` of a user MessageEvent.
- *
- * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "UserMessage".
- */
-export type UserMessage = Message & UserMessage1;
-/**
- * The body of `POST /api/conversations/{conversation_id}/events`: a UserMessage, and `run`, a request flag that is never recorded. As on the agent server, unknown properties are accepted and dropped (the recorded message keeps the Message's own properties).
- *
- * This interface was referenced by `AcsDefinitions`'s JSON-Schema
- * via the `definition` "SendMessageRequest".
- */
-export type SendMessageRequest = UserMessage & SendMessageRequest1;
 /**
  * The value of the `full_state` ConversationStateUpdateEvent that opens every live-channel connection (not stored): where the conversation stands when the stream starts. This project's fields (`conversation_id`, `conversation_status`, `event_count`, `last_event_id`, …) and the agent server's conversation state (AgentConversationState: `id`, `execution_status`, `stats`, …).
  *
@@ -325,6 +360,13 @@ export type ConversationFullState = AgentConversationState & ConversationFullSta
  * via the `definition` "LiveFullStateEvent".
  */
 export type LiveFullStateEvent = ConversationStateUpdateEvent & LiveFullStateEvent1;
+/**
+ * A frame the bash-events socket sends.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "BashEvent".
+ */
+export type BashEvent = BashCommand | BashOutput | BashError;
 
 /**
  * A block of text. Rejects unknown properties.
@@ -2863,6 +2905,274 @@ export interface MessageResponse {
   [k: string]: unknown;
 }
 /**
+ * The agent server's `SettingsResponse` (openhands-sdk settings/api_models.py), derived from the same stored document as the flat fields of `GET /api/settings`: `agent_settings.llm.model`, `.api_key` and `.base_url` are `llm_model`, `llm_api_key` and `llm_base_url`; `conversation_settings` holds `max_iterations`, `confirmation_mode` and `security_analyzer` with the defaults the agent runs with; `llm_api_key_is_set` equals `llm_api_key_set`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsResponse".
+ */
+export interface SettingsResponse {
+  agent_settings: AgentSettingsView;
+  conversation_settings: ConversationSettingsView;
+  /**
+   * Whether an LLM API key is stored (the flat view's `llm_api_key_set`).
+   */
+  llm_api_key_is_set: boolean;
+  /**
+   * The active LLM profile: `default` (the one profile of this server, its stored LLM) while an LLM model is stored, else null.
+   */
+  active_profile: string | null;
+  /**
+   * This server keeps no agent profiles.
+   */
+  active_agent_profile_id: null;
+  /**
+   * Frontend-owned data the server stores and does not interpret (persistence/models.py), except that `app_preferences.language`, `.user_consents_to_analytics`, `.enable_sound_notifications`, `.git_user_name` and `.git_user_email` are the flat settings of those names: each is shown here while it is set, and a patch of it changes the flat field.
+   */
+  misc_settings: {
+    app_preferences?: AppPreferences;
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+/**
+ * The agent settings this server supports, in the SDK's `OpenHandsAgentSettings` shape: the LLM and, read only (they are stored with `POST /api/settings`), the MCP servers keyed by name (stdio servers by their `name`, remote ones by their url). Secrets are never returned: a stored one reads `**********`, whatever X-Expose-Secrets asks.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AgentSettingsView".
+ */
+export interface AgentSettingsView {
+  schema_version: 5;
+  agent_kind: "openhands";
+  llm: {
+    /**
+     * `llm_model`; null while none is stored (the agent then cannot run).
+     */
+    model: string | null;
+    /**
+     * `**********` while `llm_api_key` is stored.
+     */
+    api_key: "**********" | null;
+    base_url: string | null;
+    [k: string]: unknown;
+  };
+  mcp_config: {
+    [k: string]: {
+      command?: string;
+      args?: string[];
+      env?: {
+        [k: string]: "**********";
+      };
+      url?: string;
+      transport?: "sse" | "streamable-http";
+      /**
+       * `Authorization` while the server's api_key (a bearer token) is stored.
+       */
+      headers?: {
+        [k: string]: "**********";
+      };
+      timeout?: number;
+      [k: string]: unknown;
+    };
+  };
+  [k: string]: unknown;
+}
+/**
+ * The SDK's `ConversationSettings` (settings/model.py) as this server runs a conversation: a field never set reads its default (500 iterations, no confirmation, no security analyzer).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationSettingsView".
+ */
+export interface ConversationSettingsView {
+  schema_version: 1;
+  max_iterations: number;
+  confirmation_mode: boolean;
+  security_analyzer: string | null;
+  [k: string]: unknown;
+}
+/**
+ * The UI's preferences under `misc_settings.app_preferences`; the five named here are the flat settings of the same names, other properties are stored as given.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AppPreferences".
+ */
+export interface AppPreferences {
+  language?: string;
+  user_consents_to_analytics?: boolean;
+  enable_sound_notifications?: boolean;
+  git_user_name?: string;
+  git_user_email?: string;
+  [k: string]: unknown;
+}
+/**
+ * `PATCH /api/settings` (settings_router.py `update_settings`): at least one of the fields, each merged into the stored settings. `agent_settings_diff` is a JSON merge patch (RFC 7386: null removes, so `llm.api_key: null` clears the key); `**********` for `llm.api_key` keeps the stored key. A key this server does not store is accepted only as null (removing what is not there); `mcp_config` is read only here (stored with `POST /api/settings`): a patch of it that changes nothing, such as what GET gave, is accepted, any other is a 422 naming the server. `conversation_settings_diff` and `misc_settings_diff` are deep-merged: null inside a nested map removes that entry; null on a conversation setting that cannot be null is a 422. A diff given as null counts as absent.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsUpdateRequest".
+ */
+export interface SettingsUpdateRequest {
+  agent_settings_diff?: {
+    schema_version?: number | null;
+    /**
+     * The only kind of agent this server runs.
+     */
+    agent_kind?: "openhands" | null;
+    llm?: {
+      model?: string | null;
+      api_key?: string | null;
+      base_url?: string | null;
+      [k: string]: unknown;
+    } | null;
+    [k: string]: unknown;
+  } | null;
+  /**
+   * Other properties are ignored, as the agent server ignores them.
+   */
+  conversation_settings_diff?: {
+    schema_version?: number;
+    max_iterations?: number;
+    confirmation_mode?: boolean;
+    security_analyzer?: "llm" | "none" | null;
+    [k: string]: unknown;
+  } | null;
+  misc_settings_diff?: {
+    /**
+     * Null removes every preference, the five flat ones included.
+     */
+    app_preferences?: {
+      language?: string | null;
+      user_consents_to_analytics?: boolean | null;
+      enable_sound_notifications?: boolean | null;
+      git_user_name?: string | null;
+      git_user_email?: string | null;
+      [k: string]: unknown;
+    } | null;
+    [k: string]: unknown;
+  } | null;
+  /**
+   * Must name the profile that is active after the diffs (`default`, while an LLM model is stored): 404 otherwise. This server's one profile is its stored LLM.
+   */
+  active_profile?: string | null;
+  /**
+   * This server keeps no agent profiles; null (no change) is the only value it accepts (404 otherwise).
+   */
+  active_agent_profile_id?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsChoice".
+ */
+export interface SettingsChoice {
+  value: boolean | number | string;
+  label: string;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsFieldSchema".
+ */
+export interface SettingsFieldSchema {
+  key: string;
+  label: string;
+  description: string | null;
+  section: string;
+  section_label: string;
+  value_type: "string" | "integer" | "number" | "boolean" | "array" | "object";
+  default: unknown;
+  prominence: "critical" | "major" | "minor";
+  depends_on: string[];
+  secret: boolean;
+  choices: SettingsChoice[];
+  variant: string | null;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsSectionSchema".
+ */
+export interface SettingsSectionSchema {
+  key: string;
+  label: string;
+  fields: SettingsFieldSchema[];
+  variant: string | null;
+  [k: string]: unknown;
+}
+/**
+ * A settings form's description, as the SDK's `export_settings_schema` writes it (settings/model.py): sections of fields with their labels, types, defaults and choices.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SettingsSchema".
+ */
+export interface SettingsSchema {
+  model_name: string;
+  sections: SettingsSectionSchema[];
+  [k: string]: unknown;
+}
+/**
+ * An LLM profile's summary (profiles_router.py).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ProfileInfo".
+ */
+export interface ProfileInfo {
+  name: string;
+  model: string | null;
+  base_url: string | null;
+  provider_connection_id: null;
+  provider_connection_broken: boolean;
+  api_key_set: boolean;
+  [k: string]: unknown;
+}
+/**
+ * `GET /api/profiles` (profiles_router.py `list_profiles`). This server has one LLM profile, its stored LLM, named `default` and active while an LLM model is stored; none otherwise.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ProfileListResponse".
+ */
+export interface ProfileListResponse {
+  /**
+   * This server's: at most one, `default`.
+   */
+  profiles: ProfileInfo[];
+  active_profile: string | null;
+  [k: string]: unknown;
+}
+/**
+ * `GET /api/agent-profiles` (agent_profiles_router.py `list_agent_profiles`). This server keeps no agent profiles (the agent server seeds one from its agent settings on the first read; here a conversation runs the stored settings), so the list is empty and none is active: the UI then starts conversations from the agent settings.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "AgentProfileListResponse".
+ */
+export interface AgentProfileListResponse {
+  /**
+   * The agent server's AgentProfile items (`id`, `name`, `agent_kind`, …); none on this server.
+   */
+  profiles: {
+    id?: string | null;
+    name: string;
+    [k: string]: unknown;
+  }[];
+  /**
+   * Null on this server.
+   */
+  active_agent_profile_id: string | null;
+  [k: string]: unknown;
+}
+/**
+ * The custom secrets' names and descriptions (openhands-sdk settings SecretsListResponse); never their values.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SecretsListResponse".
+ */
+export interface SecretsListResponse {
+  secrets: {
+    name: string;
+    description?: string | null;
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
+/**
  * Starts a conversation. No field is required; unknown fields are rejected.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
@@ -2924,6 +3234,79 @@ export interface ConversationCreateResponse {
   conversation_id: string;
   message?: string | null;
   conversation_status?: ConversationStatus | null;
+  [k: string]: unknown;
+}
+/**
+ * The agent server's body of `POST /api/conversations` (openhands-sdk openhands/sdk/conversation/request.py, StartConversationRequest over ConversationConfig), which OpenHands' web UI and the SDK's RemoteConversation send. Told apart from the interface's ConversationCreateRequest by having `workspace`, `agent`, `agent_settings` or `agent_profile_id`. This server keeps what it can act on: `conversation_id`, `initial_message` (delivered as `POST …/events` would, so `run` decides whether the agent starts), `tags`; the conversation runs with the server's stored LLM settings whatever `agent` or `agent_settings` say, and `workspace.working_dir` names no host directory here (each conversation has its own workspace). Unknown properties are accepted: later releases add some.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "StartConversationRequest".
+ */
+export interface StartConversationRequest {
+  /**
+   * The agent server's LocalWorkspace (`{working_dir, kind}`); read, not used (see above).
+   */
+  workspace: {
+    working_dir: string;
+    kind?: string;
+    [k: string]: unknown;
+  };
+  /**
+   * The agent (`kind` Agent or ACPAgent); recorded by the agent server, not used here.
+   */
+  agent?: {
+    [k: string]: unknown;
+  };
+  /**
+   * AgentSettings to build the agent from; not used here.
+   */
+  agent_settings?: {
+    [k: string]: unknown;
+  } | null;
+  agent_profile_id?: string | null;
+  /**
+   * Caller-supplied id; a UUID, hyphenated or as 32 hex digits. Starting an id that exists answers its ConversationInfo with 200.
+   */
+  conversation_id?: string | null;
+  parent_conversation_id?: string | null;
+  /**
+   * The first user message; with `run` true the agent starts on it.
+   */
+  initial_message?: SendMessageRequest | null;
+  confirmation_policy?: {
+    kind: string;
+    [k: string]: unknown;
+  };
+  security_analyzer?: {
+    [k: string]: unknown;
+  } | null;
+  max_iterations?: number;
+  stuck_detection?: boolean;
+  secrets?: {
+    [k: string]: unknown;
+  };
+  secrets_encrypted?: boolean;
+  worktree?: boolean;
+  /**
+   * Key-value tags; keys lower-case alphanumeric, values up to 256 characters.
+   */
+  tags?: {
+    [k: string]: string;
+  };
+  autotitle?: boolean;
+  title_llm_profile?: string | null;
+  user_id?: string | null;
+  [k: string]: unknown;
+}
+export interface UserMessage1 {
+  role: "user";
+  [k: string]: unknown;
+}
+export interface SendMessageRequest1 {
+  /**
+   * Start the agent on the message. As on the agent server, a message sent over HTTP runs the agent only with `run: true` (the default is false: it is recorded and waits for a run), while a message sent on the live channel always runs it. Without a runtime nothing runs.
+   */
+  run?: boolean;
   [k: string]: unknown;
 }
 /**
@@ -3075,13 +3458,43 @@ export interface ConversationInfo1 {
   [k: string]: unknown;
 }
 /**
- * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer).
+ * The answer of the agent server's control endpoints (run, pause, interrupt, respond_to_confirmation, confirmation_policy, security_analyzer) and of a conversation's delete and update.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "Success".
  */
 export interface Success {
   success: boolean;
+  [k: string]: unknown;
+}
+/**
+ * One page of a conversation search (the agent server's ConversationPage). `next_page_id` is the id (32 lower-case hex digits, as the agent server writes a UUID's `hex`) of the first conversation of the next page, or null on the last page: pass it as `page_id`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ConversationPage".
+ */
+export interface ConversationPage {
+  items: ConversationInfo[];
+  next_page_id: string | null;
+  [k: string]: unknown;
+}
+/**
+ * The body of `PATCH /api/conversations/{conversation_id}` (the agent server's UpdateConversationRequest): what is given replaces what was stored, what is absent or null stays. The title is stored without surrounding whitespace, as the agent server stores it (a title of whitespace alone is a 422 here, where the agent server stores an empty one); unknown properties are ignored.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "UpdateConversationRequest".
+ */
+export interface UpdateConversationRequest {
+  /**
+   * The conversation's new title, 1 to 200 characters; ConversationInfo.title shows it from then on.
+   */
+  title?: string | null;
+  /**
+   * The conversation's tags, all of them (the stored ones are replaced): keys lower-case letters and digits, values strings of at most 256 characters. ConversationInfo.tags shows them from then on.
+   */
+  tags?: {
+    [k: string]: string;
+  } | null;
   [k: string]: unknown;
 }
 /**
@@ -3228,17 +3641,6 @@ export interface SkippedFile {
   detail: string;
   [k: string]: unknown;
 }
-export interface UserMessage1 {
-  role: "user";
-  [k: string]: unknown;
-}
-export interface SendMessageRequest1 {
-  /**
-   * Start the agent on the message. As on the agent server, a message sent over HTTP runs the agent only with `run: true` (the default is false: it is recorded and waits for a run), while a message sent on the live channel always runs it. Without a runtime nothing runs.
-   */
-  run?: boolean;
-  [k: string]: unknown;
-}
 export interface ConversationFullState1 {
   conversation_id: string;
   conversation_status: ConversationLifecycleStatus;
@@ -3363,5 +3765,311 @@ export interface Health {
    * What is wrong, when status is unavailable.
    */
   detail?: string;
+  [k: string]: unknown;
+}
+/**
+ * A saved workspace folder of the agent server's workspace picker (`persistence/models.py`, 1.43.1).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkspaceItem".
+ */
+export interface WorkspaceItem {
+  id: string;
+  name: string;
+  /**
+   * The folder's absolute path.
+   */
+  path: string;
+  /**
+   * The saved workspace parent it was picked under, if any.
+   */
+  parentPath?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * A saved folder whose subfolders the workspace picker offers (`persistence/models.py`, 1.43.1).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkspaceParentItem".
+ */
+export interface WorkspaceParentItem {
+  id: string;
+  name: string;
+  /**
+   * The folder's absolute path.
+   */
+  path: string;
+  [k: string]: unknown;
+}
+/**
+ * The saved workspaces and workspace parents (`workspaces_router.py`, 1.43.1; the agent server names the second list `workspaceParents`).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "WorkspacesListResponse".
+ */
+export interface WorkspacesListResponse {
+  workspaces: WorkspaceItem[];
+  workspaceParents: WorkspaceParentItem[];
+  [k: string]: unknown;
+}
+/**
+ * A folder the file browser's sidebar offers (`file_router.py`, 1.43.1).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "FileBrowserEntry".
+ */
+export interface FileBrowserEntry {
+  label: string;
+  path: string;
+  [k: string]: unknown;
+}
+/**
+ * The home folder and the file browser's sidebar lists (`file_router.py`, 1.43.1). Clients resolve a relative working directory against `home`, which is an absolute path.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "HomeResponse".
+ */
+export interface HomeResponse {
+  /**
+   * An absolute path.
+   */
+  home: string;
+  /**
+   * Folders inside `home` the sidebar offers.
+   */
+  favorites: FileBrowserEntry[];
+  /**
+   * File system roots the sidebar offers.
+   */
+  locations: FileBrowserEntry[];
+  [k: string]: unknown;
+}
+/**
+ * A stored LLM credential (an API key and an optional base URL) that LLM profiles share, without its key (`provider_connections_router.py`, 1.43.1: ProviderConnectionResponse).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ProviderConnection".
+ */
+export interface ProviderConnection {
+  id: string;
+  display_name: string;
+  provider: string;
+  base_url: string | null;
+  /**
+   * Seconds since the epoch.
+   */
+  created_at: number;
+  /**
+   * Seconds since the epoch.
+   */
+  updated_at: number;
+  /**
+   * Whether the connection holds a key.
+   */
+  api_key_set: boolean;
+  [k: string]: unknown;
+}
+/**
+ * An installed Canvas extension, a UI bundle that adds pages to the web UI (`canvas_extensions_router.py`: InstalledCanvasExtensionResponse).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InstalledCanvasExtension".
+ */
+export interface InstalledCanvasExtension {
+  name: string;
+  version?: string;
+  description?: string;
+  enabled?: boolean;
+  source: string;
+  resolved_ref?: string | null;
+  repo_path?: string | null;
+  installed_at: string;
+  install_path: string;
+  /**
+   * The extension's manifest (its pages).
+   */
+  manifest?: {
+    [k: string]: unknown;
+  } | null;
+  [k: string]: unknown;
+}
+/**
+ * The installed Canvas extensions (`canvas_extensions_router.py`: InstalledCanvasExtensionsListResponse).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InstalledCanvasExtensionsList".
+ */
+export interface InstalledCanvasExtensionsList {
+  canvas_extensions: InstalledCanvasExtension[];
+  [k: string]: unknown;
+}
+/**
+ * An organization's skill repository (`skills_router.py`, 1.43.1: OrgConfig).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SkillsOrgConfig".
+ */
+export interface SkillsOrgConfig {
+  repository: string;
+  provider: string;
+  /**
+   * A Git URL that may carry credentials; never echoed.
+   */
+  org_repo_url: string;
+  org_name: string;
+  [k: string]: unknown;
+}
+/**
+ * Which skill sources to load (`skills_router.py`, 1.43.1). Properties beyond these are ignored, as the agent server ignores them.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SkillsRequest".
+ */
+export interface SkillsRequest {
+  load_public?: boolean;
+  load_user?: boolean;
+  load_project?: boolean;
+  load_org?: boolean;
+  marketplace_path?: string | null;
+  registered_marketplaces?: {
+    [k: string]: unknown;
+  }[];
+  /**
+   * The workspace folder to read project skills from.
+   */
+  project_dir?: string | null;
+  org_configs?: SkillsOrgConfig[] | null;
+  /**
+   * @deprecated
+   */
+  org_config?: SkillsOrgConfig | null;
+  sandbox_config?: {
+    exposed_urls?: {
+      name: string;
+      url: string;
+      port: number;
+      [k: string]: unknown;
+    }[];
+    [k: string]: unknown;
+  } | null;
+  [k: string]: unknown;
+}
+/**
+ * A loaded skill (the SDK's SkillInfo, as `skills_router.py` 1.43.1 answers it).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SkillInfo".
+ */
+export interface SkillInfo {
+  name: string;
+  type: "repo" | "knowledge" | "agentskills";
+  content: string;
+  triggers?: string[];
+  source?: string | null;
+  description?: string | null;
+  is_agentskills_format?: boolean;
+  disable_model_invocation?: boolean;
+  [k: string]: unknown;
+}
+/**
+ * The skills loaded, and how many each source gave (`skills_router.py`, 1.43.1): `sandbox`, `registered_marketplaces`, `sdk_base` (public and user skills), `org` and `project`.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "SkillsResponse".
+ */
+export interface SkillsResponse {
+  skills: SkillInfo[];
+  sources: {
+    [k: string]: number;
+  };
+  [k: string]: unknown;
+}
+/**
+ * The installed plugins (plugins_router.py InstalledPluginsListResponse, 1.43.1); each item an InstalledPluginResponse (`name`, `version`, `description`, `enabled`, `install_path`, …).
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "InstalledPluginsListResponse".
+ */
+export interface InstalledPluginsListResponse {
+  plugins: {
+    name: string;
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
+/**
+ * A command to run (`models.py` ExecuteBashRequest, 1.43.1). It runs with `bash -c` in a fresh sandboxed process of the conversation whose workspace (`<home>/<conversation_id>`, see GET /api/file/home) holds `cwd`, with that conversation's limits; the agent's own shell is not touched. Other fields are ignored, as the agent server ignores them.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "ExecuteBashRequest".
+ */
+export interface ExecuteBashRequest {
+  /**
+   * The bash command to execute. At most 32,000 characters (a command line's argument limit of the kernel is 128 KiB), and no NUL character (none can reach a process).
+   */
+  command: string;
+  /**
+   * The working directory: an absolute path, or one relative to the home folder (GET /api/file/home), inside a conversation's workspace. `..` segments are resolved first and must stay inside it, and no part of it below the workspace may be a symbolic link. A cwd that names no conversation's workspace (null included: the agent server would use its own folder) runs nothing: the answer is a BashOutput with `exit_code` -1 saying why.
+   */
+  cwd?: string | null;
+  /**
+   * The max number of seconds the command may run (the agent server's default, 300). Past it the command and every process it started are killed, and the answer has `exit_code` -1. At most 3,600 (the cap of the agent's terminal).
+   */
+  timeout?: number;
+  [k: string]: unknown;
+}
+/**
+ * A command accepted for running (`models.py` BashCommand, 1.43.1): the request with its id (the `command_id` of its BashOutput events) and the instant it was accepted. The bash-events socket echoes one for each request frame, in the order they came.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "BashCommand".
+ */
+export interface BashCommand {
+  id: string;
+  timestamp: Timestamp;
+  command: string;
+  cwd: string | null;
+  timeout: number;
+  kind: "BashCommand";
+  [k: string]: unknown;
+}
+/**
+ * Output of a command (`models.py` BashOutput, `bash_service.py`, 1.43.1). A command's output comes in pieces of at most 1,048,576 characters per stream, numbered by `order` from 0; the last piece has a non-null `exit_code` (-1: the command timed out and was killed, or did not run: then `stderr` says why, starting with `Error executing command:`). `stdout` and `stderr` are null when the piece has none.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "BashOutput".
+ */
+export interface BashOutput {
+  id: string;
+  timestamp: Timestamp;
+  /**
+   * The id of the command's BashCommand.
+   */
+  command_id: string;
+  /**
+   * The piece's place, from 0.
+   */
+  order: number;
+  /**
+   * The command's exit code, on its last piece; null before.
+   */
+  exit_code: number | null;
+  stdout: string | null;
+  stderr: string | null;
+  kind: "BashOutput";
+  [k: string]: unknown;
+}
+/**
+ * A frame of the bash-events socket that could not be taken as a command (`models.py` BashError, `sockets.py`, 1.43.1): `code` names what went wrong (`JSONDecodeError`: not JSON text; `ValidationError`: not an ExecuteBashRequest) and `detail` what and where. No BashCommand is echoed for that frame; the connection stays open.
+ *
+ * This interface was referenced by `AcsDefinitions`'s JSON-Schema
+ * via the `definition` "BashError".
+ */
+export interface BashError {
+  id: string;
+  timestamp: Timestamp;
+  code: string;
+  detail: string;
+  kind: "BashError";
   [k: string]: unknown;
 }

@@ -6,6 +6,7 @@ import { JSON_MEDIA_TYPES } from "./body.js";
 import type { ApiDeps } from "./deps.js";
 import { jsonReply } from "./reply.js";
 import type { ApiBody, Operation } from "./types.js";
+import { isStartRequest, startConversation } from "./start-conversation.js";
 
 /**
  * Creation bodies from this size on are parsed and stored off the request thread (a replay of a few
@@ -25,6 +26,7 @@ export function conversationOperations({ store, conversations, validators }: Api
         const bytes = await body.jsonBytes();
         const request = bytes?.length ? parseJsonBody(bytes) : undefined;
         validators.body("createConversation", request);
+        if (isStartRequest(request)) return startConversation({ store, conversations }, request);
         record = await conversations.create(request as ConversationCreateRequest);
       }
       // Without a runtime the conversation is STOPPED; the interface's enum has no ERROR.

@@ -6,6 +6,7 @@ import type { SettingsSealer, StoredSettings } from "../core/settings.js";
 import type { AppendedBatch, ConversationRecord, EventStore } from "../store/types.js";
 import type { RequestChecks } from "../validation/request-checks.js";
 import type { ApiBody } from "./types.js";
+import type { CommandRunner } from "./bash.js";
 
 /** The conversation service as the operations use it (the core's `ConversationCore`, or the server's `ConversationService`). */
 export interface ConversationPort {
@@ -17,6 +18,8 @@ export interface ConversationPort {
   /** Appends a JSONL batch of events, all or none; absent: appendEventBatch answers 501. */
   appendBatch?(conversationId: string, body: AsyncIterable<Uint8Array>): Promise<AppendedBatch>;
   contextFor(conversationId: string): RuntimeContext;
+  /** Deletes a conversation: what runs for it stopped, it and its events removed, its live subscribers closed. @throws ConversationNotFoundError */
+  delete(conversationId: string): Promise<void>;
 }
 
 /** How the settings document is kept: secrets sealed by `sealer`, stored text read back by `read`. */
@@ -49,6 +52,8 @@ export interface ConversationFiles {
   receive(conversationId: string, body: ApiBody, headers: Record<string, string | undefined>): Promise<ReceivedFiles>;
   /** The file named `name`, or undefined when there is none. */
   open(conversationId: string, name: string): Promise<OpenedFile | undefined>;
+  /** Removes every file of a deleted conversation (nothing when it has none). */
+  remove(conversationId: string): Promise<void>;
 }
 
 export interface ApiDeps {
@@ -74,4 +79,15 @@ export interface ApiDeps {
   server?: { title?: string; version?: string; tools?: readonly string[] };
   /** Milliseconds since the epoch, for /server_info's times (a fake clock in tests); default `Date.now`. */
   clock?: () => number;
+  /**
+   * The absolute path of the folder that holds the conversations' workspaces, each agent's HOME
+   * being `<workspaceRoot>/<conversation_id>` (the server's `<data-dir>/uploads`): GET
+   * /api/file/home's `home`. Default `/workspace`, for a host without a disk (the browser mock).
+   */
+  workspaceRoot?: string;
+  /**
+   * Runs the bash routes' commands in the sandbox of the conversation whose workspace holds their
+   * `cwd`; absent: nothing runs, and each command is answered with `exit_code` -1 saying so.
+   */
+  commands?: CommandRunner;
 }

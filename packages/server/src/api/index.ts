@@ -13,16 +13,20 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { HttpError } from "../core/errors.js";
 import { RequestValidationError } from "../core/errors.js";
 import { conversationOperations } from "./conversations.js";
+import { conversationListOperations } from "./conversation-list.js";
 import { controlOperations } from "./control.js";
 import type { ApiDeps } from "./deps.js";
 import { docsFiles } from "./docs.js";
 import { errorReply, type FailureReport } from "./errors.js";
 import { eventOperations } from "./events.js";
+import { eventReadOperations } from "./event-reads.js";
 import { fileOperations } from "./files.js";
 import { metaOperations, type Activity } from "./meta.js";
 import { jsonReply } from "./reply.js";
 import { matchRoute, pathEncodingProblem, pathTemplates, type PathTemplate } from "./routes.js";
 import { settingsOperations } from "./settings.js";
+import { workspaceOperations } from "./workspace.js";
+import { bashOperations, BashEventsSession, type BashEventsTransport } from "./bash.js";
 import type { ApiBody, ApiReply, ApiRequest, Operation, OperationId } from "./types.js";
 
 export type { ApiBody, ApiReply, ApiRequest, Operation, OperationId } from "./types.js";
@@ -36,6 +40,7 @@ export { RequestChecks, type PrecompiledValidators } from "../validation/request
 export { markQueryOverflow, MAX_QUERY_PARAMETERS } from "../validation/query-overflow.js";
 export { memoryFiles } from "./memory-files.js";
 export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../upload-admission.js";
+export { BASH_EVENTS_CLOSE, BashEventsSession, MAX_OUTPUT_PIECE, NO_COMMANDS, type BashEventsTransport, type CommandOutcome, type CommandRequest, type CommandRunner } from "./bash.js";
 
 /** Requests that do not make a server busy (idle_time of /server_info goes on). */
 const PROBES: ReadonlySet<OperationId> = new Set(["getServerInfo", "getHealth"]);
@@ -66,6 +71,8 @@ export interface Api {
    * decode a 422 naming it. The reference's small files (/docs/live, …) answer GETs too.
    */
   handle(method: string, rawPath: string, request: Omit<ApiRequest, "params">, report?: FailureReport): Promise<ApiReply>;
+  /** A connection of the bash-events socket over `transport`, answering as executeBashCommand does. */
+  bashEvents(transport: BashEventsTransport, authTimeoutMs?: number): BashEventsSession;
 }
 
 /** The API over `deps`. */
@@ -75,10 +82,14 @@ export function createApi(deps: ApiDeps): Api {
   const operations: Record<OperationId, Operation> = {
     ...eventOperations(deps),
     ...conversationOperations(deps),
+    ...conversationListOperations(deps),
     ...controlOperations(deps),
     ...settingsOperations(deps),
     ...fileOperations(deps),
     ...metaOperations(deps, activity),
+    ...eventReadOperations(deps),
+    ...workspaceOperations(deps),
+    ...bashOperations(deps),
   };
   // Routed by the bundled spec; `deps.openapi` is only what /openapi.json serves (the mock's has more).
   const templates = pathTemplates(openapiDocument as Parameters<typeof pathTemplates>[0]);
@@ -104,6 +115,7 @@ export function createApi(deps: ApiDeps): Api {
     templates,
     operations,
     call,
+    bashEvents: (transport, authTimeoutMs) => new BashEventsSession(transport, deps, authTimeoutMs),
     async handle(method, rawPath, request, report) {
       const problem = pathEncodingProblem(templates, method, rawPath);
       if (problem) {

@@ -66,6 +66,10 @@ export function memoryFiles(limits: UploadLimits = DEFAULT_UPLOAD_LIMITS): Conve
       return received;
     },
 
+    async remove(conversationId) {
+      folders.delete(conversationId);
+    },
+
     async open(conversationId, name) {
       const checked = sanitizeFileName(name);
       if (!checked.ok) return undefined;

@@ -23,7 +23,20 @@ interface OperationObject {
   security?: Array<Record<string, unknown>>;
 }
 
-/** The path templates of the document's operations. */
+/**
+ * Which of two templates a path both match is meant: at the first segment where one is literal and
+ * the other a parameter, the literal one (`/api/conversations/search` before
+ * `/api/conversations/{conversation_id}`), as FastAPI's routes are declared. Negative: `a` first.
+ */
+function moreSpecific(a: PathTemplate, b: PathTemplate): number {
+  for (let i = 0; i < Math.min(a.parameters.length, b.parameters.length); i++) {
+    const aLiteral = a.parameters[i] === undefined;
+    if (aLiteral !== (b.parameters[i] === undefined)) return aLiteral ? -1 : 1;
+  }
+  return 0;
+}
+
+/** The path templates of the document's operations, literal segments before parameters (see moreSpecific). */
 export function pathTemplates(document: { paths?: Record<string, Record<string, unknown>>; security?: unknown }): PathTemplate[] {
   const templates: PathTemplate[] = [];
   for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -38,7 +51,7 @@ export function pathTemplates(document: { paths?: Record<string, Record<string, 
       templates.push({ method: method.toUpperCase(), path, operationId: operation.operationId as OperationId, pattern, parameters, key });
     }
   }
-  return templates;
+  return templates.sort(moreSpecific);
 }
 
 const decodes = (segment: string) => {
@@ -75,7 +88,9 @@ export interface RouteMatch {
  */
 export function matchRoute(templates: readonly PathTemplate[], method: string, rawPath: string): RouteMatch | undefined {
   const wanted = method === "HEAD" ? "GET" : method;
-  const template = templates.find((t) => t.method === wanted && t.pattern.test(rawPath));
+  // The most specific match, whatever the order of `templates`.
+  let template: PathTemplate | undefined;
+  for (const t of templates) if (t.method === wanted && t.pattern.test(rawPath) && (!template || moreSpecific(t, template) < 0)) template = t;
   if (!template) return undefined;
   const params: Record<string, string> = {};
   rawPath.split("/").forEach((segment, index) => {

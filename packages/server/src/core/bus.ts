@@ -61,6 +61,19 @@ export class EventBus {
   }
   private route: ((conversationId: string, events: readonly StoredEvent[]) => void) | undefined;
 
+  /** Follows the end of a conversation (it was deleted); returns what stops it. */
+  subscribeEnd(conversationId: string, listener: () => void): () => void {
+    return addListener(this.endListeners, conversationId, listener);
+  }
+
+  /** The conversation was deleted: tells its end's subscribers in this process, once. */
+  publishEnd(conversationId: string): void {
+    const listeners = this.endListeners.get(conversationId);
+    this.endListeners.delete(conversationId);
+    for (const listener of listeners ?? []) listener();
+  }
+  private readonly endListeners = new Map<string, Set<() => void>>();
+
   /** Follows a conversation's transient state updates (this process's only) from now on; returns what stops it. */
   subscribeTransient(conversationId: string, listener: TransientListener): () => void {
     return addListener(this.transientListeners, conversationId, listener);

@@ -9,7 +9,7 @@ import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { pointerTokens, trajectoryEntries, validateEvent, type TrajectoryEntry } from "@acs-toolkit/validator";
 import { findTooDeep, tooDeepError } from "../json/depth.js";
 import { recordedTimestamp } from "../store/time.js";
-import { requireConversation, ConversationExistsError, DuplicateEventIdError, type AppendedBatch, type ConversationRecord, type EventStore, type EventToStore, type NewConversation, type StoredEvent } from "../store/types.js";
+import { requireConversation, ConversationExistsError, ConversationNotFoundError, DuplicateEventIdError, type AppendedBatch, type ConversationRecord, type EventStore, type EventToStore, type NewConversation, type StoredEvent } from "../store/types.js";
 import type { PreparedEvent } from "../store/prepare.js";
 import type { EventBus } from "./bus.js";
 import { batchTooLarge, BatchTooLargeError, duplicateIdProblem, EventBatchParser } from "./event-batch.js";
@@ -154,6 +154,9 @@ export function conversationInfo(record: ConversationRecord, state: AgentConvers
     repository: record.repository,
     selected_branch: record.selectedBranch,
     git_provider: record.gitProvider,
+    // What an update stored wins over what the conversation recorded.
+    ...(record.title !== null && { title: record.title }),
+    ...(record.tags !== null && { tags: record.tags }),
   };
 }
 
@@ -359,6 +362,22 @@ export class ConversationCore {
       if (left === 0) this.waitingMessages.delete(conversationId);
       else this.waitingMessages.set(conversationId, left);
     }
+  }
+
+  /**
+   * Deletes a conversation: its runtime stops whatever runs for it, then the store removes it with
+   * its events, after the writes in progress (a write called later fails with
+   * ConversationNotFoundError, as for any unknown conversation), and its live subscribers in this
+   * process are told (they close).
+   * @throws ConversationNotFoundError
+   */
+  async delete(conversationId: string): Promise<void> {
+    await requireConversation(this.store, conversationId);
+    await this.runtime.forget?.(conversationId);
+    await this.serially(conversationId, async () => {
+      if (!(await this.store.deleteConversation(conversationId))) throw new ConversationNotFoundError(conversationId);
+    });
+    this.bus.publishEnd(conversationId);
   }
 
   /**

@@ -140,6 +140,7 @@ export class LiveSession {
   private count = 0;
   private unsubscribe?: () => void;
   private unsubscribeTransient?: () => void;
+  private unsubscribeEnd?: () => void;
   /** Set while the session counts against its conversation's bound (`admit`). */
   private counted = false;
   /** The `resend_mode=since` replay still to send before catching up in append order. */
@@ -226,8 +227,8 @@ export class LiveSession {
   closed(): void {
     this.state = "closed";
     // Once: a later call (the transport's close event after `close`) must not unsubscribe again.
-    const unsubscribe = [this.unsubscribe, this.unsubscribeTransient];
-    this.unsubscribe = this.unsubscribeTransient = undefined;
+    const unsubscribe = [this.unsubscribe, this.unsubscribeTransient, this.unsubscribeEnd];
+    this.unsubscribe = this.unsubscribeTransient = this.unsubscribeEnd = undefined;
     for (const stop of unsubscribe) stop?.();
     this.uncount();
     clearTimeout(this.authTimer);
@@ -270,6 +271,8 @@ export class LiveSession {
     this.unsubscribeTransient = bus.subscribeTransient(conversation.id, (event) => {
       if (this.state === "catch-up" || this.state === "live") this.transport.send(JSON.stringify(event));
     });
+    // A deleted conversation closes its connections as one that never existed would have been.
+    this.unsubscribeEnd = bus.subscribeEnd(conversation.id, () => this.close(LIVE_CLOSE.notFound, `Conversation deleted: ${conversation.id}`));
     const fullState = await this.options.conversations.fullState(conversation);
     if (this.isClosed()) return;
     this.transport.send(JSON.stringify(fullState));

@@ -57,6 +57,11 @@ export interface ConversationRuntime {
   sendMessage?(conversationId: string, message: UserMessage, context: RuntimeContext, options: { run: boolean }): Promise<MessageEvent | undefined>;
   /** The controls; without them run and respond_to_confirmation answer 400, pause and interrupt change nothing. */
   readonly controls?: RuntimeControls;
+  /**
+   * Called when a conversation is about to be deleted (still stored): stops whatever runs for it
+   * (its run interrupted, its shell stopped) and forgets it. Resolves once nothing of it runs.
+   */
+  forget?(conversationId: string): Promise<void>;
   /** Called once when the server has started (recovery after a crash). */
   open?(context: (conversationId: string) => RuntimeContext): Promise<void>;
   /** Called once when the server stops (runs are interrupted, shells stopped). */

@@ -173,6 +173,11 @@ export type StoredSettings = { version: typeof STORED_SETTINGS_VERSION } & Store
     mcp_config: StoredMCPConfig | null;
     provider_tokens: Partial<Record<ProviderType, StoredProviderToken>>;
     custom_secrets: Record<string, StoredCustomSecret>;
+    /**
+     * The agent server's frontend-owned `misc_settings` (core/agent-settings.ts), without the app
+     * preferences that are Settings fields (those live in their fields only, so the two views agree).
+     */
+    misc_settings: Record<string, unknown>;
   };
 
 
@@ -437,6 +442,7 @@ export function createSettingsCore(table: SettingsTable): SettingsCore {
     }
     document.provider_tokens = {};
     document.custom_secrets = {};
+    document.misc_settings = {};
     return document as StoredSettings;
   }
 
@@ -455,6 +461,8 @@ export function createSettingsCore(table: SettingsTable): SettingsCore {
 
     const mcp = own(incoming, "mcp_config");
     next.mcp_config = mcp == null ? null : normalizeMcpConfig(mcp, previous.mcp_config, cipher, "mcp_config");
+    // Not a Settings field: a full replace of the Settings leaves the agent server's view data alone.
+    next.misc_settings = previous.misc_settings;
 
     const secretsStore = own(incoming, "secrets_store");
     if (secretsStore == null) {

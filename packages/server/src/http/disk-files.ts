@@ -1,5 +1,6 @@
 /** A conversation's files on disk (`<data dir>/uploads/<id>/`): uploads streamed in, downloads read out. */
 import { createReadStream } from "node:fs";
+import { rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import path from "node:path";
@@ -25,6 +26,8 @@ export function diskFiles({ dataDir, limits, owner }: { dataDir: string; limits:
         throw error;
       }
     },
+    // After the uploads in progress into the folder (UploadFolders): none writes into it afterwards.
+    remove: (conversationId) => folders.exclusive(conversationDir(conversationId), () => rm(conversationDir(conversationId), { recursive: true, force: true })),
     async open(conversationId, name) {
       const file = await openStoredFile(conversationDir(conversationId), name);
       if (!file) return undefined;

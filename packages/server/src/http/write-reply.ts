@@ -9,7 +9,8 @@ import { replyLength } from "../api/reply.js";
 import type { ApiReply } from "../api/types.js";
 
 export function writeReply(res: ServerResponse, reply: ApiReply, onStreamError?: (error: Error) => void): void {
-  res.writeHead(reply.status, { ...reply.headers, "Content-Length": String(replyLength(reply)) });
+  // A 204 has no body and so no Content-Length (RFC 9110 §8.6).
+  res.writeHead(reply.status, reply.status === 204 ? reply.headers : { ...reply.headers, "Content-Length": String(replyLength(reply)) });
   const { stream } = reply;
   if (stream) {
     // (A range cannot say "no byte": an empty file's stream is closed unread.)

@@ -5,7 +5,8 @@
  * core's {@link LiveSession} (core/live.ts); this module carries it: upgrades and their refusals,
  * one `ws` connection per session, pings, a bound of connections per conversation, live events
  * framed once for every subscriber and written in turn batches (frame.ts), the AJV check of
- * message frames and the full-disk answer.
+ * message frames and the full-disk answer. Upgrades to `/sockets/bash-events` go to the bash-events
+ * socket (bash-channel.ts) when the server gives its API, with the same pings and shutdown.
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
@@ -23,6 +24,7 @@ import type { Logger } from "../log.js";
 import type { EventStore, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
 import { FanOutWriter, textFrame, type FanOutTarget } from "./frame.js";
+import { BashConnection, type BashEventsHost } from "./bash-channel.js";
 
 export { CATCH_UP_PAGE_BYTES, LIVE_CLOSE };
 
@@ -60,6 +62,11 @@ export interface LiveEventsOptions {
    * only stops a runaway client from opening connections until memory runs out.
    */
   maxConnectionsPerConversation?: number;
+  /**
+   * Opens the bash-events socket (`/sockets/bash-events`) beside the live channel: the API whose
+   * executeBashCommand it answers like. Absent: that path is a 404.
+   */
+  bashEvents?: BashEventsHost;
 }
 
 export interface LiveEvents {
@@ -70,6 +77,7 @@ export interface LiveEvents {
 }
 
 const PATH = /^\/sockets\/events\/([^/?#]+)\/?$/;
+const BASH_PATH = /^\/sockets\/bash-events\/?$/;
 
 /** Attaches the live channel to an HTTP server (its `upgrade` requests on the channel's path). */
 export function attachLiveEvents(http: Server, options: LiveEventsOptions): LiveEvents {
@@ -114,7 +122,7 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     return bytes;
   };
   const live: LiveWrites = { frame, writer: new FanOutWriter() };
-  const open = new Set<LiveConnection>();
+  const open = new Set<LiveConnection | BashConnection>();
   let closed = false;
 
   // Never throws (an exception here would end the process): every refusal is answered in JSON
@@ -123,11 +131,12 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
     try {
       const target = upgradeTarget(request.url ?? "");
       if (!target) return rejectSocket(socket, 400, "Bad Request: the request target is not a path");
+      const bash = options.bashEvents && BASH_PATH.test(target.pathname) ? options.bashEvents : undefined;
       const match = PATH.exec(target.pathname);
-      if (!match) return rejectSocket(socket, 404, "Not Found");
-      let conversationId: string;
+      if (!match && !bash) return rejectSocket(socket, 404, "Not Found");
+      let conversationId = "";
       try {
-        conversationId = decodeURIComponent(match[1]!);
+        if (match) conversationId = decodeURIComponent(match[1]!);
       } catch {
         return rejectSocket(socket, 400, "Bad Request: the conversation id is not valid percent-encoded UTF-8");
       }
@@ -138,6 +147,12 @@ export function attachLiveEvents(http: Server, options: LiveEventsOptions): Live
         return rejectSocket(socket, 400, "Bad Request: Sec-WebSocket-Version must be 13", { "Sec-WebSocket-Version": "13, 8" });
       }
       wss.handleUpgrade(request, socket, head, (ws) => {
+        if (bash) {
+          const connection = new BashConnection(ws, request, target.searchParams, bash, options.log, options.authTimeoutMs ?? 5_000);
+          open.add(connection);
+          ws.once("close", () => open.delete(connection));
+          return connection.start();
+        }
         const connection = new LiveConnection(ws, socket, request, target, conversationId, options, session, live);
         open.add(connection);
         ws.once("close", () => open.delete(connection));

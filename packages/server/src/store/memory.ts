@@ -19,6 +19,8 @@ import { checkedPaging } from "./paging-check.js";
 import { prepareEvent, searchTextOf, type PreparedEvent, type RowBatch } from "./prepare.js";
 import {
   type AppendedBatch,
+  type ConversationChanges,
+  type ConversationListQuery,
   ConversationExistsError,
   ConversationNotFoundError,
   DuplicateEventIdError,
@@ -128,14 +130,14 @@ export class MemoryEventStore implements EventStore {
       const created = this.newConversation(conversation.id, conversation);
       this.append(created, events.map((entry, index) => prepareEvent(entry, index)), created.record.createdAt);
       this.conversations.set(conversation.id, created);
-      return { ...created.record };
+      return copyRecord(created.record);
     });
   }
 
   getConversation(id: string): Promise<ConversationRecord | undefined> {
     return this.run(() => {
       const found = this.conversations.get(id);
-      return found && { ...found.record };
+      return found && copyRecord(found.record);
     });
   }
 
@@ -165,7 +167,7 @@ export class MemoryEventStore implements EventStore {
       this.append(conversation, rows, now);
       conversation.record.createdAt = conversation.record.updatedAt = now;
       this.conversations.set(staged.finalId, conversation);
-      return { ...conversation.record };
+      return copyRecord(conversation.record);
     });
   }
 
@@ -208,8 +210,42 @@ export class MemoryEventStore implements EventStore {
       if (!conversation) throw new ConversationNotFoundError(conversationId);
       conversation.record.status = status;
       conversation.record.updatedAt = new Date().toISOString();
-      return { ...conversation.record };
+      return copyRecord(conversation.record);
     });
+  }
+
+  updateConversation(conversationId: string, changes: ConversationChanges): Promise<ConversationRecord> {
+    return this.run(() => {
+      const conversation = this.conversations.get(conversationId);
+      if (!conversation) throw new ConversationNotFoundError(conversationId);
+      if (changes.title !== undefined) conversation.record.title = changes.title;
+      if (changes.tags !== undefined) conversation.record.tags = { ...changes.tags };
+      conversation.record.updatedAt = new Date().toISOString();
+      return copyRecord(conversation.record);
+    });
+  }
+
+  deleteConversation(conversationId: string): Promise<boolean> {
+    return this.run(() => this.conversations.delete(conversationId));
+  }
+
+  /** Sorts every conversation for each page: fine for the few hundred a mock holds, not a database. */
+  listConversations(query: ConversationListQuery): Promise<ConversationRecord[]> {
+    return this.run(() => {
+      const { by, order, from } = query;
+      const sign = order === "asc" ? 1 : -1;
+      const compare = (a: { key: string; id: string }, b: { key: string; id: string }) => sign * (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      const keyed = [...this.conversations.values()].map(({ record }) => ({ key: record[by], id: record.id, record }));
+      return keyed
+        .filter((entry) => from === undefined || compare(entry, from) >= 0)
+        .sort(compare)
+        .slice(0, Math.max(0, Math.floor(query.limit)))
+        .map((entry) => copyRecord(entry.record));
+    });
+  }
+
+  countConversations(): Promise<number> {
+    return this.run(() => this.conversations.size);
   }
 
   search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
@@ -294,6 +330,8 @@ export class MemoryEventStore implements EventStore {
         repository: conversation.repository ?? null,
         selectedBranch: conversation.selectedBranch ?? null,
         gitProvider: conversation.gitProvider ?? null,
+        title: null,
+        tags: null,
       },
       bySeq: [],
       byTime: [],
@@ -361,6 +399,9 @@ export class MemoryEventStore implements EventStore {
     return { rows, hasMore: false };
   }
 }
+
+/** A record as handed out: a copy, its tags too (callers never hold the store's own objects). */
+const copyRecord = (record: ConversationRecord): ConversationRecord => ({ ...record, tags: record.tags && { ...record.tags } });
 
 /** The stored form of a row (a copy: callers never hold the store's own objects). */
 const stored = ({ id, json, ts, seq }: Row): StoredEvent => ({ id, json, ts, seq });

@@ -268,11 +268,30 @@ function v4OrderedSearch(db: Database.Database): void {
   `);
 }
 
+/**
+ * Version 5, the conversation listing (EventStore.listConversations) and updates:
+ *
+ * - `conversations.title` and `tags` (a JSON object's text), null until an update stores them;
+ * - `conversations_by_created` and `conversations_by_updated`, on (created_at, id) and
+ *   (updated_at, id): a page of conversations in either order, from any conversation on, is one
+ *   range of an index (the instants are ISO-8601 texts of one format, so text order is time order).
+ */
+function v5ConversationListing(db: Database.Database): void {
+  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('conversations')").all() as { name: string }[]).map((c) => c.name));
+  if (!columns.has("title")) db.exec("ALTER TABLE conversations ADD COLUMN title TEXT");
+  if (!columns.has("tags")) db.exec("ALTER TABLE conversations ADD COLUMN tags TEXT");
+  db.exec(`
+    CREATE INDEX IF NOT EXISTS conversations_by_created ON conversations (created_at, id);
+    CREATE INDEX IF NOT EXISTS conversations_by_updated ON conversations (updated_at, id);
+  `);
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial", up: V1_INITIAL },
   { version: 2, name: "compact events", up: v2CompactEvents },
   { version: 3, name: "event counts", up: V3_EVENT_COUNTS },
   { version: 4, name: "ordered body search", up: v4OrderedSearch },
+  { version: 5, name: "conversation listing", up: v5ConversationListing },
 ];
 
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;

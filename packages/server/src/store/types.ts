@@ -44,6 +44,32 @@ export interface ConversationRecord {
   repository: string | null;
   selectedBranch: string | null;
   gitProvider: ProviderType | null;
+  /** The title stored by an update (updateConversation); null: none, ConversationInfo shows what was recorded. */
+  title: string | null;
+  /** The tags stored by an update, all of them; null: none, ConversationInfo shows what was recorded. */
+  tags: Record<string, string> | null;
+}
+
+/** What an update stores (updateConversation); an absent field stays as it was. */
+export interface ConversationChanges {
+  title?: string;
+  tags?: Record<string, string>;
+}
+
+/** The keys conversations are listed by: creation or last change, then id. */
+export type ConversationSortKey = "createdAt" | "updatedAt";
+
+/** A page of the conversation listing (listConversations). */
+export interface ConversationListQuery {
+  by: ConversationSortKey;
+  order: "asc" | "desc";
+  /** At least 1. */
+  limit: number;
+  /**
+   * The page starts AT this position, inclusive, in `order`: the sort key's value (`createdAt` or
+   * `updatedAt` of a record) and the id that breaks ties.
+   */
+  from?: { key: string; id: string };
 }
 
 export interface NewConversation {
@@ -238,6 +264,23 @@ export interface EventStore {
   appendEvents(conversationId: string, events: readonly EventToStore[]): Promise<StoredEvent[]>;
   /** @throws ConversationNotFoundError */
   setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord>;
+  /** Stores a title and tags (replacing the stored ones) and moves updatedAt. @throws ConversationNotFoundError */
+  updateConversation(conversationId: string, changes: ConversationChanges): Promise<ConversationRecord>;
+  /**
+   * Removes a conversation with its events, counters and everything keyed by it; false when there
+   * was none. It is gone from every read at once (in one transaction) and every later write to it
+   * fails with ConversationNotFoundError; a store may free a long conversation's rows in several
+   * transactions after that, before it resolves. The id may be created again afterwards.
+   */
+  deleteConversation(conversationId: string): Promise<boolean>;
+  /**
+   * Up to `limit` conversations in (sort key, id) order, or its exact reverse, from `from`
+   * (inclusive); conversations being imported are never listed. Cost proportional to the page
+   * (an index range).
+   */
+  listConversations(query: ConversationListQuery): Promise<ConversationRecord[]>;
+  /** How many conversations there are (imports in progress not counted). */
+  countConversations(): Promise<number>;
   /** One page in the total order (ts, seq), or its exact reverse; cost proportional to the page. */
   search(conversationId: string, query: SearchQuery): Promise<SearchPage>;
   /**

@@ -312,3 +312,23 @@ describe("pause, interrupt and run", () => {
     expect(events.some((event) => event.kind === "MessageEvent" && event.source === "agent")).toBe(false);
   });
 });
+
+describe("deleting a conversation the agent runs", () => {
+  it("stops the run, removes the conversation and its workspace, closes its live connections; the step's end writes nothing back", async () => {
+    const held = gate();
+    s.llm.play({ hold: held.promise, toolCalls: [{ name: "think", arguments: { thought: "never recorded" } }] }, { text: "Never said." });
+    const { id, peer } = await s.create({ initial_user_msg: "Think for a while" });
+    await vi.waitFor(() => expect(s.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 10 });
+    const deleted = await s.t.call("DELETE", `/api/conversations/${id}`);
+    expectConforms("deleteConversation", deleted, 200);
+    expect((await peer.closed).code).toBe(4004);
+    held.open();
+    expectConforms("getConversation", await s.t.call("GET", `/api/conversations/${id}`), 404);
+    await expect(readFile(path.join(s.t.dataDir, "uploads", id, "x"))).rejects.toMatchObject({ code: "ENOENT" });
+    expect((await s.t.call("POST", `/api/conversations/${id}/run`)).status).toBe(404);
+    // The same id, created again as a recording, is no agent's.
+    expect((await s.t.call("POST", "/api/conversations", { json: { conversation_id: id, replay_json: "[]" } })).status).toBe(200);
+    expect((await s.t.call("POST", `/api/conversations/${id}/run`)).body).toEqual({ detail: expect.stringMatching(/^No agent runs this conversation/) });
+    expect(s.llm.requests).toHaveLength(1);
+  });
+});

@@ -82,10 +82,12 @@ describe("GET /docs in a browser", () => {
     const { page, foreign, problems } = await open(`${t.url}/docs`);
     await page.click("nav.docs-nav >> text=Live events (WebSocket)");
     await page.waitForURL(`${t.url}/docs/live`);
-    const channel = await page.locator("section.channel h2").textContent();
-    expect(channel).toContain("/sockets/events/{conversation_id}");
-    expect(await page.locator("section.channel .address").textContent()).toBe(`This server: ws://${new URL(t.url).host}/sockets/events/{conversation_id}`);
-    expect(await page.locator("section.channel").textContent()).toContain("4429");
+    // The live channel first, then the bash-events socket.
+    const channel = page.locator("section.channel").first();
+    expect(await channel.locator("h2").textContent()).toContain("/sockets/events/{conversation_id}");
+    expect(await channel.locator(".address").textContent()).toBe(`This server: ws://${new URL(t.url).host}/sockets/events/{conversation_id}`);
+    expect(await channel.textContent()).toContain("4429");
+    expect(await page.locator("section.channel").nth(1).locator("h2").textContent()).toContain("/sockets/bash-events");
     // Every operation and message of the document, and a section for every schema.
     const operations = Object.keys(asyncapiDocument.operations as object);
     for (const id of operations) expect(await page.locator(`#operation-${id}`).count(), id).toBe(1);

@@ -14,10 +14,11 @@ const ajv = new Ajv2020({ strict: false, discriminator: true });
 ajv.addSchema({ $id: BASE, components: rebaseOpenapiRefs(doc.components, BASE) } as object);
 const deref = (node: Json): Json => (typeof node?.$ref === "string" && node.$ref.startsWith("#/") ? deref(node.$ref.slice(2).split("/").reduce((at: Json, key: string) => at[key], doc)) : node);
 
-/** The property names a body schema declares, its `allOf` parts included. */
+/** The property names a body schema declares, its `allOf` parts and the branches of a conditional included. */
 const propertyNames = (node: Json): string[] => {
   const schema = deref(node);
-  return [...Object.keys(schema.properties ?? {}), ...((schema.allOf ?? []) as Json[]).flatMap(propertyNames)];
+  const parts = [...((schema.allOf ?? []) as Json[]), ...[schema.then, schema.else].filter(Boolean)] as Json[];
+  return [...Object.keys(schema.properties ?? {}), ...parts.flatMap(propertyNames)];
 };
 
 const examples = Object.entries(doc.paths as Json).flatMap(([path, item]) =>

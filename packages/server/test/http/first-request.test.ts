@@ -26,8 +26,13 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   sendMessage: () => t.call("POST", `/api/conversations/${id}/events`, { json: { role: 7 } }),
   getConversation: () => t.call("GET", "/api/conversations/not-a-uuid"),
   batchGetConversations: () => t.call("GET", "/api/conversations", { query: { ids: "not-a-uuid" } }),
+  searchConversations: () => t.call("GET", "/api/conversations/search", { query: { limit: 0 } }),
+  countConversations: () => t.call("GET", "/api/conversations/count", { query: { status: "busy" } }),
+  deleteConversation: () => t.call("DELETE", "/api/conversations/not-a-uuid"),
+  updateConversation: () => t.call("PATCH", `/api/conversations/${id}`, { json: { title: 7 } }),
   downloadFile: () => t.call("GET", `/api/conversations/not-a-uuid/files/a.txt`),
   storeSettings: () => t.call("POST", "/api/settings", { json: { max_iterations: "many" } }),
+  updateSettings: () => t.call("PATCH", "/api/settings", { json: { misc_settings_diff: 7 } }),
   createConversation: () => t.call("POST", "/api/conversations", { json: { conversation_id: 7 } }),
   addGitProviders: () => t.call("POST", "/api/add-git-providers", { json: { provider_tokens: 7 } }),
   uploadFiles: () => t.call("POST", "/api/conversations/not-a-uuid/upload-files", { body: new FormData() }),
@@ -38,6 +43,11 @@ const requests: Record<string, () => Promise<{ status: number }>> = {
   setConfirmationPolicy: () => t.call("POST", `/api/conversations/${id}/confirmation_policy`, { json: { policy: { kind: 7 } } }),
   appendEventBatch: () => t.call("POST", "/api/conversations/not-a-uuid/events/batch", { body: "{}\n", headers: { "Content-Type": "application/x-ndjson" } }),
   setSecurityAnalyzer: () => t.call("POST", `/api/conversations/${id}/security_analyzer`, { json: {} }),
+  getEvent: () => t.call("GET", `/api/conversations/${id}/events/nope`),
+  batchGetEvents: () => t.call("GET", `/api/conversations/${id}/events`, { query: { event_ids: "nope" } }),
+  getHomeDirectory: () => t.call("GET", "/api/file/home", { query: { include_hidden: "maybe" } }),
+  loadSkills: () => t.call("POST", "/api/skills", { json: { load_user: "yes" } }),
+  executeBashCommand: () => t.call("POST", "/api/bash/execute_bash_command", { json: { command: 7 } }),
 };
 
 it("the table names every operation with parameters or a JSON body", () => {

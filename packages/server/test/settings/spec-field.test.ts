@@ -68,7 +68,7 @@ describe("a field added to the spec's Settings", () => {
   });
 
   it("is typed: the stored document is keyed by the generated table", () => {
-    expectTypeOf<keyof StoredSettings>().toEqualTypeOf<"version" | keyof typeof SpecFields | "mcp_config" | "provider_tokens" | "custom_secrets">();
+    expectTypeOf<keyof StoredSettings>().toEqualTypeOf<"version" | keyof typeof SpecFields | "mcp_config" | "provider_tokens" | "custom_secrets" | "misc_settings">();
   });
 });
 

@@ -400,7 +400,7 @@ describe("version 3 -> 4 (ordered body search)", () => {
       INSERT INTO message_fts (message_fts) VALUES ('rebuild');
       ALTER TABLE conversations DROP COLUMN ts_ordered;
       ALTER TABLE conversations DROP COLUMN last_ts;
-      DELETE FROM schema_migrations WHERE version = 4;
+      DELETE FROM schema_migrations WHERE version >= 4;
     `);
     expect(schemaVersion(v3)).toBe(3);
     v3.close();
@@ -437,6 +437,45 @@ describe("version 3 -> 4 (ordered body search)", () => {
       expect(orderOf()[OTHER]).toBe(0);
     } finally {
       await upgraded.close();
+    }
+  });
+});
+
+describe("version 4 -> 5 (conversation listing)", () => {
+  it("adds the title and tags (null) and the listing's indexes to a database with conversations", async () => {
+    const writer = openSqliteStore({ file });
+    await writer.createConversation({ id: CONV, status: "RUNNING" }, conversationEvents(1, 5));
+    await writer.createConversation({ id: OTHER, status: "STOPPED" }, []);
+    await writer.close();
+    const v4 = new Database(file);
+    v4.exec(`
+      DROP INDEX conversations_by_created;
+      DROP INDEX conversations_by_updated;
+      ALTER TABLE conversations DROP COLUMN title;
+      ALTER TABLE conversations DROP COLUMN tags;
+      DELETE FROM schema_migrations WHERE version >= 5;
+    `);
+    expect(schemaVersion(v4)).toBe(4);
+    v4.close();
+
+    const upgraded = openSqliteStore({ file });
+    try {
+      const listed = await upgraded.listConversations({ by: "createdAt", order: "asc", limit: 10 });
+      expect(listed.map((r) => [r.id, r.eventCount, r.title, r.tags])).toEqual([
+        [CONV, 5, null, null],
+        [OTHER, 0, null, null],
+      ]);
+      expect(await upgraded.updateConversation(OTHER, { title: "kept", tags: { a1: "b" } })).toMatchObject({ title: "kept", tags: { a1: "b" } });
+    } finally {
+      await upgraded.close();
+    }
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(schemaVersion(db)).toBe(5);
+      const plan = db.prepare("EXPLAIN QUERY PLAN SELECT id FROM conversations INDEXED BY conversations_by_updated WHERE (updated_at, id) <= ('9', '9') ORDER BY updated_at DESC, id DESC LIMIT 3").all() as { detail: string }[];
+      expect(plan.map((p) => p.detail).join(" ")).toMatch(/conversations_by_updated/);
+    } finally {
+      db.close();
     }
   });
 });

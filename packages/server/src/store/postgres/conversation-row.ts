@@ -13,6 +13,9 @@ export interface ConversationRow {
   repository: string | null;
   selected_branch: string | null;
   git_provider: ConversationRecord["gitProvider"];
+  title: string | null;
+  /** A JSON object's text. */
+  tags: string | null;
 }
 
 export const toRecord = (row: ConversationRow): ConversationRecord => ({
@@ -24,4 +27,6 @@ export const toRecord = (row: ConversationRow): ConversationRecord => ({
   repository: row.repository,
   selectedBranch: row.selected_branch,
   gitProvider: row.git_provider,
+  title: row.title,
+  tags: row.tags === null ? null : (JSON.parse(row.tags) as Record<string, string>),
 });

@@ -198,6 +198,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       alter table events drop column body;
     `,
   },
+  {
+    version: 11,
+    description: "conversations.title and tags; the listing's indexes on (created_at, id) and (updated_at, id)",
+    // A page of conversations (listConversations) in either order, from any conversation on, is one
+    // range of an index. The instants are ISO-8601 texts of one format, compared in the C collation
+    // (byte order, as the other stores compare them). tags is a JSON object's text, as in SQLite.
+    sql: `
+      alter table conversations add column title text, add column tags text;
+      create index conversations_created on conversations (created_at collate "C", id collate "C") where id is not null;
+      create index conversations_updated on conversations (updated_at collate "C", id collate "C") where id is not null;
+    `,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */

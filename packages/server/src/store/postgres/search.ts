@@ -5,6 +5,7 @@
  */
 import type { Position, SearchFilters, SearchPage, SearchQuery, StoredEvent } from "../types.js";
 import type { Queryable } from "./connection.js";
+import { sameEvent } from "./event-ids.js";
 import { filtersWhere, likeSubstring, orderBy, pairWhere, walked, Where } from "./search-sql.js";
 
 /**
@@ -149,4 +150,27 @@ export async function countEvents(db: Queryable, conversationId: string, filters
   if (!where) return 0;
   const { rows: [row] } = await db.query<{ n: number }>(`select count(*) as n from ${filters.body === undefined ? "events" : "message_texts"} where ${where.text}`, where.values);
   return row!.n;
+}
+
+/** Where the event `eventId` is in its conversation, or undefined when the conversation has none. */
+export async function eventPosition(db: Queryable, conversationId: string, eventId: string): Promise<Position | undefined> {
+  const {
+    rows: [row],
+  } = await db.query<Position>(
+    `select e.ts, e.seq from conversations c cross join lateral (select ts, seq from events e where ${sameEvent("c.pk", "$2::text")} limit 1) e where c.id = $1`,
+    [conversationId, eventId],
+  );
+  return row && { ts: row.ts, seq: row.seq };
+}
+
+/** Up to `limit` events after `afterSeq`, in append order. */
+export async function eventsAfter(db: Queryable, conversationId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+  const n = Math.max(0, Math.floor(limit));
+  if (n === 0) return [];
+  const { rows } = await db.query<StoredEvent>("select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and seq > $2 order by seq limit $3", [
+    conversationId,
+    Math.max(0, Math.floor(afterSeq)),
+    n,
+  ]);
+  return rows;
 }

@@ -40,6 +40,8 @@ import {
   type BatchStream,
   ConversationExistsError,
   ConversationNotFoundError,
+  type ConversationChanges,
+  type ConversationListQuery,
   type ConversationRecord,
   type EventStore,
   type EventToStore,
@@ -59,10 +61,11 @@ import { packRows, tallyOf, type RowTally } from "./batch-rows.js";
 import { BatchAbortedError, Inbox } from "./batch-stream.js";
 import { inTransaction, isClient, unavailable, type Queryable } from "./connection.js";
 import { toRecord, type ConversationRow } from "./conversation-row.js";
-import { checkBatchIds, idsOf, sameEvent, takenIds } from "./event-ids.js";
+import { conversationRow, countConversationRows, documentValue, found, hideConversationRow, listConversationRows, putDocumentValue, setStatusRow, updateConversationRow, type RowQuery } from "./catalog.js";
+import { checkBatchIds, idsOf, takenIds } from "./event-ids.js";
 import { discardStagedRows, lockStaged, publishStaged, stageConversation, staleImports, type StagedImport } from "./import-staging.js";
 import { restamped, stampsOf, type Stamp } from "./restamp.js";
-import { BODY_SCAN_BUDGET, countEvents, searchPage } from "./search.js";
+import { BODY_SCAN_BUDGET, countEvents, eventPosition, eventsAfter, searchPage } from "./search.js";
 
 /**
  * Rows from which an append writes its events with COPY (binary) instead of INSERT … SELECT FROM
@@ -72,6 +75,8 @@ import { BODY_SCAN_BUDGET, countEvents, searchPage } from "./search.js";
 const COPY_MIN_ROWS = 1_000;
 /** Rows per INSERT … SELECT FROM unnest(…): bounds one statement's parameter size. */
 const INSERT_CHUNK = 5_000;
+/** Rows a step of a delete removes (one transaction each). */
+const DELETE_STEP_ROWS = 5_000;
 /** Times appendEvents sends its one statement when another append came in between (see appendInOneStatement). */
 const ONE_STATEMENT_ATTEMPTS = 3;
 
@@ -117,11 +122,6 @@ export class PostgresEventStore implements EventStore {
     return this.analyze.started;
   }
 
-  /** The ANALYZE under way, if any (close waits for it). */
-  private get analyzing(): Promise<void> | undefined {
-    return this.analyze.running;
-  }
-
   // Every call: a rejection (never a throw), with database outages as StoreUnavailableError.
   private async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closed) throw new Error("the store is closed");
@@ -158,6 +158,9 @@ export class PostgresEventStore implements EventStore {
   private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
     return (await this.pool.query<R>(text, values)).rows;
   }
+
+  /** {@link query} for the catalog's functions (catalog.ts). */
+  private readonly rowQuery: RowQuery = (text, values) => this.query(text, values);
 
   /** Runs `fn` in a transaction on one connection; after its commit, the ANALYZE its rows may have made due. */
   private transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -449,17 +452,39 @@ export class PostgresEventStore implements EventStore {
 
   getConversation(id: string): Promise<ConversationRecord | undefined> {
     return this.run(async () => {
-      const [row] = await this.query<ConversationRow>("select * from conversations where id = $1", [id]);
+      const row = await conversationRow(this.rowQuery, id);
       return row && toRecord(row);
     });
   }
 
   setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
+    return this.serial(conversationId, async () => toRecord(found(await setStatusRow(this.rowQuery, conversationId, status), conversationId)));
+  }
+
+  updateConversation(conversationId: string, changes: ConversationChanges): Promise<ConversationRecord> {
+    return this.serial(conversationId, async () => toRecord(found(await updateConversationRow(this.rowQuery, conversationId, changes), conversationId)));
+  }
+
+  /**
+   * Hidden first (appends take the row by id under FOR UPDATE, so one in flight commits first and
+   * its rows are removed with the rest), then its rows go DELETE_STEP_ROWS at a time. What a crash
+   * leaves is removed as a stale import (removeStaleImports).
+   */
+  deleteConversation(conversationId: string): Promise<boolean> {
     return this.serial(conversationId, async () => {
-      const [row] = await this.query<ConversationRow>("update conversations set status = $2, updated_at = $3 where id = $1 returning *", [conversationId, status, new Date().toISOString()]);
-      if (!row) throw new ConversationNotFoundError(conversationId);
-      return toRecord(row);
+      const pk = await hideConversationRow(this.rowQuery, conversationId);
+      if (pk === undefined) return false;
+      while (!(await this.discardStaged(pk, DELETE_STEP_ROWS)));
+      return true;
     });
+  }
+
+  listConversations(query: ConversationListQuery): Promise<ConversationRecord[]> {
+    return this.run(async () => (await listConversationRows(this.rowQuery, query)).map(toRecord));
+  }
+
+  countConversations(): Promise<number> {
+    return this.run(() => countConversationRows(this.rowQuery));
   }
 
   // -- staged creation (import-staging.ts) ------------------------------------------------------
@@ -534,34 +559,19 @@ export class PostgresEventStore implements EventStore {
   }
 
   positionOf(conversationId: string, eventId: string): Promise<Position | undefined> {
-    return this.run(async () => {
-      const [row] = await this.query<Position>(
-        `select e.ts, e.seq from conversations c cross join lateral (select ts, seq from events e where ${sameEvent("c.pk", "$2::text")} limit 1) e where c.id = $1`,
-        [conversationId, eventId],
-      );
-      return row && { ts: row.ts, seq: row.seq };
-    });
+    return this.run(() => eventPosition(this.pool, conversationId, eventId));
   }
 
   readAfter(conversationId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
-    return this.run(async () => {
-      const n = Math.max(0, Math.floor(limit));
-      if (n === 0) return [];
-      return this.query<StoredEvent>(
-        "select id, json, ts, seq from events where conv = (select pk from conversations where id = $1) and seq > $2 order by seq limit $3",
-        [conversationId, Math.max(0, Math.floor(afterSeq)), n],
-      );
-    });
+    return this.run(() => eventsAfter(this.pool, conversationId, afterSeq, limit));
   }
 
   getDocument(key: string): Promise<string | undefined> {
-    return this.run(async () => (await this.query<{ value: string }>("select value from documents where key = $1", [key]))[0]?.value);
+    return this.run(() => documentValue(this.rowQuery, key));
   }
 
   putDocument(key: string, value: string): Promise<void> {
-    return this.run(async () => {
-      await this.query("insert into documents (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value", [key, value]);
-    });
+    return this.run(() => putDocumentValue(this.rowQuery, key, value));
   }
 
   async ping(): Promise<boolean> {
@@ -580,7 +590,7 @@ export class PostgresEventStore implements EventStore {
       this.closed = true;
       this.analyze.stop();
       await Promise.all([...this.tails.values()]);
-      await this.analyzing;
+      await this.analyze.running; // the ANALYZE under way, if any
       await Promise.all([this.pool.end(), this.idCheckPool?.end()]);
     })();
     return this.closing;

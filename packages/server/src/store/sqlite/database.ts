@@ -13,6 +13,8 @@ import {
   ConversationExistsError,
   ConversationNotFoundError,
   DuplicateEventIdError,
+  type ConversationChanges,
+  type ConversationListQuery,
   type ConversationRecord,
   type EventToStore,
   type ImportHandle,
@@ -29,7 +31,7 @@ import type { BackgroundCheckpointer } from "./checkpointer.js";
 import { idHash, insertRows, type IngestTarget } from "./ingest.js";
 import { Names } from "./names.js";
 import { EMPTY_PAGE, boundsOf, isEmpty, joinPage, lastInOrder, narrowAfter, type JsonPageRow } from "./paging.js";
-import { MAX_SEQ, SEARCH_SQL, SQL, STAGING_PREFIX, Statements } from "./statements.js";
+import { listConversationsSql, MAX_SEQ, SEARCH_SQL, SQL, STAGING_PREFIX, Statements } from "./statements.js";
 
 const MAX_CONVERSATION_PK = 2 ** 31 - 1;
 
@@ -64,6 +66,9 @@ interface ConversationRow {
   selected_branch: string | null;
   git_provider: ConversationRecord["gitProvider"];
   next_seq: number;
+  title: string | null;
+  /** A JSON object's text. */
+  tags: string | null;
 }
 
 function toRecord(row: ConversationRow): ConversationRecord {
@@ -76,6 +81,8 @@ function toRecord(row: ConversationRow): ConversationRecord {
     repository: row.repository,
     selectedBranch: row.selected_branch,
     gitProvider: row.git_provider,
+    title: row.title,
+    tags: row.tags === null ? null : (JSON.parse(row.tags) as Record<string, string>),
   };
 }
 
@@ -336,6 +343,41 @@ export class SqliteDatabase {
     const { changes } = this.stmts.setStatus.run({ id: conversationId, status, now: new Date().toISOString() });
     if (changes === 0) throw new ConversationNotFoundError(conversationId);
     return this.getConversation(conversationId)!;
+  }
+
+  updateConversation(conversationId: string, changes: ConversationChanges): ConversationRecord {
+    const { changes: updated } = this.stmts.updateConversation.run({
+      id: conversationId,
+      setTitle: changes.title === undefined ? 0 : 1,
+      title: changes.title ?? null,
+      setTags: changes.tags === undefined ? 0 : 1,
+      tags: changes.tags === undefined ? null : JSON.stringify(changes.tags),
+      now: new Date().toISOString(),
+    });
+    if (updated === 0) throw new ConversationNotFoundError(conversationId);
+    return this.getConversation(conversationId)!;
+  }
+
+  /**
+   * The first step of a delete: renames the conversation a staged one, so that no read finds it
+   * and every write to it fails from now on (discardStagedRows then removes its rows, and the next
+   * open whatever a crash left). Its pk, or undefined when there is no such conversation.
+   */
+  hideConversation(conversationId: string): number | undefined {
+    const row = this.write(() => this.stmts.hideConversation.get({ id: conversationId, staging: `${STAGING_PREFIX}${randomUUID()}` })) as { pk: number } | undefined;
+    return row?.pk;
+  }
+
+  listConversations(query: ConversationListQuery): ConversationRecord[] {
+    const column = query.by === "createdAt" ? "created_at" : "updated_at";
+    const from = query.from !== undefined;
+    const stmt = this.statements.get(`conversations:${column}:${query.order}:${from}`, () => listConversationsSql(column, query.order, from));
+    const rows = stmt.all({ n: Math.max(0, Math.floor(query.limit)), ...(query.from && { key: query.from.key, id: query.from.id }) }) as ConversationRow[];
+    return rows.map(toRecord);
+  }
+
+  countConversations(): number {
+    return (this.stmts.countConversations.get() as { n: number }).n;
   }
 
   // -- search ----------------------------------------------------------------------------------

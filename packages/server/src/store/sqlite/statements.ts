@@ -12,7 +12,10 @@ export const STAGING_PREFIX = "~import~";
 export const MAX_SEQ = 2 ** 32 - 1;
 
 const CONVERSATION_COLUMNS =
-  "pk, id, status, created_at, updated_at, event_count, repository, selected_branch, git_provider, next_seq";
+  "pk, id, status, created_at, updated_at, event_count, repository, selected_branch, git_provider, next_seq, title, tags";
+
+/** Conversations a read may see: not one being imported or deleted (its id then has STAGING_PREFIX). */
+const LISTED = `id NOT LIKE '${STAGING_PREFIX}%'`;
 
 export const SQL = {
   insertConversation: `INSERT INTO conversations
@@ -35,6 +38,13 @@ export const SQL = {
   addCounts: `INSERT INTO event_counts (conversation, kind, source, n) VALUES (:conv, :kind, :source, :n)
     ON CONFLICT (conversation, kind, source) DO UPDATE SET n = n + excluded.n`,
   setStatus: "UPDATE conversations SET status = :status, updated_at = :now WHERE id = :id",
+  /** :setTitle and :setTags say whether :title and :tags (a JSON text) replace the stored ones. */
+  updateConversation: `UPDATE conversations
+    SET title = CASE WHEN :setTitle THEN :title ELSE title END, tags = CASE WHEN :setTags THEN :tags ELSE tags END, updated_at = :now
+    WHERE id = :id`,
+  /** A deleted conversation is renamed a staged one (invisible to every read), then discarded as one. */
+  hideConversation: "UPDATE conversations SET id = :staging WHERE id = :id RETURNING pk",
+  countConversations: `SELECT count(*) AS n FROM conversations WHERE ${LISTED}`,
   /** The seq of the event whose id hash is :idHash (see migrations.ts, version 2). */
   hashHolder: "SELECT seq FROM event_ids WHERE conversation = :conv AND id_hash = :idHash",
   eventIdAt: "SELECT event_id AS id FROM events WHERE key = (:conv << 32) | :seq",
@@ -131,6 +141,17 @@ export function insertMessageTextsSql(rows: number): string {
 export const MESSAGE_TEXT_PARAMETERS = 6;
 
 export type Order = "asc" | "desc";
+
+/**
+ * A page of conversations by `column` (created_at or updated_at) then id, in `order`, from the
+ * position (:key, :id) inclusive when `from`: a range of conversations_by_created or _by_updated.
+ */
+export function listConversationsSql(column: "created_at" | "updated_at", order: Order, from: boolean): string {
+  const dir = order === "asc" ? "ASC" : "DESC";
+  const start = from ? ` AND (${column}, id) ${order === "asc" ? ">=" : "<="} (:key, :id)` : "";
+  return `SELECT ${CONVERSATION_COLUMNS} FROM conversations INDEXED BY conversations_by_${column === "created_at" ? "created" : "updated"}
+    WHERE ${LISTED}${start} ORDER BY ${column} ${dir}, id ${dir} LIMIT :n`;
+}
 
 /** The bounds every search and count statement takes; see "Order and paging". */
 const RANGE = "(ts, seq) > (:loTs, :loSeq) AND (ts, seq) < (:hiTs, :hiSeq)";

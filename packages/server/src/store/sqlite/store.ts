@@ -9,6 +9,8 @@ import {
   DuplicateEventIdError,
   type AppendedBatch,
   type BatchStream,
+  type ConversationChanges,
+  type ConversationListQuery,
   type ConversationRecord,
   type EventStore,
   type EventToStore,
@@ -24,6 +26,9 @@ import {
 import type { WorkerPool } from "../../threads/pool.js";
 import { SqliteDatabase } from "./database.js";
 import { EMPTY_PAGE } from "./paging.js";
+
+/** Rows a step of a delete removes (one transaction each; about as long as a write of an import). */
+const DELETE_STEP_ROWS = 2000;
 
 /** The SQLite store: the EventStore contract, and what its tests and diagnostics read. */
 export interface SqliteEventStore extends EventStore {
@@ -202,6 +207,26 @@ export class SqliteStore implements SqliteEventStore {
   }
   setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
     return this.inTurn(() => this.db.setStatus(conversationId, status));
+  }
+  updateConversation(conversationId: string, changes: ConversationChanges): Promise<ConversationRecord> {
+    return this.inTurn(() => this.db.updateConversation(conversationId, changes));
+  }
+  /**
+   * Hidden in one transaction, then its rows removed DELETE_STEP_ROWS at a time, each step a write
+   * in turn with the others and a task of its own: a conversation of a million events never holds
+   * the store (nor this thread) for long.
+   */
+  async deleteConversation(conversationId: string): Promise<boolean> {
+    const pk = await this.inTurn(() => this.db.hideConversation(conversationId));
+    if (pk === undefined) return false;
+    while (!(await this.inTurn(() => this.db.discardStagedRows(pk, DELETE_STEP_ROWS)))) await new Promise((resolve) => setImmediate(resolve));
+    return true;
+  }
+  listConversations(query: ConversationListQuery): Promise<ConversationRecord[]> {
+    return SqliteStore.settle(() => this.db.listConversations(query));
+  }
+  countConversations(): Promise<number> {
+    return SqliteStore.settle(() => this.db.countConversations());
   }
   search(conversationId: string, query: SearchQuery): Promise<SearchPage> {
     return SqliteStore.settle(() => this.db.search(conversationId, query));

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe } from "vitest";
 import type { EventStore } from "../../../src/store/types.js";
+import { listingContract } from "./listing.js";
 import { propertyContract } from "./property.js";
 import { searchContract } from "./search.js";
 import { writesContract } from "./writes.js";
@@ -55,5 +56,6 @@ export function describeEventStoreContract(name: string, createStore: CreateStor
     writesContract(context);
     searchContract(context);
     propertyContract(context);
+    listingContract(context);
   });
 }

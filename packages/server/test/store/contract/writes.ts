@@ -18,7 +18,7 @@ const NOW = new Date("2030-04-05T06:07:08.009Z");
  * Runs `call` with the clock (`Date`, which every store reads for createdAt and updatedAt) set to
  * `at`; timers stay real, so the stores' I/O goes on as usual.
  */
-async function atClock<T>(at: Date, call: () => Promise<T>): Promise<T> {
+export async function atClock<T>(at: Date, call: () => Promise<T>): Promise<T> {
   vi.useFakeTimers({ toFake: ["Date"], now: at });
   try {
     return await call();
