@@ -12,7 +12,8 @@ import { describeReply, type Reply } from "./http.js";
  * - `key`: the suite was given an API key (authentication checks need the right one to tell it from a wrong one);
  * - `websocket`: the live-events channel `/sockets/events/{conversation_id}`;
  * - `append`: `POST /api/conversations/{conversation_id}/events` (a user message over HTTP);
- * - `extension:<operationId>`: an operation of the spec marked `x-acs-extension`.
+ * - `extension:<operationId>`: an operation of the spec marked `x-acs-extension`;
+ * - `extension:startConversationRequest`: the agent server's StartConversationRequest body of createConversation.
  */
 export type Need = "key" | "websocket" | "append" | `extension:${string}`;
 

@@ -262,6 +262,11 @@ export class CheckContext {
         if (typeof url !== "string") return `no file URL to download: ${describeReply(upload)}`;
         return missing(await this.request("GET", url), "downloadFile (extension)");
       }
+      case "startConversationRequest": {
+        // Not an operation of its own: the agent server's body of createConversation.
+        const reply = await this.request("POST", "/api/conversations", { json: { workspace: { working_dir: "/workspace/project" }, agent_settings: { agent_kind: "openhands" } } });
+        return reply.status === 201 || reply.status === 200 ? undefined : `POST /api/conversations does not take the agent server's StartConversationRequest: ${describeReply(reply)}`;
+      }
       default: {
         // Any other extension: ask it on a conversation of its own, with a `{}` body when it takes one.
         const operation = this.spec.operations.find((o) => o.operationId === operationId);

@@ -22,6 +22,8 @@ import { openPostgresStore, PostgresEventStore } from "./store/postgres/index.js
 import { startPostgresLiveFeed } from "./live/postgres-feed.js";
 import { removeTemporaryFiles } from "./upload-folders.js";
 import { WriteHealth } from "./write-health.js";
+import { exampleEvents } from "@acs-toolkit/schema/examples";
+import { validateEvent } from "@acs-toolkit/validator";
 import type { EventStore } from "./store/types.js";
 
 /** The package's version (what /health and `acs-server --version` report). */
@@ -127,6 +129,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // The bash routes run commands in the agent's sandboxes; without the agent runtime, none runs.
     commands: agentRuntime?.commands,
   });
+
+  // V8 compiles the event validators' large functions on their first call: about 40 ms for the
+  // first replay that holds a SystemPromptEvent. One example of every kind now, so that no request
+  // pays it with the event loop held.
+  for (const event of exampleEvents()) validateEvent(event);
 
   const http = createServer(options.http ?? {}, guardRequestTarget(app));
   answerClientErrors(http);

@@ -2,6 +2,7 @@
  * Operations marked `x-acs-extension` in the spec, and the append route of the live-events
  * protocol: checked when the implementation has them, skipped with the reason when it has not.
  */
+import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { ensure, expect422, expectConforms, type Check } from "../check.js";
 import { BODY_WORD, userMessage } from "../data.js";
@@ -37,6 +38,23 @@ export const extensionChecks: Check[] = [
       const ids = Array.isArray(reply.json) ? reply.json.map((info: { id?: unknown } | null) => info?.id ?? null) : reply.json;
       ensure(isDeepStrictEqual(ids, [null, id]), `the ids answered are ${JSON.stringify(ids)}, not [null, ${JSON.stringify(id)}]`);
       expect422(ctx, "batchGetConversations", await ctx.request("GET", "/api/conversations", { query: { ids: "not-a-uuid" } }), { loc: ["query", "ids", 0] });
+    },
+  },
+  {
+    id: "ext.start-request",
+    title: "POST /api/conversations takes the agent server's StartConversationRequest: 201 and a ConversationInfo, 200 for an id that exists; a mistake is a 422 at its place",
+    spec: "createConversation 201/200 (ConversationInfo), 422",
+    needs: ["extension:startConversationRequest"],
+    async run(ctx) {
+      const id = randomUUID();
+      const start = { workspace: { working_dir: "/workspace/project" }, agent_settings: { agent_kind: "openhands" }, conversation_id: id };
+      const created = await ctx.request("POST", "/api/conversations", { json: start });
+      expectConforms(ctx, "createConversation", created, 201);
+      ensure(created.json?.id === id, `the ConversationInfo's id is ${JSON.stringify(created.json?.id)}, not the requested ${id}`);
+      const again = await ctx.request("POST", "/api/conversations", { json: start });
+      expectConforms(ctx, "createConversation", again, 200);
+      ensure(again.json?.id === id, `starting ${id} again answered the conversation ${JSON.stringify(again.json?.id)}`);
+      expect422(ctx, "createConversation", await ctx.request("POST", "/api/conversations", { json: { ...start, conversation_id: undefined, workspace: {} } }), { loc: ["body", "workspace", "working_dir"] });
     },
   },
   {

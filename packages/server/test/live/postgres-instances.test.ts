@@ -223,10 +223,11 @@ describe("two server processes on one PostgreSQL database", () => {
       }
     });
     // Killed once replays have completed, while the next ones are being written: rows of a staged
-    // import (a conversation without its id yet) are in the database.
-    await expect.poll(() => created, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    // import (a conversation without its id yet) are in the database. Waited on generously: on two
+    // busy cores (the whole suite at once) eight writers' replays take their time.
+    await expect.poll(() => created, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
     await expect
-      .poll(async () => (await adminQuery<{ n: number }>("select count(*)::int as n from acs.events e join acs.conversations c on c.pk = e.conv where c.id is null", [], db.url))[0]!.n, { timeout: 10_000 })
+      .poll(async () => (await adminQuery<{ n: number }>("select count(*)::int as n from acs.events e join acs.conversations c on c.pk = e.conv where c.id is null", [], db.url))[0]!.n, { timeout: 30_000 })
       .toBeGreaterThan(0);
     c.process.kill("SIGKILL");
     await exited(c.process);
