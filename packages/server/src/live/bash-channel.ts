@@ -6,9 +6,10 @@
  * beside it (live/channel.ts routes the upgrade here).
  */
 import type { IncomingMessage } from "node:http";
-import type { RawData, WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import type { Api, BashEventsSession } from "../api/index.js";
 import type { Logger } from "../log.js";
+import { rawText } from "./ws-text.js";
 
 /** What opens bash-events sessions: the API the HTTP routes answer with (so the socket runs commands as they do). */
 export type BashEventsHost = Pick<Api, "bashEvents">;
@@ -75,9 +76,4 @@ export class BashConnection {
     if (this.ws.readyState === this.ws.CLOSED) listener();
     else this.closeListeners.push(listener);
   }
-}
-
-function rawText(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
-  return Buffer.from(data as ArrayBuffer).toString("utf8");
 }

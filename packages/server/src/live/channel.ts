@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { WebSocketServer, type WebSocket } from "ws";
 import { openapiDocument } from "@acs-toolkit/schema/documents";
 import type { EventBus } from "../core/bus.js";
 import { CATCH_UP_PAGE_BYTES, LIVE_CLOSE, LiveSession, type LiveSessionOptions, type LiveTransport } from "../core/live.js";
@@ -25,6 +25,7 @@ import type { EventStore, StoredEvent } from "../store/types.js";
 import { storageFullCause, type WriteHealth } from "../write-health.js";
 import { FanOutWriter, textFrame, type FanOutTarget } from "./frame.js";
 import { BashConnection, type BashEventsHost } from "./bash-channel.js";
+import { rawText } from "./ws-text.js";
 
 export { CATCH_UP_PAGE_BYTES, LIVE_CLOSE };
 
@@ -340,9 +341,4 @@ function upgradeTarget(raw: string): UpgradeTarget | undefined {
   if (!URL.canParse(raw) || !/^https?:/i.test(raw)) return undefined;
   const url = new URL(raw);
   return { pathname: url.pathname, searchParams: url.searchParams };
-}
-
-function rawText(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
-  return Buffer.from(data as ArrayBuffer).toString("utf8");
 }

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import type { BashOutput } from "@acs-toolkit/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectLive, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
 import { expect422, expectConforms, KEY, startTestServer, type TestServer } from "../support/harness.js";
@@ -14,15 +15,6 @@ import { expectGone, processesWith, startAgentServer, type AgentServer } from ".
 const root = process.getuid?.() === 0;
 const EXECUTE = "/api/bash/execute_bash_command";
 
-interface Output {
-  command_id: string;
-  order: number;
-  exit_code: number | null;
-  stdout: string | null;
-  stderr: string | null;
-  kind: "BashOutput";
-}
-
 /** A conversation whose agent has opened (its workspace exists). */
 async function openConversation(s: AgentServer): Promise<{ id: string; workspace: string }> {
   const { id, peer } = await s.create();
@@ -30,10 +22,10 @@ async function openConversation(s: AgentServer): Promise<{ id: string; workspace
   return { id, workspace: path.join(s.t.dataDir, "uploads", id) };
 }
 
-async function execute(t: TestServer, json: Record<string, unknown>): Promise<Output> {
+async function execute(t: TestServer, json: Record<string, unknown>): Promise<BashOutput> {
   const reply = await t.call("POST", EXECUTE, { json });
   expectConforms("executeBashCommand", reply, 200);
-  return reply.body as Output;
+  return reply.body as BashOutput;
 }
 
 /** A bash-events socket, authenticated by its first frame. */
