@@ -14,12 +14,12 @@ const { values } = parseArgs({
     target: { type: "string", default: "server" },
     url: { type: "string" },
     key: { type: "string", default: FUZZ_KEY },
-    stalls: { type: "string", default: "fail" },
+    timing: { type: "string", default: "fail" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
-  process.stdout.write("Usage: pnpm fuzz [--count N] [--seed S] [--target server|mock|both] [--url URL --key KEY] [--stalls fail|count]\n");
+  process.stdout.write("Usage: pnpm fuzz [--count N] [--seed S] [--target server|mock|both] [--url URL --key KEY] [--timing fail|count]\n");
   process.exit(0);
 }
 const count = Number(values.count);
@@ -28,6 +28,11 @@ if (!Number.isInteger(count) || count < 1 || !Number.isInteger(seed)) {
   process.stderr.write("fuzz: --count and --seed must be whole numbers\n");
   process.exit(2);
 }
+if (values.timing !== "fail" && values.timing !== "count") {
+  process.stderr.write(`fuzz: --timing must be fail or count, got "${values.timing}"\n`);
+  process.exit(2);
+}
+const timing = values.timing;
 const kinds = values.url ? ["url"] : values.target === "both" ? ["server", "mock"] : [values.target!];
 let failed = false;
 for (const kind of kinds) {
@@ -41,9 +46,9 @@ for (const kind of kinds) {
     seed,
     start: async () => (kind === "url" ? externalTarget(values.url!, values.key!) : startTarget(kind)),
     log: (line) => process.stdout.write(`${line}\n`),
-    stalls: values.stalls === "count" ? "count" : "fail",
+    timing,
   });
-  process.stdout.write(`${formatReport(report, kind === "url" ? values.url! : kind)}\n  time: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`${formatReport(report, kind === "url" ? values.url! : kind, timing)}\n  time: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   failed ||= report.failure !== undefined;
 }
 process.exit(failed ? 1 : 0);

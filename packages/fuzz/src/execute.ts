@@ -9,6 +9,11 @@ import type { FuzzCase, HttpCase, RawCase, WsCase } from "./cases.js";
 import type { Target } from "./target.js";
 
 export const REQUEST_BUDGET_MS = 2_000;
+/** No answer (or, on a WebSocket, no frame) for this long is a hang, whatever the timing mode. */
+export const HANG_MS = REQUEST_BUDGET_MS * 5;
+
+/** "fail": an answer or a silence over REQUEST_BUDGET_MS fails the case; "count": only a hang (HANG_MS) does. */
+export type Timing = "fail" | "count";
 /** The longest a WebSocket session may last, however steadily the server sends (see ws()). */
 const SESSION_CAP_MS = 60_000;
 
@@ -34,7 +39,7 @@ function http(target: Target, c: HttpCase): Promise<Outcome> {
     const url = new URL(target.url);
     // Content-Length always: Node's client would send an OPTIONS body unframed.
     const headers = c.body === undefined ? c.headers : { ...c.headers, "Content-Length": String(Buffer.byteLength(c.body)) };
-    const req = request({ host: url.hostname, port: url.port, method: c.method, path: c.target, headers, timeout: REQUEST_BUDGET_MS * 5 }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, method: c.method, path: c.target, headers, timeout: HANG_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("error", () => {});
@@ -114,7 +119,7 @@ function raw(target: Target, c: RawCase): Promise<Outcome> {
  * at SESSION_CAP_MS.
  */
 let markers = 0;
-function ws(target: Target, c: WsCase): Promise<Outcome> {
+function ws(target: Target, c: WsCase, silenceMs: number): Promise<Outcome> {
   const started = performance.now();
   const marker = `fuzz-marker-${++markers}`;
   return new Promise((resolve) => {
@@ -127,10 +132,10 @@ function ws(target: Target, c: WsCase): Promise<Outcome> {
       resolve({ status: 0, ms: performance.now() - started, problem });
     };
     const silence = () => {
-      problem ??= `the server sent nothing for ${REQUEST_BUDGET_MS} ms before the session ended`;
+      problem ??= `the server sent nothing for ${silenceMs} ms before the session ended`;
       finish();
     };
-    const timer = setTimeout(silence, REQUEST_BUDGET_MS);
+    const timer = setTimeout(silence, silenceMs);
     const cap = setTimeout(() => {
       problem ??= `the session did not end within ${SESSION_CAP_MS} ms`;
       finish();
@@ -165,9 +170,9 @@ function ws(target: Target, c: WsCase): Promise<Outcome> {
 }
 
 /** Sends a case and judges it, the process's liveness included. */
-export async function execute(target: Target, c: FuzzCase): Promise<Outcome> {
-  const outcome = c.kind === "http" ? await http(target, c) : c.kind === "raw" ? await raw(target, c) : await ws(target, c);
-  if (!outcome.problem && c.kind === "http" && outcome.ms > REQUEST_BUDGET_MS) outcome.problem = `answered after ${Math.round(outcome.ms)} ms (budget ${REQUEST_BUDGET_MS} ms)`;
+export async function execute(target: Target, c: FuzzCase, timing: Timing = "fail"): Promise<Outcome> {
+  const outcome = c.kind === "http" ? await http(target, c) : c.kind === "raw" ? await raw(target, c) : await ws(target, c, timing === "fail" ? REQUEST_BUDGET_MS : HANG_MS);
+  if (timing === "fail" && !outcome.problem && c.kind === "http" && outcome.ms > REQUEST_BUDGET_MS) outcome.problem = `answered after ${Math.round(outcome.ms)} ms (budget ${REQUEST_BUDGET_MS} ms)`;
   if (!target.alive()) outcome.problem = `the process died${target.stderr() ? `: ${target.stderr().slice(-600)}` : ""}`;
   return outcome;
 }

@@ -1,6 +1,8 @@
 /**
  * The bounded fuzzing pass CI runs (`pnpm test`): a fixed seed, a few thousand cases against the
- * built server and mock. The deep run is `pnpm fuzz --count 100000` (README).
+ * built server and mock. Timing is counted, not asserted (a test holds no wall-clock bound: the
+ * machine's other load decides it); only a hang fails. The deep run, `pnpm fuzz --count 100000`
+ * (README), holds the 2 s answer and 50 ms event-loop budgets.
  */
 import { describe, expect, it } from "vitest";
 import { formatReport, runFuzz } from "../src/run.js";
@@ -10,9 +12,9 @@ describe.each([
   ["server", 2_000],
   ["mock", 1_000],
 ] as const)("a bounded pass against the %s", (kind, count) => {
-  it(`${count} cases: no 5xx, no crash, no answer over 2 s, no stall over 50 ms`, async () => {
-    const report = await runFuzz({ count, seed: 20_260_205, start: () => startTarget(kind) });
-    expect(report.failure, formatReport(report, kind)).toBeUndefined();
+  it(`${count} cases: no 5xx, no crash, no hang`, async () => {
+    const report = await runFuzz({ count, seed: 20_260_205, start: () => startTarget(kind), timing: "count" });
+    expect(report.failure, formatReport(report, kind, "count")).toBeUndefined();
     expect(report.cases).toBe(count);
     expect(report.serverErrors).toBe(0);
     expect(report.crashes).toBe(0);
