@@ -6,7 +6,8 @@ export default defineConfig({
   // entries) are written after the build by tools/src/build/cjs-entries.ts.
   entry: { index: "src/index.ts", "test-kit": "src/test-kit/index.ts", "mcp-echo-server": "src/test-kit/mcp-echo-server.ts" },
   format: ["esm"],
-  dts: { entry: { index: "src/index.ts", "test-kit": "src/test-kit/index.ts" } },
+  // Declarations are skipped by `pnpm start` / `pnpm mock` (ACS_BUILD_DECLARATIONS=0): a run never reads them.
+  dts: process.env.ACS_BUILD_DECLARATIONS === "0" ? false : { entry: { index: "src/index.ts", "test-kit": "src/test-kit/index.ts" } },
   clean: true,
   sourcemap: true,
   target: "node20",

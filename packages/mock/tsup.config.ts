@@ -7,7 +7,8 @@ export default defineConfig({
   // the build by tools/src/build/cjs-entries.ts.
   entry: ["src/index.ts", "src/msw.ts", "src/msw-browser.ts", "src/cli.ts"],
   format: ["esm"],
-  dts: { entry: ["src/index.ts", "src/msw.ts", "src/msw-browser.ts"] },
+  // Declarations are skipped by `pnpm start` / `pnpm mock` (ACS_BUILD_DECLARATIONS=0): a run never reads them.
+  dts: process.env.ACS_BUILD_DECLARATIONS === "0" ? false : { entry: ["src/index.ts", "src/msw.ts", "src/msw-browser.ts"] },
   clean: true,
   sourcemap: true,
   target: "node20",

@@ -5,7 +5,8 @@ export default defineConfig({
   // ESM and CommonJS: the code is small (the documents are JSON files), and CommonJS test runners
   // (Jest with jsdom) load the kinds and guards through `require`.
   format: ["esm", "cjs"],
-  dts: true,
+  // Declarations are skipped by `pnpm start` / `pnpm mock` (ACS_BUILD_DECLARATIONS=0): a run never reads them.
+  dts: process.env.ACS_BUILD_DECLARATIONS !== "0",
   clean: true,
   // No source maps: the code is generated (kinds, guards) or a few small functions.
   sourcemap: false,

@@ -24,7 +24,8 @@ export default defineConfig({
   // build by tools/src/build/cjs-entries.ts.
   entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts", cli: "src/cli.ts", "read-worker": "src/store/sqlite/read-worker.ts", "import-worker": "src/workers/import-worker.ts", "import-writer": "src/store/sqlite/import-writer.ts" },
   format: ["esm"],
-  dts: { entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts" } },
+  // Declarations are skipped by `pnpm start` / `pnpm mock` (ACS_BUILD_DECLARATIONS=0): a run never reads them.
+  dts: process.env.ACS_BUILD_DECLARATIONS === "0" ? false : { entry: { index: "src/index.ts", store: "src/store/index.ts", core: "src/core/index.ts", api: "src/api/index.ts" } },
   clean: true,
   sourcemap: true,
   target: "node20",

@@ -15,7 +15,8 @@ export default defineConfig({
   // tools/src/build/cjs-entries.ts.
   entry: { index: "src/index.ts", cli: "src/cli/main.ts" },
   format: ["esm"],
-  dts: { entry: { index: "src/index.ts" } },
+  // Declarations are skipped by `pnpm start` / `pnpm mock` (ACS_BUILD_DECLARATIONS=0): a run never reads them.
+  dts: process.env.ACS_BUILD_DECLARATIONS === "0" ? false : { entry: { index: "src/index.ts" } },
   clean: true,
   splitting: true,
   sourcemap: true,

@@ -2,8 +2,7 @@
 /** `acs-server`: the reference server on an embedded SQLite store. */
 import { EXIT_USAGE, usageErrorLine } from "@acs-toolkit/cli-kit";
 import { ConfigError, parseConfig, USAGE } from "./config.js";
-import { reportEventLoopDelay } from "./event-loop-report.js";
-import { startServer, VERSION } from "./server.js";
+import { VERSION } from "./version.js";
 
 async function main(): Promise<void> {
   let config;
@@ -24,6 +23,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  // The server's modules (the stores, the agent, the compiled validators) load only to serve: `--help`
+  // and `--version` answer without them.
+  const [{ startServer }, { reportEventLoopDelay }] = await Promise.all([import("./server.js"), import("./event-loop-report.js")]);
   const server = await startServer(config);
   reportEventLoopDelay(); // to a parent process that started this one with an IPC channel (fuzzer, benchmark)
   if (server.keys.generated) {

@@ -3,7 +3,6 @@ import { createHmac } from "node:crypto";
 import { createServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import packageJson from "../package.json" with { type: "json" };
 import { createApp } from "./app.js";
 import { answerClientErrors, guardRequestTarget } from "./http/client-errors.js";
 import { EventBus } from "./core/bus.js";
@@ -25,9 +24,9 @@ import { WriteHealth } from "./write-health.js";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { validateEvent } from "@acs-toolkit/validator";
 import type { EventStore } from "./store/types.js";
+import { VERSION } from "./version.js";
 
-/** The package's version (what /health and `acs-server --version` report). */
-export const VERSION: string = packageJson.version;
+export { VERSION } from "./version.js";
 
 /** Reader threads of the store (store/sqlite/read-worker.ts). */
 const READ_THREADS = 2;
