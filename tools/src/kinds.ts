@@ -100,6 +100,13 @@ function releaseOf(schema: JsonObject | undefined): string | undefined {
   return fields.length === 0 ? undefined : `{ ${fields.map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(", ")} }`;
 }
 
+/** The default of `ServerInfo.version`: the agent-server release the spec follows (MAJOR.MINOR.PATCH). */
+function openhandsRelease(defs: Record<string, JsonObject>): string {
+  const version = ((defs.ServerInfo?.properties as JsonObject | undefined)?.version as JsonObject | undefined)?.default;
+  if (typeof version !== "string" || !/^\d+\.\d+\.\d+$/.test(version)) throw new Error(`spec: ServerInfo.version needs a release (MAJOR.MINOR.PATCH) as its default, got ${JSON.stringify(version)}`);
+  return version;
+}
+
 export function renderKinds(defs: Record<string, JsonObject>, banner: string): string {
   const lines: string[] = [`/**\n * ${banner}\n */`, ""];
   const imports = new Set<string>(["EventSource"]);
@@ -197,6 +204,13 @@ export function renderKinds(defs: Record<string, JsonObject>, banner: string): s
     "export const KIND_RELEASES: { readonly [kind: string]: KindRelease } = {",
     ...releases,
     "};",
+    "",
+    "/**",
+    " * The OpenHands release whose API and events the toolkit follows: the spec's default of",
+    " * `ServerInfo.version`. The reference server reports it at `/server_info`, its agent runtime",
+    " * records events as that release writes them, and it is the validator profile they pass.",
+    " */",
+    `export const OPENHANDS_RELEASE = ${JSON.stringify(openhandsRelease(defs))};`,
   );
 
   lines.push(`import type {\n${[...imports].sort().map((name) => `  ${name},`).join("\n")}\n} from "./types.js";`, "", ...body);

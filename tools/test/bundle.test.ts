@@ -181,7 +181,7 @@ describe("bundleSpec() rejects a broken spec", () => {
   });
 });
 
-describe("release markings (x-acs-since, x-acs-removed, x-acs-loaded, x-acs-enum-since, x-acs-stored)", () => {
+describe("release markings (x-acs-since, x-acs-core-since, x-acs-removed, x-acs-loaded, x-acs-enum-since, x-acs-stored)", () => {
   const RELEASE = /^1\.(\d+)\.(\d+)$/;
   const number = (release: string) => {
     const [, minor, patch] = RELEASE.exec(release)!;
@@ -189,7 +189,7 @@ describe("release markings (x-acs-since, x-acs-removed, x-acs-loaded, x-acs-enum
   };
   const marked: Array<{ at: string; node: Json }> = [];
   walk(openapi.components.schemas, (node, at) => {
-    if (["x-acs-since", "x-acs-removed", "x-acs-loaded", "x-acs-enum-since", "x-acs-stored"].some((key) => key in node)) marked.push({ at, node });
+    if (["x-acs-since", "x-acs-core-since", "x-acs-removed", "x-acs-loaded", "x-acs-enum-since", "x-acs-stored"].some((key) => key in node)) marked.push({ at, node });
   });
 
   it("are releases from 1.9.0 on, a removal after its addition, a load no earlier than the addition", () => {
@@ -206,6 +206,13 @@ describe("release markings (x-acs-since, x-acs-removed, x-acs-loaded, x-acs-enum
       }
       if ("x-acs-enum-since" in node) for (const value of Object.keys(node["x-acs-enum-since"])) expect(node.enum, at).toContain(value);
       if ("x-acs-stored" in node) expect(node["x-acs-stored"], at).toBe(false);
+      // A part of the core (the catalogue of 1.11.5) that came after the first release the markings cover.
+      if ("x-acs-core-since" in node) {
+        expect(node["x-acs-core-since"], at).toMatch(RELEASE);
+        expect(number(node["x-acs-core-since"]), at).toBeGreaterThan(number("1.9.0"));
+        expect(number(node["x-acs-core-since"]), at).toBeLessThanOrEqual(number("1.11.5"));
+        expect("x-acs-since" in node, `${at}: x-acs-core-since and x-acs-since`).toBe(false);
+      }
     }
   });
 

@@ -13,6 +13,7 @@ import {
   SECURITY_RISKS,
   KIND_RELEASES,
   LIVE_ONLY_EVENT_KINDS,
+  OPENHANDS_RELEASE,
   TOOL_KINDS,
   isActionKind,
   isClientAction,
@@ -182,6 +183,7 @@ it("the runtime exports are the constants and exactly one guard per kind", () =>
     "CLIENT_ACTION_KIND_PREFIX",
     "KIND_RELEASES",
     "LIVE_ONLY_EVENT_KINDS",
+    "OPENHANDS_RELEASE",
     "isClientAction",
     "isActionKind",
     "isEventKind",
@@ -227,6 +229,39 @@ describe("enum constants", () => {
     expect(CONVERSATION_STATUSES).toEqual(["STARTING", "RUNNING", "STOPPED"]);
     expect(PROVIDER_TYPES).toEqual(["github", "gitlab", "bitbucket", "enterprise_sso"]);
   });
+});
+
+describe("the core's parts that came after release 1.9.0 (x-acs-core-since)", () => {
+  // The interface catalogue is that of 1.11.5; the SDK's tags say when these came (1.11.2 → 1.11.3:
+  // event/llm_convertible/system.py and observation.py; 1.11.4 → 1.11.5: browser_use/definition.py).
+  it("are the dynamic context and the rejection source of 1.11.3, the browser recording of 1.11.5, and nothing else", () => {
+    const marked: Record<string, string> = {};
+    const walk = (node: unknown, at: string) => {
+      if (typeof node !== "object" || node === null) return;
+      if (!Array.isArray(node) && typeof (node as Json)["x-acs-core-since"] === "string") marked[at] = (node as Json)["x-acs-core-since"];
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+    };
+    walk(eventsSchema.$defs, "");
+    expect(marked).toEqual({
+      "/SystemPromptEvent/properties/dynamic_context": "1.11.3",
+      "/UserRejectObservation/properties/rejection_source": "1.11.3",
+      "/BrowserStartRecordingAction": "1.11.5",
+      "/BrowserStopRecordingAction": "1.11.5",
+      "/BrowserStartRecordingTool": "1.11.5",
+      "/BrowserStopRecordingTool": "1.11.5",
+    });
+    // Core all the same: no x-acs-since, so not in KIND_RELEASES, and in the interface's lists.
+    for (const kind of ["BrowserStartRecordingAction", "BrowserStopRecordingAction", "BrowserStartRecordingTool", "BrowserStopRecordingTool"]) {
+      expect(eventsSchema.$defs[kind]["x-acs-since"], kind).toBeUndefined();
+      expect(KIND_RELEASES[kind], kind).toBeUndefined();
+    }
+    expect(openapiSchemas.SystemPromptEvent.properties.dynamic_context["x-acs-core-since"]).toBe("1.11.3");
+  });
+});
+
+it("OPENHANDS_RELEASE is the release of ServerInfo.version's default", () => {
+  expect(OPENHANDS_RELEASE).toBe(openapiSchemas.ServerInfo.properties.version.default);
+  expect(OPENHANDS_RELEASE).toMatch(/^\d+\.\d+\.\d+$/);
 });
 
 describe("DEFAULT_EVENT_SOURCE", () => {

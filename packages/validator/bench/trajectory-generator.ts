@@ -28,8 +28,20 @@ interface GeneratedTrajectory {
   events: number;
 }
 
-/** Writes about `targetBytes` of JSONL to `file` (it stops at the first event past the target). */
-export async function writeRealisticTrajectory(file: string, targetBytes: number, seed = 7): Promise<GeneratedTrajectory> {
+/** What else bounds or changes the trajectory. */
+interface GeneratorOptions {
+  /** Stop after this many events, even short of `targetBytes`. */
+  maxEvents?: number;
+  /** Changes each event before it is written (`index` is its position, from 0): to plant errors. */
+  edit?: (event: Json, index: number) => void;
+}
+
+/**
+ * Writes about `targetBytes` of JSONL to `file` (it stops at the first event past the target), or
+ * exactly `options.maxEvents` events when they come first.
+ */
+export async function writeRealisticTrajectory(file: string, targetBytes: number, seed = 7, options: GeneratorOptions = {}): Promise<GeneratedTrajectory> {
+  const maxEvents = options.maxEvents ?? Infinity;
   const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const hex = (n: number) => {
@@ -77,11 +89,14 @@ export async function writeRealisticTrajectory(file: string, targetBytes: number
   let time = Date.UTC(2026, 1, 5, 11, 24, 45) * 1000; // microseconds
   const recentIds: string[] = [];
 
+  const more = () => bytes < targetBytes && events < maxEvents;
   const emit = async (event: Json) => {
+    if (events >= maxEvents) return;
     event.id ??= uuid();
     time += 1000 + Math.floor(random() * 3_000_000);
     const date = new Date(Math.floor(time / 1000)).toISOString().slice(0, 19);
     event.timestamp = `${date}.${String(time % 1_000_000).padStart(6, "0")}`;
+    options.edit?.(event, events);
     const line = `${JSON.stringify(event)}\n`;
     buffered.push(line);
     bufferedLength += line.length;
@@ -98,13 +113,13 @@ export async function writeRealisticTrajectory(file: string, targetBytes: number
 
   await emit({ ...structuredClone(systemPrompt), id: uuid() });
   let sinceCondensation = 0;
-  while (bytes < targetBytes) {
+  while (more()) {
     const user = structuredClone(userMessage);
     user.id = uuid();
     user.llm_message.content = [{ type: "text", text: words(5 + Math.floor(random() * 60)) }];
     await emit(user);
     const rounds = 1 + Math.floor(random() * 12);
-    for (let round = 0; round < rounds && bytes < targetBytes; round++) {
+    for (let round = 0; round < rounds && more(); round++) {
       const [actionTemplate, observationTemplate] = pick(pairs);
       const call = callId();
       const action = structuredClone(actionTemplate);

@@ -17,6 +17,7 @@ import { or, type Code } from "ajv/dist/compile/codegen/index.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import standalone from "ajv/dist/standalone/index.js";
 import { LEGACY_KEYWORD, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KEYWORD, type ReleaseMark, type ValueReleases } from "../src/release-keywords.js";
+import { INTERFACE_RELEASE } from "../src/profile.js";
 import { prepareSchema } from "./prepare-schema.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,9 +69,10 @@ export function createAjv(allErrors: boolean, { discriminator = true } = {}) {
     keyword: RELEASE_KEYWORD,
     schemaType: "object",
     code(cxt: KeywordCxt) {
-      const { since, removed } = cxt.schema as ReleaseMark;
+      const { since, removed, core } = cxt.schema as ReleaseMark;
       const outside: Code[] = [];
-      if (since !== undefined) outside.push(_`this.release < ${since}`);
+      // A part of the interface catalogue that came after the first release: the interface profile has it.
+      if (since !== undefined) outside.push(core ? _`(this.release < ${since} && this.release !== ${INTERFACE_RELEASE})` : _`this.release < ${since}`);
       if (removed !== undefined) outside.push(_`this.release >= ${removed}`);
       cxt.fail(_`this && this.release !== undefined && (${or(...outside)})`);
     },

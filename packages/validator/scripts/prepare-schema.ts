@@ -9,23 +9,23 @@
  *   matches then … else …`, so that only the branch the kind selects reports errors; for the `fast`
  *   one, `anyOf` with the discriminated union first, so that an SDK action costs no pattern test. The
  *   two agree: no named kind matches the pattern (checked when kinds.ts is generated).
- * - Release markings (`x-acs-since`, `x-acs-removed` on a union variant or a property,
- *   `x-acs-enum-since` on an enum) become the release keywords, which reject, under a profile,
- *   what that profile does not have. Markings of other definitions only document them: such a
- *   definition is reached through a marked property or variant.
+ * - Release markings (`x-acs-since`, `x-acs-core-since`, `x-acs-removed` on a union variant or a
+ *   property, `x-acs-enum-since` on an enum) become the release keywords, which reject, under a
+ *   profile, what that profile does not have. Markings of other definitions only document them:
+ *   such a definition is reached through a marked property or variant.
  * - Every `deprecated: true` property also gets the legacy keyword.
  * - Annotations that validation never reads are dropped: the standalone code embeds the schema, and
  *   they would make up most of its size. Kept: `title`, `x-format-name`, `x-tags`, which readable
  *   messages quote.
  */
 import { releaseNumber } from "../src/profile.js";
-import { LEGACY_KEYWORD, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KEYWORD, type ReleaseMark, type ValueReleases } from "../src/release-keywords.js";
+import { LEGACY_KEYWORD, RELEASE_KEYWORD, TAG_RELEASES_KEYWORD, VALUE_RELEASE_KEYWORD, type ReleaseMark, type TagReleases, type ValueReleases } from "../src/release-keywords.js";
 
 type Schema = Record<string, unknown>;
 
 const DROPPED_ANNOTATIONS = new Set(["description", "default", "writeOnly", "readOnly"]);
 /** Release markings that only document (where the agent server loads a kind, whether it is stored). */
-const DOCUMENTATION = new Set(["x-acs-loaded", "x-acs-stored", "x-acs-since", "x-acs-removed", "x-acs-enum-since"]);
+const DOCUMENTATION = new Set(["x-acs-loaded", "x-acs-stored", "x-acs-since", "x-acs-core-since", "x-acs-removed", "x-acs-enum-since"]);
 
 const isSchema = (value: unknown): value is Schema => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -39,14 +39,21 @@ const kindPattern = (def: Schema | undefined): string | undefined => {
   return isSchema(kind) && typeof kind.pattern === "string" ? kind.pattern : undefined;
 };
 
-/** The marks of a schema (`since`, `removed`), as numbers and as text; undefined when unmarked. */
-function marksOf(schema: Schema): Pick<ReleaseMark, "since" | "removed" | "sinceText" | "removedText"> | undefined {
-  const since = typeof schema["x-acs-since"] === "string" ? schema["x-acs-since"] : undefined;
+/**
+ * The marks of a schema (`since`, `removed`), as numbers and as text; undefined when unmarked.
+ * `x-acs-core-since` is a `since` of a part of the interface catalogue (`core`).
+ */
+function marksOf(schema: Schema): Pick<ReleaseMark, "since" | "removed" | "sinceText" | "removedText" | "core"> | undefined {
+  const later = typeof schema["x-acs-since"] === "string" ? schema["x-acs-since"] : undefined;
+  const core = typeof schema["x-acs-core-since"] === "string" ? schema["x-acs-core-since"] : undefined;
+  if (later !== undefined && core !== undefined) throw new Error(`${String(schema.title ?? "a schema")}: x-acs-since and x-acs-core-since contradict each other`);
+  const since = later ?? core;
   const removed = typeof schema["x-acs-removed"] === "string" ? schema["x-acs-removed"] : undefined;
   if (since === undefined && removed === undefined) return undefined;
   return {
     ...(since !== undefined && { since: releaseNumber(since), sinceText: since }),
     ...(removed !== undefined && { removed: releaseNumber(removed), removedText: removed }),
+    ...(core !== undefined && { core: true as const }),
   };
 }
 
@@ -78,11 +85,12 @@ function findUnions(defs: Record<string, Schema>): Unions {
   return { unionOf, composites };
 }
 
-const releaseRange = (marks: { since?: number; removed?: number }): [number, number] => [marks.since ?? 0, marks.removed ?? Number.MAX_SAFE_INTEGER];
+const releaseRange = (marks: { since?: number; removed?: number; core?: true }): TagReleases[string] =>
+  marks.core ? [marks.since ?? 0, marks.removed ?? Number.MAX_SAFE_INTEGER, true] : [marks.since ?? 0, marks.removed ?? Number.MAX_SAFE_INTEGER];
 
-/** The `x-tags-release` table of a prepared union: tag → [since, removed) as release numbers. */
-function tagReleases(union: Schema): Record<string, [number, number]> {
-  return (union[TAG_RELEASES_KEYWORD] ??= {}) as Record<string, [number, number]>;
+/** The `x-tags-release` table of a prepared union: tag → [since, removed) as release numbers, and `core`. */
+function tagReleases(union: Schema): TagReleases {
+  return (union[TAG_RELEASES_KEYWORD] ??= {}) as TagReleases;
 }
 
 /**

@@ -88,7 +88,10 @@ const titleOf = (schema: Record<string, unknown> | undefined) =>
 function unionKinds(schema: Record<string, unknown> | undefined, release: number | undefined): string[] {
   const tags = Array.isArray(schema?.["x-tags"]) ? (schema["x-tags"] as string[]) : referencedKinds(schema);
   const releases = (schema?.[TAG_RELEASES_KEYWORD] ?? {}) as TagReleases;
-  return tags.filter((tag) => inRelease(release, ...(releases[tag] ?? [])));
+  return tags.filter((tag) => {
+    const [since, removed, core] = releases[tag] ?? [];
+    return inRelease(release, since, removed, core);
+  });
 }
 
 /**

@@ -2,9 +2,10 @@
  * Validator profiles: which catalogue of event kinds, variants and fields a validation accepts.
  *
  * - `"releases"` (the default): everything any shipped OpenHands release (1.9.0 on) writes.
- * - `"interface"`: exactly the interface 0.1.0 catalogue (the spec's core: no `x-acs-since`).
- * - a release (`"1.11.5"`): what that release writes: the core, plus what came with it or earlier,
- *   minus what an earlier release removed.
+ * - `"interface"`: exactly the interface 0.1.0 catalogue (the spec's core: no `x-acs-since`; parts
+ *   marked `x-acs-core-since` came with a release after 1.9.0 but are in it).
+ * - a release (`"1.11.5"`): what that release writes: the core (minus its parts that came with a
+ *   later release), plus what came with it or earlier, minus what an earlier release removed.
  *
  * The compiled validators compare releases as numbers (see {@link releaseNumber}); the interface
  * profile is release 0, before every marked addition, so the same comparison serves both.
@@ -18,6 +19,9 @@ export const DEFAULT_PROFILE = "releases" satisfies Profile;
 
 /** The oldest release a profile can name (the first the spec's markings cover). */
 export const FIRST_RELEASE = "1.9.0" satisfies Profile;
+
+/** The release number of the interface profile: before every release (see {@link profileRelease}). */
+export const INTERFACE_RELEASE = 0;
 
 const RELEASE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
@@ -40,7 +44,7 @@ export function isProfile(value: unknown): value is Profile {
  */
 export function profileRelease(profile: Profile | undefined): number | undefined {
   if (profile === undefined || profile === "releases") return undefined;
-  if (profile === "interface") return 0;
+  if (profile === "interface") return INTERFACE_RELEASE;
   // Validation runs per event: a release is parsed once.
   let release = releases.get(profile);
   if (release === undefined) {

@@ -7,6 +7,10 @@
  * A trajectory whose first event is not a SystemPromptEvent is a fragment of a longer conversation
  * (a page export, a test fixture): a reference to an event it does not hold may name one recorded
  * before it, so it is a warning of its own (`sequence/reference-outside-fragment`), not an error.
+ * State updates and pauses before the system prompt do not make a fragment: OpenHands records the
+ * system prompt at the first message or run (`_ensure_agent_ready` in local_conversation.py), after
+ * whatever was set or paused before it (a confirmation policy, a security analyzer, a PauseEvent of
+ * an idle conversation), and neither refers to another event.
  *
  * {@link TrajectoryChecker} checks one event at a time and keeps only what later events can refer
  * to (every id, the tool calls still unanswered, a hash of the answered ones, in compact tables), so
@@ -32,7 +36,7 @@ export const SEQUENCE_RULES = [
   },
   { rule: "sequence/unknown-parent", severity: "error", summary: "every parent_id names an earlier event, or is `__root__`" },
   { rule: "sequence/timestamp-backwards", severity: "error", summary: "timestamps never go backwards (compared as instants; no offset means UTC)" },
-  { rule: "sequence/system-prompt-not-first", severity: "warning", summary: "a SystemPromptEvent is the first event, and the only one" },
+  { rule: "sequence/system-prompt-not-first", severity: "warning", summary: "a SystemPromptEvent is the first event (after any state updates and pauses), and the only one" },
   {
     rule: "sequence/reference-outside-fragment",
     severity: "warning",
@@ -91,6 +95,8 @@ export class TrajectoryChecker {
 
   /** True once the first event is known not to be a SystemPromptEvent: the trajectory is a fragment. */
   private fragment = false;
+  /** True while every event so far may precede the system prompt (a state update, a pause): which event comes first is still open. */
+  private leading = true;
 
   /** Number of events checked so far. */
   get count(): number {
@@ -98,8 +104,9 @@ export class TrajectoryChecker {
   }
 
   /**
-   * True when the trajectory is a fragment of a longer conversation: its first event is not a
-   * SystemPromptEvent. References to events it does not hold are then warnings, not errors.
+   * True when the trajectory is a fragment of a longer conversation: its first event (after any
+   * state updates and pauses) is not a SystemPromptEvent. References to events it does not hold are
+   * then warnings, not errors.
    */
   get isFragment(): boolean {
     return this.fragment;
@@ -113,7 +120,11 @@ export class TrajectoryChecker {
    */
   check(event: unknown, line?: number): SequenceResult {
     const index = this.index++;
-    if (index === 0) this.fragment = !isSystemPrompt(event);
+    const opening = this.leading && !mayPrecedeSystemPrompt(event);
+    if (opening) {
+      this.leading = false;
+      this.fragment = !isSystemPrompt(event);
+    }
     if (typeof event !== "object" || event === null || Array.isArray(event)) return NOTHING;
     const at = line !== undefined && Number.isInteger(line) && line > 0 ? line * 2 + 1 : index * 2;
     this.result = undefined;
@@ -121,13 +132,14 @@ export class TrajectoryChecker {
       const e = event as Record<string, unknown>;
       const kind = e.kind;
 
-      if (index === 0 && kind !== "SystemPromptEvent") {
+      if (opening && kind !== "SystemPromptEvent") {
+        const what = typeof kind === "string" ? `${/^[AEIOU]/.test(kind) ? "an" : "a"} ${describeKind(kind)}` : "an event without a kind";
         this.warning(
           "sequence/system-prompt-not-first",
           "/kind",
-          `the trajectory starts with ${typeof kind === "string" ? `${/^[AEIOU]/.test(kind) ? "an" : "a"} ${describeKind(kind)}` : "an event without a kind"}, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings`,
+          `${index === 0 ? "the trajectory starts with" : `after ${index} state update${index === 1 ? "" : "s"} or pause${index === 1 ? "" : "s"}, the trajectory goes on with`} ${what}, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings`,
         );
-      } else if (index > 0 && kind === "SystemPromptEvent") {
+      } else if (!opening && kind === "SystemPromptEvent") {
         this.warning("sequence/system-prompt-not-first", "/kind", `a SystemPromptEvent should be the first event of the trajectory; this one comes after ${index} other${index === 1 ? "" : "s"}`);
       }
 
@@ -246,13 +258,16 @@ const ROOT_PARENT_ID = "__root__";
 /** The suffix of a CondensationSummaryEvent's id after its condensation's id. */
 const SUMMARY_SUFFIX = "-summary";
 
-function isSystemPrompt(event: unknown): boolean {
+function kindIs(event: unknown, kind: string): boolean {
   try {
-    return typeof event === "object" && event !== null && (event as { kind?: unknown }).kind === "SystemPromptEvent";
+    return typeof event === "object" && event !== null && (event as { kind?: unknown }).kind === kind;
   } catch {
     return false; // a throwing getter: validateEvent reports it
   }
 }
+
+const mayPrecedeSystemPrompt = (event: unknown) => kindIs(event, "ConversationStateUpdateEvent") || kindIs(event, "PauseEvent");
+const isSystemPrompt = (event: unknown) => kindIs(event, "SystemPromptEvent");
 
 /** Where an earlier event is, from the number the checker stored: "line 12" or "index 11". */
 function position(at: number): string {

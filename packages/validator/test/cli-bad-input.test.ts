@@ -182,7 +182,7 @@ describe("the command line (exit code 2, message on standard error)", () => {
     [["--frobnicate", "x"], "unknown option --frobnicate"],
     [["--fromat", "json", "x"], "unknown option --fromat (did you mean --format?)"],
     [["--sequence", "x"], "unknown option --sequence (did you mean --no-sequence?)"],
-    [["--format", "xml", "x"], '--format must be one of human, json, junit, github, got "xml"'],
+    [["--format", "xml", "x"], '--format must be one of human, json, junit, github, html, got "xml"'],
     [["--unknown-kinds", "ignore", "x"], '--unknown-kinds must be one of error, warn, got "ignore"'],
     [["--profile", "latest", "x"], '--profile must be releases, interface or a release from 1.9.0 on (such as 1.11.5), got "latest"'],
     [["--profile", "1.8.9", "x"], '--profile must be releases, interface or a release from 1.9.0 on (such as 1.11.5), got "1.8.9"'],
@@ -199,7 +199,7 @@ describe("the command line (exit code 2, message on standard error)", () => {
   it("--help documents the formats, the options and the exit codes", async () => {
     const result = await runCli(["--help"]);
     expect(result.code).toBe(0);
-    for (const text of ["--format <human|json|junit|github>", "--no-sequence", "--profile <name>", "--unknown-kinds", "--unknown-properties", "--max-errors", "Exit codes:", "0  every input is valid", "2  a usage error"]) {
+    for (const text of ["--format <human|json|junit|github|html>", "--no-sequence", "--profile <name>", "--unknown-kinds", "--unknown-properties", "--max-errors", "Exit codes:", "0  every input is valid", "2  a usage error"]) {
       expect(result.stdout).toContain(text);
     }
   });

@@ -72,7 +72,31 @@ describe("the acs-validate binary", () => {
 
   it("a usage error: exit code 2, the message on standard error", async () => {
     const result = await exec(["--format", "yaml", "x"]);
-    expect(result).toEqual({ code: 2, stdout: "", stderr: 'acs-validate: --format must be one of human, json, junit, github, got "yaml"; see acs-validate --help\n' });
+    expect(result).toEqual({ code: 2, stdout: "", stderr: 'acs-validate: --format must be one of human, json, junit, github, html, got "yaml"; see acs-validate --help\n' });
+  });
+
+  it("--format html: one self-contained page on standard output, with the exit codes of the other formats", async () => {
+    const directory = tempDir();
+    const events = trajectory();
+    events[2]!.action.kind = "TerminalActon";
+    writeFiles(directory, { "bad.jsonl": jsonl(events), "good.jsonl": jsonl(trajectory()) });
+    const pages = { bad: await exec(["bad.jsonl", "--format", "html"], { cwd: directory }), good: await exec(["good.jsonl", "--format", "html"], { cwd: directory }) };
+    expect([pages.bad.code, pages.good.code]).toEqual([1, 0]);
+    for (const { stdout, stderr } of Object.values(pages)) {
+      expect(stderr).toBe("");
+      expect(stdout.match(/<!doctype html>/gi)).toHaveLength(1);
+      expect(stdout.match(/<\/html>/g)).toHaveLength(1);
+      expect(stdout.startsWith("<!doctype html>")).toBe(true);
+      expect(stdout.endsWith("</html>\n")).toBe(true);
+      // Nothing it would load: no script, no resource from anywhere (recorded text may mention URLs; no attribute does).
+      expect(stdout).not.toMatch(/<script/i);
+      expect(stdout).not.toMatch(/(?:src|href|srcset|action)\s*=\s*["']?\s*(?:https?:)?\/\//i);
+      expect(stdout).not.toMatch(/url\(\s*["']?\s*(?:https?:)?\/\//i);
+    }
+    expect(pages.bad.stdout).toContain('<span class="verdict fail">✖ invalid</span>');
+    expect(pages.bad.stdout).toMatch(/<div class="issue error" id="i1">.*unknownKind.*<code>\/action\/kind<\/code> · line 3/);
+    expect(pages.good.stdout).toContain('<span class="verdict pass">✔ valid</span>');
+    expect(pages.good.stdout).not.toContain('class="issue');
   });
 
   it("a reader that stops early (| head) ends the run quietly", async () => {

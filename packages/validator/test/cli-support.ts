@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 import { run } from "../src/cli/run.js";
 import type { ReadLimits } from "../src/cli/read.js";
+import type { WindowBounds } from "../src/cli/html/window.js";
 import { example } from "./support.js";
 
 export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -29,6 +30,8 @@ interface CliOptions {
   /** With `tty`: standard output goes to a pipe all the same. */
   pipedStdout?: boolean;
   progressPace?: { minBytes: number; everyMs: number };
+  /** How much the HTML report shows and keeps in memory. */
+  html?: { bounds?: WindowBounds; spoolMemoryBytes?: number };
 }
 
 function capture(tty: number | undefined) {
@@ -55,6 +58,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     stderr: stderr.stream,
     ...(options.limits && { limits: options.limits }),
     ...(options.progressPace && { progressPace: options.progressPace }),
+    ...(options.html && { html: options.html }),
   });
   await new Promise((resolve) => setImmediate(resolve));
   return { code, stdout: stdout.text(), stderr: stderr.text() };

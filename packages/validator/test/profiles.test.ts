@@ -2,6 +2,9 @@
  * Profiles: the default accepts every shipped release, "interface" exactly the interface 0.1.0
  * catalogue, a release what it writes; and the fast and full validators agree under each of them.
  */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { KIND_RELEASES } from "@acs-toolkit/schema";
 import * as fast from "../generated/validators-fast.js";
@@ -132,6 +135,91 @@ describe("marked fields and values", () => {
     for (const profile of [undefined, "interface", "1.11.5"] as const) {
       expect(validateTrajectory([observation], { sequence: true, ...(profile && { profile }) }).errors, String(profile)).toEqual([]);
     }
+  });
+});
+
+/**
+ * Parts of the interface 0.1.0 catalogue (the catalogue of 1.11.5) that releases before it did not
+ * write yet (`x-acs-core-since`): the interface profile and every later release accept them, the
+ * profiles of earlier releases reject them, naming the field or kind and the release that brought it.
+ * Checked against the SDK's tags (`system.py` and `observation.py` of event/llm_convertible, and
+ * openhands-tools' browser_use/definition.py, at v1.11.2 / v1.11.3 and v1.11.4 / v1.11.5).
+ */
+describe("core additions of 1.11.3 and 1.11.5", () => {
+  const withTools = (...kinds: string[]) => {
+    const system = example("SystemPromptEvent");
+    system.tools = kinds.map((kind) => system.tools.find((t: { kind: string }) => t.kind === kind));
+    return system;
+  };
+  const CASES: Array<{ what: string; event: () => Record<string, any>; pointer: string; rule: string; message: string; since: Profile; before: Profile }> = [
+    {
+      what: "SystemPromptEvent.dynamic_context",
+      event: () => ({ ...withTools("FinishTool"), dynamic_context: { cache_prompt: false, type: "text", text: "Working directory: /workspace" } }),
+      pointer: "/dynamic_context",
+      rule: "unknownProperty",
+      message: "is not a property of SystemPromptEvent in profile 1.11.2: it came with OpenHands 1.11.3",
+      since: "1.11.3",
+      before: "1.11.2",
+    },
+    {
+      what: "UserRejectObservation.rejection_source",
+      event: () => ({ ...example("UserRejectObservation"), rejection_source: "hook" }),
+      pointer: "/rejection_source",
+      rule: "unknownProperty",
+      message: "is not a property of UserRejectObservation in profile 1.11.2: it came with OpenHands 1.11.3",
+      since: "1.11.3",
+      before: "1.11.2",
+    },
+    ...(["BrowserStartRecordingAction", "BrowserStopRecordingAction"] as const).map((kind) => ({
+      what: kind,
+      event: () => example("ActionEvent", kind),
+      pointer: "/action/kind",
+      rule: "unknownKind",
+      message: `unknown Action kind "${kind}" in profile 1.11.4: it came with OpenHands 1.11.5`,
+      since: "1.11.5" as Profile,
+      before: "1.11.4" as Profile,
+    })),
+    ...(["BrowserStartRecordingTool", "BrowserStopRecordingTool"] as const).map((kind) => ({
+      what: kind,
+      event: () => withTools("FinishTool", kind),
+      pointer: "/tools/1/kind",
+      rule: "unknownKind",
+      message: `unknown ToolDefinition kind "${kind}" in profile 1.11.4: it came with OpenHands 1.11.5`,
+      since: "1.11.5" as Profile,
+      before: "1.11.4" as Profile,
+    })),
+  ];
+
+  it.each(CASES)("$what: rejected by the profiles before $since, naming it; accepted from $since, by the interface profile and by default", ({ event, pointer, rule, message, since, before }) => {
+    const value = event();
+    for (const profile of ["1.9.0", before] as const) {
+      const issues = validateEvent(value, { profile }).errors.map((e) => [e.pointer, e.rule]);
+      expect(issues, profile).toEqual([[pointer, rule]]);
+    }
+    expect(validateEvent(value, { profile: before }).errors.map(formatIssue)).toEqual([`${pointer}: ${message}`]);
+    for (const profile of [since, "1.43.1", "interface", undefined] as const) {
+      expect(validateEvent(value, profile === undefined ? {} : { profile }).errors.map(formatIssue), String(profile)).toEqual([]);
+    }
+  });
+
+  /** The built command (dist/cli.js) on one event from standard input, with the JSON report. */
+  const acsValidate = (profile: Profile, event: unknown) => {
+    const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/cli.js");
+    const run = spawnSync(process.execPath, [cli, "--profile", profile, "--format", "json", "--no-progress", "-"], { input: JSON.stringify(event), encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
+    return { code: run.status, issues: (JSON.parse(run.stdout) as { issues: Array<{ pointer: string; message: string }> }).issues.map((i) => [i.pointer, i.message]) };
+  };
+
+  it.each(CASES)("$what: acs-validate --profile $before fails naming it, --profile $since passes", ({ event, pointer, message, since, before }) => {
+    expect(acsValidate(before, event())).toEqual({ code: 1, issues: [[pointer, message]] });
+    expect(acsValidate(since, event())).toEqual({ code: 0, issues: [] });
+  });
+
+  it("a kind of the core that a release profile lacks is not listed among the kinds it expects", () => {
+    const action = example("ActionEvent", "TerminalAction");
+    action.action = { kind: "BrowserStartRecordingActon" };
+    expect(validateEvent(action, { profile: "1.11.5" }).errors[0]!.message).toBe('unknown Action kind "BrowserStartRecordingActon"; did you mean "BrowserStartRecordingAction"?');
+    expect(validateEvent(action, { profile: "1.11.4" }).errors[0]!.message).not.toContain("BrowserStartRecordingAction");
+    expect(validateEvent(action, { profile: "interface" }).errors[0]!.message).toContain('did you mean "BrowserStartRecordingAction"?');
   });
 });
 

@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { validateTrajectory, type Profile } from "../src/index.js";
+import { releaseNumber } from "../src/profile.js";
 
 const directory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures/openhands-releases");
 const read = (file: string) => readFileSync(path.join(directory, file), "utf8");
@@ -60,6 +61,33 @@ describe.each(Object.entries(FILES))("%s", (file, { release, before, warnings })
     for (const issue of older.errors) {
       expect(issue.message).toMatch(new RegExp(`in profile ${before.replace(/\./g, "\\.")}[,:] .*(it came with OpenHands \\d+\\.\\d+\\.\\d+|OpenHands \\d+\\.\\d+\\.\\d+ removed it)$`));
     }
+  });
+});
+
+/**
+ * The profiles say what a release may write, not what it always writes: a field with a default is
+ * optional, as on the wire (an older recording read back has it filled in). The fixtures are written
+ * as their release writes, so they also carry the later additions that release always writes
+ * (`parent_id`, `extended_content`, `classification`; see their descriptions in spec/).
+ */
+describe("each file carries what its release always writes", () => {
+  const lines = (file: string) => read(file).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+  const jsonl = Object.entries(FILES).filter(([file]) => file.endsWith(".jsonl"));
+  const from = (release: Profile, since: string) => releaseNumber(release) >= releaseNumber(since);
+
+  it.each(jsonl.filter(([, { release }]) => from(release, "1.34.0")))("%s: extended_content on every ObservationEvent (1.34.0 on, [] when empty)", (file) => {
+    const missing = lines(file).flatMap((event, i) => (event.kind === "ObservationEvent" && !Array.isArray(event.extended_content) ? [`line ${i + 1}`] : []));
+    expect(missing).toEqual([]);
+  });
+
+  it.each(jsonl.filter(([, { release }]) => from(release, "1.40.0")))("%s: classification on every AgentErrorEvent and ConversationErrorEvent (1.40.0 on)", (file) => {
+    const missing = lines(file).flatMap((event, i) => ((event.kind === "AgentErrorEvent" || event.kind === "ConversationErrorEvent") && event.classification == null ? [`line ${i + 1}`] : []));
+    expect(missing).toEqual([]);
+  });
+
+  it.each(jsonl.filter(([file, { release }]) => from(release, "1.31.0") && lines(file)[0]!.kind === "SystemPromptEvent"))("%s: parent_id on every event but the first of the conversation (1.31.0 on)", (file) => {
+    const missing = lines(file).flatMap((event, i) => (i > 0 && event.parent_id == null ? [`line ${i + 1}`] : []));
+    expect(missing).toEqual([]);
   });
 });
 

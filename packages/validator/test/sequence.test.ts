@@ -317,6 +317,25 @@ describe("the system prompt comes first (a warning)", () => {
     ]);
   });
 
+  it("state updates and pauses before the system prompt (a policy set, a pause asked for before the first message) do not make a fragment", () => {
+    const t = base();
+    const update = (n: number, key: string, value: unknown) => ({ ...example("ConversationStateUpdateEvent"), id: `00000000-0000-4000-8000-00000000010${n}`, timestamp: "2026-02-05T11:24:39", key, value });
+    const pause = { ...example("PauseEvent"), id: "00000000-0000-4000-8000-000000000103", timestamp: "2026-02-05T11:24:39" };
+    const events = [update(1, "confirmation_policy", { kind: "AlwaysConfirm" }), pause, update(2, "security_analyzer", null), ...t.events];
+    expect(codes(events)).toEqual({ errors: [], warnings: [] });
+    // Not a fragment: a reference to an event it does not hold is an error.
+    expect(codes([...events.slice(0, 4), { ...t.observation, action_id: "00000000-0000-4000-8000-00000000ffff" }]).errors).toContainEqual([4, "sequence/orphan-observation", "/action_id"]);
+  });
+
+  it("state updates, then something else than the system prompt: a fragment, said after the updates", () => {
+    const t = base();
+    const update = { ...example("ConversationStateUpdateEvent"), id: "00000000-0000-4000-8000-000000000101", timestamp: "2026-02-05T11:24:39" };
+    const result = checkSequence([update, ...t.events.slice(1)]);
+    expect(result.warnings.map((w) => [w.index, w.message])).toEqual([
+      [1, "after 1 state update or pause, the trajectory goes on with a MessageEvent, not a SystemPromptEvent: it is read as a fragment of a longer conversation, so references to events before it are warnings"],
+    ]);
+  });
+
   it("a system prompt further on", () => {
     const t = base();
     const result = checkSequence([t.system, t.user, { ...t.system, id: "00000000-0000-4000-8000-000000000009", timestamp: "2026-02-05T11:24:42" }]);

@@ -756,3 +756,10 @@ export const KIND_RELEASES: { readonly [kind: string]: KindRelease } = {
   TomConsultTool: { since: "1.9.0", loaded: "never" },
   SleeptimeComputeTool: { since: "1.9.0", loaded: "never" },
 };
+
+/**
+ * The OpenHands release whose API and events the toolkit follows: the spec's default of
+ * `ServerInfo.version`. The reference server reports it at `/server_info`, its agent runtime
+ * records events as that release writes them, and it is the validator profile they pass.
+ */
+export const OPENHANDS_RELEASE = "1.43.1";

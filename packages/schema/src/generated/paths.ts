@@ -1230,7 +1230,7 @@ export interface components {
         };
         /**
          * BrowserStartRecordingAction
-         * @description Starts recording the session. Tool name: browser_start_recording.
+         * @description Starts recording the session (release 1.11.5 on). Tool name: browser_start_recording.
          * @example {
          *       "kind": "BrowserStartRecordingAction"
          *     }
@@ -1241,7 +1241,7 @@ export interface components {
         };
         /**
          * BrowserStopRecordingAction
-         * @description Stops recording the session. Tool name: browser_stop_recording.
+         * @description Stops recording the session (release 1.11.5 on). Tool name: browser_stop_recording.
          * @example {
          *       "kind": "BrowserStopRecordingAction"
          *     }

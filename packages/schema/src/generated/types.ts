@@ -680,7 +680,7 @@ export interface BrowserSetStorageAction {
   kind: "BrowserSetStorageAction";
 }
 /**
- * Starts recording the session. Tool name: browser_start_recording.
+ * Starts recording the session (release 1.11.5 on). Tool name: browser_start_recording.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "BrowserStartRecordingAction".
@@ -689,7 +689,7 @@ export interface BrowserStartRecordingAction {
   kind: "BrowserStartRecordingAction";
 }
 /**
- * Stops recording the session. Tool name: browser_stop_recording.
+ * Stops recording the session (release 1.11.5 on). Tool name: browser_stop_recording.
  *
  * This interface was referenced by `AcsDefinitions`'s JSON-Schema
  * via the `definition` "BrowserStopRecordingAction".

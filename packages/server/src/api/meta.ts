@@ -1,13 +1,9 @@
 /** /health, /server_info and the two documents; the API reference pages are the host's (api/docs.ts). */
-import type { ServerInfo } from "@acs-toolkit/schema";
-import { openapiDocument } from "@acs-toolkit/schema/documents";
+import { OPENHANDS_RELEASE, type ServerInfo } from "@acs-toolkit/schema";
 import type { ApiDeps } from "./deps.js";
 import { jsonReply, textReply } from "./reply.js";
 import type { Operation } from "./types.js";
 import { referencePage } from "./docs.js";
-
-/** The agent-server release whose API this one speaks: the spec's default of ServerInfo.version. */
-const AGENT_SERVER_RELEASE = (openapiDocument as { components: { schemas: { ServerInfo: { properties: { version: { default: string } } } } } }).components.schemas.ServerInfo.properties.version.default;
 
 /** When the API started and last answered a request that is not a probe (/server_info, /health), in ms. */
 export interface Activity {
@@ -35,7 +31,8 @@ export function metaOperations({ health, openapi, asyncapi, server, clock = Date
         uptime: seconds(now - activity.startedAt),
         idle_time: seconds(now - activity.lastCall),
         title: server?.title ?? "Agent Conversation Service reference server",
-        version: AGENT_SERVER_RELEASE,
+        // The agent-server release whose API this one speaks and whose events its agent runtime records.
+        version: OPENHANDS_RELEASE,
         ...(server?.version !== undefined && { server_version: server.version }),
         usable_tools: [...(server?.tools ?? [])],
         docs: "/docs",

@@ -1,7 +1,8 @@
 /**
  * /server_info and the batch read of conversations, through the API without a transport: times on
- * a fake clock, the agent-server release from the spec, ids in order with null for the unknown.
+ * a fake clock, the agent-server release from the spec (OPENHANDS_RELEASE), ids in order with null for the unknown.
  */
+import { OPENHANDS_RELEASE } from "@acs-toolkit/schema";
 import { openapiDocument, asyncapiDocument } from "@acs-toolkit/schema/documents";
 import { describe, expect, it } from "vitest";
 import { createApi, noBody, type ApiDeps, type ApiReply } from "../../src/api/index.js";
@@ -39,6 +40,12 @@ function setUp() {
 const json = (reply: ApiReply) => JSON.parse(Buffer.concat(reply.body.map((part) => Buffer.from(part))).toString("utf8"));
 
 describe("GET /server_info", () => {
+  it("the release it says is the one constant of the spec's release (ServerInfo.version's default)", () => {
+    const release = (openapiDocument as { components: { schemas: { ServerInfo: { properties: { version: { default: string } } } } } }).components.schemas.ServerInfo.properties.version.default;
+    expect(OPENHANDS_RELEASE).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(OPENHANDS_RELEASE).toBe(release);
+  });
+
   it("says the agent-server release of the spec, the server's own version, and its times", async () => {
     const { get, advance } = setUp();
     advance(5_000);
@@ -46,8 +53,7 @@ describe("GET /server_info", () => {
     advance(2_500);
     const reply = await get("/server_info", {}, false);
     expect(reply.status).toBe(200);
-    const release = (openapiDocument as { components: { schemas: { ServerInfo: { properties: { version: { default: string } } } } } }).components.schemas.ServerInfo.properties.version.default;
-    expect(json(reply)).toEqual({ uptime: 7.5, idle_time: 2.5, title: "Agent Conversation Service reference server", version: release, server_version: "9.9.9", usable_tools: ["terminal"], docs: "/docs" });
+    expect(json(reply)).toEqual({ uptime: 7.5, idle_time: 2.5, title: "Agent Conversation Service reference server", version: OPENHANDS_RELEASE, server_version: "9.9.9", usable_tools: ["terminal"], docs: "/docs" });
     // Probes are not activity.
     advance(1_000);
     await get("/health", {}, false);

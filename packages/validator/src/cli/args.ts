@@ -34,7 +34,11 @@ of per-event files as the reference implementation stores them (event-00000-<id>
 index order). Any other directory is searched for .json, .jsonl and .ndjson files.
 
 Options:
-  --format <human|json|junit|github>  output format (default: human)
+  --format <human|json|junit|github|html>
+                                      output format (default: human); html: one
+                                      self-contained page, the recordings as conversations
+                                      with each issue at its event (acs-validate --format
+                                      html rec.jsonl > report.html)
   --no-sequence                       skip the sequence rules (unique ids, observations
                                       answering earlier actions, tool calls answered once,
                                       known forgotten ids and parents, time order, system
@@ -58,7 +62,7 @@ Exit codes:
      empty, binary, not JSON); 2 wins over 1
 `;
 
-const FORMATS: readonly OutputFormat[] = ["human", "json", "junit", "github"];
+const FORMATS: readonly OutputFormat[] = ["human", "json", "junit", "github", "html"];
 
 export function parseCliArgs(argv: readonly string[]): CliOptions {
   const { values, positionals } = parseCommandLine(

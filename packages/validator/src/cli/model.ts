@@ -60,6 +60,12 @@ export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
 
+/** `valid`, `invalid` or `an input could not be read`, after the exit code. */
+export function verdict(report: RunReport): string {
+  if (report.exitCode === 2) return "an input could not be read";
+  return report.exitCode === 1 ? "invalid" : "valid";
+}
+
 const FRAGMENT_WIDTH = 100;
 
 /**

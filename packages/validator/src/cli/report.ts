@@ -1,24 +1,34 @@
 /**
- * The four output formats. Issues are written as they are found (JUnit keeps each input's until
- * the input ends, at most 1,000 of them), so the output never holds a whole run in memory.
+ * The output formats. Issues are written as they are found (JUnit keeps each input's until the
+ * input ends, at most 1,000 of them; the HTML report spools its body, see html/), so the output
+ * never holds a whole run in memory.
  */
 import { appendFileSync } from "node:fs";
 import { junitDocument, junitSuite, type JUnitCase, type RenderedSuite } from "@acs-toolkit/cli-kit/junit";
+import { HtmlReporter, type HtmlReportOptions } from "./html/reporter.js";
+import { issueText, paint } from "./issue-text.js";
 import type { Output } from "./output.js";
-import { sanitize, type InputReport, type ReportedIssue, type RunReport } from "./model.js";
+import { sanitize, verdict, type InputReport, type ReportedIssue, type RunReport } from "./model.js";
+import type { Entry } from "./read.js";
 
-export type OutputFormat = "human" | "json" | "junit" | "github";
+export type OutputFormat = "human" | "json" | "junit" | "github" | "html";
 
-interface Reporter {
+/** What a format is told of a run, in order: per input, its start, its events and issues, its end; then the summary. */
+export interface Reporter {
+  inputStart?(file: string): void;
+  /** An event as read, before its issues; only for formats that show events. */
+  event?(entry: Entry, index: number): void;
   issue(issue: ReportedIssue): void;
   inputDone(input: InputReport): void;
-  finish(report: RunReport): void;
+  finish(report: RunReport): void | Promise<void>;
 }
 
 interface ReporterOptions {
   color: boolean;
   /** `$GITHUB_STEP_SUMMARY`: where the github format appends a Markdown summary. */
   stepSummary?: string | undefined;
+  /** What the HTML report states of the run (profile, rules) and how much it shows. */
+  html: HtmlReportOptions;
 }
 
 export function createReporter(format: OutputFormat, output: Output, options: ReporterOptions): Reporter {
@@ -29,6 +39,8 @@ export function createReporter(format: OutputFormat, output: Output, options: Re
       return new JunitReporter(output);
     case "github":
       return new GithubReporter(output, options.stepSummary);
+    case "html":
+      return new HtmlReporter(output, options.html);
     default:
       return new HumanReporter(output, options.color);
   }
@@ -42,11 +54,6 @@ function counts(record: Record<string, number>): string {
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .map(([name, count]) => `${name} ${count.toLocaleString("en-US")}`)
     .join(", ");
-}
-
-function verdict(report: RunReport): string {
-  if (report.exitCode === 2) return "an input could not be read";
-  return report.exitCode === 1 ? "invalid" : "valid";
 }
 
 /** The closing summary of the human and github formats. */
@@ -78,8 +85,6 @@ function summaryLines(report: RunReport): string[] {
   return lines;
 }
 
-const paint = (enabled: boolean, code: string, text: string) => (enabled ? `\x1b[${code}m${text}\x1b[0m` : text);
-
 /** `file:line  /pointer  message  (rule)`, then the line of the input with the culprit marked. */
 class HumanReporter implements Reporter {
   constructor(
@@ -88,18 +93,7 @@ class HumanReporter implements Reporter {
   ) {}
 
   issue(issue: ReportedIssue): void {
-    const where = issue.line !== undefined ? `${issue.file}:${issue.line}` : issue.file;
-    const tone = issue.severity === "error" ? "31" : "33";
-    const parts = [paint(this.color, "1", sanitize(where))];
-    if (issue.pointer !== undefined) parts.push(sanitize(issue.pointer || "/"));
-    parts.push(paint(this.color, tone, `${issue.severity === "warning" ? "warning: " : ""}${sanitize(issue.message)}`));
-    parts.push(paint(this.color, "2", `(${issue.rule})`));
-    let text = `${parts.join("  ")}\n`;
-    if (issue.fragment) {
-      const bar = paint(this.color, "2", "    | ");
-      text += `${bar}${issue.fragment.text}\n${bar}${" ".repeat(issue.fragment.mark)}${paint(this.color, tone, "^".repeat(issue.fragment.length))}\n`;
-    }
-    this.output.write(text);
+    this.output.write(issueText(issue, this.color));
   }
 
   inputDone(): void {}

@@ -15,7 +15,8 @@ import { displayPath, resolveInputs, type Input } from "./inputs.js";
 import { EXIT_INVALID, EXIT_USAGE, EXIT_VALID, fragmentAt, sanitize, type InputReport, type ReportedIssue, type RunReport } from "./model.js";
 import { Output, Progress, type OutputStream } from "./output.js";
 import { DEFAULT_LIMITS, InputError, readEventDirectory, readStream, type Entry, type Format, type ReadContext, type ReadLimits, type SourceIssue } from "./read.js";
-import { createReporter } from "./report.js";
+import { createReporter, type Reporter } from "./report.js";
+import type { WindowBounds } from "./html/window.js";
 
 interface RunIo {
   /** The arguments after the command name. */
@@ -29,6 +30,8 @@ interface RunIo {
   limits?: ReadLimits;
   /** When the progress line is drawn (tests draw it for small inputs). */
   progressPace?: { minBytes: number; everyMs: number };
+  /** How much the HTML report shows, and keeps in memory (tests make both small). */
+  html?: { bounds?: WindowBounds; spoolMemoryBytes?: number };
 }
 
 /** Distinct kinds counted in the summary; past this many, the rest count as "(other kinds)". */
@@ -122,7 +125,7 @@ class RunState {
   private readonly limits: ReadLimits;
   private readonly progress: Progress;
   private readonly output: Output;
-  private readonly reporter: ReturnType<typeof createReporter>;
+  private readonly reporter: Reporter;
 
   constructor(
     readonly options: CliOptions,
@@ -139,7 +142,20 @@ class RunState {
     const interactive = stderr.isTTY === true && stdout.isTTY === true && !isCi(env);
     this.progress = new Progress(stderr, options.progress ?? interactive, () => this.events, io.progressPace);
     this.output = new Output(stdout, () => this.progress.clear());
-    this.reporter = createReporter(options.format, this.output, { color, stepSummary: env.GITHUB_STEP_SUMMARY });
+    this.reporter = createReporter(options.format, this.output, {
+      color,
+      stepSummary: env.GITHUB_STEP_SUMMARY,
+      html: {
+        profile: options.profile,
+        sequence: options.sequence,
+        unknownKinds: options.unknownKinds,
+        unknownProperties: options.unknownProperties,
+        maxErrors: options.maxErrors,
+        version: packageJson.version,
+        bounds: io.html?.bounds,
+        spoolMemoryBytes: io.html?.spoolMemoryBytes,
+      },
+    });
   }
 
   /** Whether to read no further: `--max-errors` reached, or the output is gone. */
@@ -164,6 +180,11 @@ class RunState {
     if (this.errors >= this.maxErrors) this.truncated = true;
   }
 
+  /** Passes an event as read, before its issues, to a format that shows events. */
+  eventRead(entry: Entry, index: number): void {
+    this.reporter.event?.(entry, index);
+  }
+
   /** Counts an event of kind `name` for the summary. */
   countKind(name: string): void {
     const count = this.kinds.get(name);
@@ -177,6 +198,7 @@ class RunState {
     const report: InputReport = { file: input.display, format: undefined, events: 0, errors: 0, warnings: 0, bytes: 0 };
     this.current = report;
     this.reports.push(report);
+    this.reporter.inputStart?.(input.display);
     if (input.type === "error") {
       report.unreadable = { rule: input.rule, message: input.message };
       this.emit({ severity: "error", rule: input.rule, message: input.message, file: input.display, fatal: true });
@@ -227,7 +249,7 @@ class RunState {
       skippedInputs,
       exitCode,
     };
-    this.reporter.finish(runReport);
+    await this.reporter.finish(runReport);
     await this.output.end();
     this.progress.clear();
     return exitCode;
@@ -271,6 +293,7 @@ class InputEvents {
       this.release(this.held);
       this.held = undefined;
     }
+    state.eventRead(entry, index);
     if (entry.parseError !== undefined) {
       this.checker?.check(undefined);
       state.countKind("(not JSON)");
