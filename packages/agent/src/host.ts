@@ -20,8 +20,9 @@ export const EXECUTION_STATUSES: readonly ExecutionStatus[] = (openapiDocument.c
  * - `llm_model`: LiteLLM's `provider/model` (`openai/gpt-4o`, `anthropic/claude-sonnet-4-5-…`, or
  *   `openai/<any>` with `llm_base_url` for any OpenAI-compatible endpoint).
  * - `max_iterations`: steps per run (default 500); `max_budget_per_task`: USD per conversation.
- * - `confirmation_mode`, `security_analyzer` (`"llm"` adds the `security_risk` argument and confirms
- *   only risky actions), `enable_default_condenser` (default true), `mcp_config` (read at open).
+ * - `confirmation_mode`, `security_analyzer` (`"llm"`: the actions' `security_risk` argument counts,
+ *   and only risky actions are confirmed), `enable_default_condenser` (default true), `mcp_config`
+ *   (read at open).
  * - `secrets_store.custom_secrets` and `secrets_store.provider_tokens`: given to the terminal as
  *   environment variables, masked in every observation.
  */
@@ -73,8 +74,14 @@ export interface ConversationHost {
   readEvents(): Promise<readonly RecordedEvent[]>;
   /** The effective settings, secrets in clear. */
   settings(): Promise<AgentSettings>;
-  /** The conversation's lifecycle status changed (see {@link lifecycleStatusOf}). */
-  setStatus(status: ConversationLifecycleStatus): Promise<void>;
+  /**
+   * The conversation's lifecycle status changed (see {@link lifecycleStatusOf}). A host that records
+   * the change as a ConversationStateUpdateEvent ({@link recordsStatusEvents}) stamps it with
+   * `parentId` (the tree's HEAD, as every event the agent records; absent for the first event of a log).
+   */
+  setStatus(status: ConversationLifecycleStatus, parentId?: string): Promise<void>;
+  /** Whether {@link setStatus} records an event in the conversation (the reference server does); default false. */
+  readonly recordsStatusEvents?: boolean;
   /**
    * Called when a run has ended and after a pause or an interrupt, once what they recorded is
    * stored: where the agent server publishes its `full_state` to live subscribers (not stored;

@@ -9,7 +9,8 @@ export { AgentConversation, ConversationAlreadyRunningError, ConversationClosedE
 export { EXECUTION_STATUSES, lifecycleStatusOf, type AgentSettings, type ConversationHost, type RecordedEvent } from "./host.js";
 export { classifyError } from "./errors/classify.js";
 export { openAiLlmFactory, toLlmError, type OpenAiLlmOptions } from "./llm/openai.js";
-export { resolveModel, PROVIDER_BASE_URLS, type ResolvedModel } from "./llm/model.js";
+export { contextWindowOf, DEFAULT_CONTEXT_WINDOWS, resolveModel, PROVIDER_BASE_URLS, type ResolvedModel } from "./llm/model.js";
+export { DEFAULT_STUCK_THRESHOLDS, type StuckThresholds } from "./agent/stuck-detector.js";
 export { DEFAULT_PRICES, costOf, priceOf, type ConversationStatsSnapshot, type MetricsSnapshot, type ModelPrice, type TokenUsage } from "./llm/stats.js";
 export {
   LlmError,

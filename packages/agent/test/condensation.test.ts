@@ -70,7 +70,7 @@ describe("condensation (enable_default_condenser)", () => {
   });
 
   it("never condenses with the condenser off", async () => {
-    h = await start({ settings: { enable_default_condenser: false }, runtime: { condenser: { maxSize: 2, keepFirst: 1 } } });
+    h = await start({ settings: { enable_default_condenser: false }, runtime: { condenser: { maxSize: 4, keepFirst: 0 } } });
     h.llm.play(think("a"), think("b"), { text: "done" });
     await h.conversation.sendMessage(userText("Go"), { run: true });
     await h.conversation.idle();

@@ -68,20 +68,16 @@ describe("confirmation mode", () => {
     expect(h.conversation.executionStatus).toBe("finished");
   });
 
-  it("with the LLM security analyzer, asks only for risky actions and requires security_risk", async () => {
+  it("with the LLM security analyzer, asks for risky actions and for those it cannot rate (no security_risk: UNKNOWN)", async () => {
     h = await start({ settings: { confirmation_mode: true, security_analyzer: "llm" } });
     h.llm.play(
-      { toolCalls: [{ name: "terminal", arguments: { command: "ls" } }] }, // no security_risk: refused
       { toolCalls: [{ name: "terminal", arguments: { command: "ls", security_risk: "LOW" } }] }, // low: runs
-      { toolCalls: [{ name: "terminal", arguments: { command: "curl x | sh", security_risk: "HIGH" } }] }, // high: held
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls" } }] }, // not rated: UNKNOWN, held (confirm_unknown)
     );
     await h.conversation.sendMessage(userText("Look around"), { run: true });
     await h.conversation.idle();
-    expect(h.host.ofKind("AgentErrorEvent")[0]!.error).toContain("Failed to provide security_risk field in tool 'terminal'");
-    const terminalParameters = (h.llm.requests[0]!.body.tools as Array<{ function: { name: string; parameters: { required: string[] } } }>).find(
-      (tool) => tool.function.name === "terminal",
-    )!.function.parameters;
-    expect(terminalParameters.required).toContain("security_risk");
+    expect(h.host.ofKind("ActionEvent").map((action) => action.security_risk)).toEqual(["LOW", "UNKNOWN"]);
+    expect(h.host.ofKind("AgentErrorEvent")).toEqual([]);
     expect(h.conversation.executionStatus).toBe("waiting_for_confirmation");
     expect(h.host.ofKind("ObservationEvent")).toHaveLength(1);
     const analyzers = h.host.events.filter((event) => event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer");
@@ -89,24 +85,24 @@ describe("confirmation mode", () => {
     expectValidTrajectory(h.host);
   });
 
-  it("an analyzer set on the conversation applies from the next run (the security_risk argument) and stays until the settings' analyzer changes", async () => {
+  it("an analyzer set on the conversation applies from the next run (the actions' security_risk counts) and stays until the settings' analyzer changes", async () => {
     const analyzers = () => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === "security_analyzer" ? [event.value] : []));
-    const takesRisk = (request: number) =>
-      (h.llm.requests[request]!.body.tools as Array<{ function: { name: string; parameters: { properties: object } } }>).find((tool) => tool.function.name === "terminal")!.function.parameters.properties;
+    const rated = { toolCalls: [{ name: "task_tracker", arguments: { command: "view", security_risk: "LOW" } }] };
     h = await start();
+    // The SystemPromptEvent first (an analyzer set before it would be recorded before it, as in OpenHands).
+    await h.conversation.prepare();
     await h.conversation.setSecurityAnalyzer({ kind: "LLMSecurityAnalyzer" });
-    h.llm.play({ text: "One." }, { text: "Two." }, { text: "Three." });
+    h.llm.play(rated, { text: "One." }, rated, { text: "Two." }, rated, { text: "Three." });
     await h.conversation.sendMessage(userText("One"), { run: true });
     await h.conversation.idle();
-    expect(takesRisk(0)).toHaveProperty("security_risk");
     await h.conversation.setSecurityAnalyzer(null);
     await h.conversation.sendMessage(userText("Two"), { run: true });
     await h.conversation.idle();
-    expect(takesRisk(1)).not.toHaveProperty("security_risk");
     h.host.currentSettings = { ...h.host.currentSettings, security_analyzer: "llm" };
     await h.conversation.sendMessage(userText("Three"), { run: true });
     await h.conversation.idle();
-    expect(takesRisk(2)).toHaveProperty("security_risk");
+    // The tools offer security_risk in every run; only an analyzer reads it.
+    expect(h.host.ofKind("ActionEvent").map((action) => action.security_risk)).toEqual(["LOW", "UNKNOWN", "LOW"]);
     expect(analyzers()).toEqual([{ kind: "LLMSecurityAnalyzer" }, null, { kind: "LLMSecurityAnalyzer" }]);
     expectValidTrajectory(h.host);
   });
@@ -114,6 +110,8 @@ describe("confirmation mode", () => {
   it("a policy set on the conversation applies from the next step and stays until the settings' policy changes", async () => {
     const states = (key: string) => h.host.events.flatMap((event) => (event.kind === "ConversationStateUpdateEvent" && event.key === key ? [event.value] : []));
     h = await start({ settings: { security_analyzer: "llm" } });
+    // The SystemPromptEvent first (a policy set before it would be recorded before it, as in OpenHands).
+    await h.conversation.prepare();
     await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM" });
     await h.conversation.setConfirmationPolicy({ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }); // the same: not recorded again
     expect(states("confirmation_policy")).toEqual([{ kind: "ConfirmRisky", threshold: "MEDIUM", confirm_unknown: true }]);
@@ -195,7 +193,8 @@ describe("pause, interrupt and run", () => {
     h = await start();
     h.llm.play({ toolCalls: [{ name: "terminal", arguments: { command: `echo started; python3 -c "${FOREGROUND_WAIT}"`, timeout: 900 } }] });
     await h.conversation.sendMessage(userText("Wait"), { run: true });
-    await vi.waitFor(() => expect(existsSync(path.join(h.host.workspaceDir, "started.flag"))).toBe(true));
+    // The sandboxed command starts in its own time (vi.waitFor's default 1 s is a wall-clock bound): wait on the flag.
+    await vi.waitFor(() => expect(existsSync(path.join(h.host.workspaceDir, "started.flag"))).toBe(true), { timeout: 30_000, interval: 20 });
     await h.conversation.interrupt();
 
     const [observation] = h.host.ofKind("ObservationEvent");
@@ -323,12 +322,15 @@ describe("user messages", () => {
       llm_message: userText("recorded by the host"),
       kind: "MessageEvent" as const,
     };
+    // A new conversation's SystemPromptEvent first, then the host's own record of the message.
+    await h.conversation.prepare();
     await h.host.record([event]);
     await h.conversation.userMessageRecorded(event, { run: true });
     await h.conversation.idle();
     const messages = h.llm.requests[0]!.body.messages as Array<{ role: string; content: string }>;
     expect(messages.at(-1)).toEqual({ role: "user", content: "recorded by the host" });
     expect(h.host.ofKind("MessageEvent").filter((message) => message.source === "user")).toHaveLength(1);
+    expect(h.host.events[0]!.kind).toBe("SystemPromptEvent");
   });
 
   it("refuses a message that is not the user's", async () => {

@@ -41,7 +41,8 @@ describe("a conversation driven by the scripted LLM", () => {
       metadata: { exit_code: 0, working_dir: h.host.workspaceDir, suffix: "\n[The command completed with exit code 0.]" },
     });
     const [action] = h.host.ofKind("ActionEvent");
-    expect(action).toMatchObject({ security_risk: "LOW", summary: "write hello.txt", thought: [{ text: "I will create the file." }], llm_response_id: "chatcmpl-scripted-1" });
+    // Without a security analyzer the model's rating is not read.
+    expect(action).toMatchObject({ security_risk: "UNKNOWN", summary: "write hello.txt", thought: [{ text: "I will create the file." }], llm_response_id: "chatcmpl-scripted-1" });
     expect(action!.action).toEqual({ command: "echo hello > hello.txt && cat hello.txt", is_input: false, reset: false, kind: "TerminalAction" });
     expect(h.llm.unexpected).toBe(0);
     expectValidTrajectory(h.host);
@@ -188,7 +189,7 @@ describe("stats", () => {
             cache_read_tokens: 200,
             cache_write_tokens: 0,
             reasoning_tokens: 0,
-            context_window: 0,
+            context_window: 128_000,
             per_turn_token: 15,
             response_id: "",
           },

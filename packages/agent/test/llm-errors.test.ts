@@ -19,8 +19,10 @@ describe("LLM failures", () => {
       source: "environment",
       code: "LLMAuthenticationError",
       detail: "Error code: 401 - Incorrect API key provided.",
-      classification: { kind: "auth", retryable: false, user_action: "settings", error_id: null },
+      classification: { kind: "auth", retryable: false, user_action: "settings" },
     });
+    // Stored as OpenHands stores it: the null error_id omitted.
+    expect(errorEvent(h)!.classification).not.toHaveProperty("error_id");
     expect(h.llm.requests).toHaveLength(1); // 401 is not retried
     expect(h.host.statuses.at(-1)).toBe("ERROR");
     expect(h.llm.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);

@@ -10,6 +10,7 @@ describe("MCP tools", () => {
   it("calls a stdio server (started in the sandbox) through the agent", async () => {
     h = await start({ settings: { mcp_config: { stdio_servers: [mcpEchoStdioServer("echo", { MCP_SECRET: "mcp-env-secret-value" })] } } });
     expect(h.conversation.problems).toEqual([]);
+    await h.conversation.prepare();
     const [prompt] = h.host.ofKind("SystemPromptEvent");
     const echo = prompt!.tools.find((tool) => tool.kind === "MCPToolDefinition" && tool.title === "echo") as MCPToolDefinition;
     expect(echo).toMatchObject({
@@ -60,9 +61,11 @@ describe("MCP tools", () => {
         kind: "MCPToolObservation",
       },
     ]);
-    // The LLM sees the MCP tools with their own schemas (plus `summary`).
+    // The LLM sees the MCP tools with their own schemas, `security_risk` (not read-only) and `summary` first.
     const tools = h.llm.requests[0]!.body.tools as Array<{ function: { name: string; parameters: { properties: Record<string, unknown> } } }>;
-    expect(Object.keys(tools.find((tool) => tool.function.name === "add")!.function.parameters.properties)).toEqual(["a", "b", "summary"]);
+    const add = tools.find((tool) => tool.function.name === "add")!.function.parameters.properties;
+    expect(Object.keys(add)).toEqual(["security_risk", "summary", "a", "b"]);
+    expect(add.security_risk).toEqual({ type: "string", description: "The LLM's assessment of the safety risk of this action.", enum: ["UNKNOWN", "LOW", "MEDIUM", "HIGH"] });
     expectValidTrajectory(h.host);
   });
 

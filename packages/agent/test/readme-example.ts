@@ -15,7 +15,7 @@ const host = new MemoryHost({
 
 // One runtime per server. Commands run in bubblewrap; without it the terminal is refused.
 const runtime = new AgentRuntime();
-const conversation = await runtime.open(host); // records the SystemPromptEvent
+const conversation = await runtime.open(host); // tools up; the SystemPromptEvent comes with the first message
 await conversation.sendMessage(userText("Write a note"), { run: true });
 await conversation.idle();
 

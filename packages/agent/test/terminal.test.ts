@@ -192,6 +192,12 @@ describe("the terminal", () => {
     expect(answered).toMatchObject({ exit_code: 0, content: [{ text: "got:yes please" }] });
   });
 
+  it("sends the keys OpenHands names with is_input: an arrow as its escape sequence, ENTER as a line end", async () => {
+    expect(await terminal({ command: `read -r line; printf 'got:%q\\n' "$line"` })).toMatchObject({ exit_code: -1 });
+    expect(await terminal({ command: "up", is_input: true })).toMatchObject({ exit_code: -1 });
+    expect(output(await terminal({ command: "ENTER", is_input: true }))).toContain("got:$'\\E[A'");
+  });
+
   it("answers input with no running command, a bad syntax, and a reset as OpenHands does", async () => {
     expect(await terminal({ command: "x", is_input: true })).toMatchObject({ is_error: true, content: [{ text: "ERROR: No previous running command to interact with." }] });
     expect(await terminal({ command: "" })).toMatchObject({ is_error: true, content: [{ text: "ERROR: No previous running command to retrieve logs from." }] });

@@ -11,7 +11,7 @@ export const UNPACKED_BUDGETS: Record<string, number> = {
   "@acs-toolkit/server": 4_650_000, // 4.00 MB: Swagger UI 1.9 MB (instead of swagger-ui-dist's 12 MB installed), the request validators compiled at build time twice (CJS that Node loads synchronously, ESM for browsers: 0.2 MB each), the agent runtime's wiring, the PostgreSQL store, the API and core subpaths; 4.47 MB with the agent server's routes of the web UI
   "@acs-toolkit/mock": 650_000, // 0.54 MB: Prism's operations cached gzipped (0.15 MB; 1.26 MB as JSON, every operation's schemas inline, the Event union in the event-batch body's); the browser entry (msw-browser: 35 KB of code, its 76 KB map, 19 KB of declarations)
   "@acs-toolkit/conformance": 550_000, // 0.40 MB
-  "@acs-toolkit/agent": 800_000, // 0.72 MB, maps included: the runtime, its sandbox (memory groups, /tmp quota, fork server) and test kit
+  "@acs-toolkit/agent": 1_100_000, // 1.00 MB, maps included: the runtime, its sandbox (memory groups, /tmp quota, fork server) and test kit; 0.72 MB before OpenHands 1.43.1's prompt sections and tool texts, project skills and the stuck detector
 };
 
 /**

@@ -226,7 +226,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
     }
   }
 
-  private async owns(id: string): Promise<boolean> {
+  /** Whether the agent runs the conversation: it created it (or reopened it after a restart); a replay, or one deleted since, is not its. */
+  async owns(id: string): Promise<boolean> {
     if (this.owned.has(id)) return true;
     const marker = await this.options.store.getDocument(OWNED(id));
     if (marker === undefined || marker === NOT_OWNED) return false;
@@ -300,7 +301,8 @@ export class AgentConversationRuntime implements ConversationRuntime {
         }
       },
       settings: () => loadAgentSettings(store, cipher),
-      setStatus: (status) => context.setStatus(status),
+      setStatus: (status, parentId) => context.setStatus(status, parentId),
+      recordsStatusEvents: true,
       stateSettled: () => {
         context.publishState().catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "publishing the full_state failed"));
       },

@@ -4,12 +4,13 @@
  * into ObservationEvents. A call that cannot run, or an action that fails, becomes an AgentErrorEvent.
  */
 import type { Action, ActionEvent, MessageToolCall, SecurityRisk } from "@acs-toolkit/schema";
+import { AGENT_OUTCOME, INTERNAL_FAILURE } from "../errors/classify.js";
 import type { IdGenerator } from "../events/clock.js";
 import type { EventFactory } from "../events/factory.js";
 import type { RecordedEvent } from "../host.js";
 import type { ChatToolCall, LlmResponse } from "../llm/types.js";
 import type { SecretMasker } from "../secrets.js";
-import { text, ToolArgumentError, type AgentTool } from "../tools/tool.js";
+import { text, ToolArgumentError, ToolUnavailableError, type AgentTool } from "../tools/tool.js";
 import { securityRiskOf } from "./security-policy.js";
 
 /** What recording and executing actions needs from the conversation. */
@@ -20,7 +21,7 @@ export interface ActionContext {
   /** This run's masker: what is recorded is masked with it. */
   masker: SecretMasker;
   workspaceDir: string;
-  record(event: RecordedEvent): Promise<void>;
+  record(event: RecordedEvent): Promise<unknown>;
   /** Called once a FinishAction has run. */
   finished(): Promise<void>;
 }
@@ -32,10 +33,10 @@ const pythonList = (names: readonly string[]) => `[${names.map((name) => `'${nam
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * Reads a tool call against the conversation's tools; `riskArgument`: the run's tools take
- * `security_risk`, so a call that acts must give it. The error texts are OpenHands'.
+ * Reads a tool call against the conversation's tools; `riskRated`: a security analyzer reads the
+ * call's `security_risk` (else it is UNKNOWN). The error texts are OpenHands'.
  */
-function parseToolCall(call: ChatToolCall, tools: ReadonlyMap<string, AgentTool>, riskArgument: boolean): ParsedToolCall {
+function parseToolCall(call: ChatToolCall, tools: ReadonlyMap<string, AgentTool>, riskRated: boolean): ParsedToolCall {
   const tool = tools.get(call.name);
   if (!tool) return { error: `Tool '${call.name}' not found. Available: ${pythonList([...tools.keys()])}` };
   const invalid = (reason: string) => ({ error: `Error validating args ${call.arguments} for tool '${tool.name}': ${reason}` });
@@ -48,7 +49,7 @@ function parseToolCall(call: ChatToolCall, tools: ReadonlyMap<string, AgentTool>
   if (!isObject(args)) return invalid("the arguments must be a JSON object");
   const { summary, security_risk: risk, ...rest } = args;
   try {
-    const securityRisk = securityRiskOf(tool, risk, riskArgument);
+    const securityRisk = securityRiskOf(tool, risk, riskRated);
     const action = tool.toAction(rest);
     return { action, securityRisk, summary: typeof summary === "string" ? summary : null };
   } catch (error) {
@@ -67,7 +68,7 @@ export async function recordActionFor(
   call: ChatToolCall,
   response: LlmResponse,
   first: boolean,
-  riskArgument: boolean,
+  riskRated: boolean,
 ): Promise<ActionEvent | undefined> {
   const { factory, masker } = context;
   const toolCall: MessageToolCall = { id: call.id || `call_${context.ids()}`, name: call.name, arguments: call.arguments, origin: "completion" };
@@ -77,10 +78,11 @@ export async function recordActionFor(
     toolCall,
     llmResponseId: response.id,
   };
-  const parsed = parseToolCall(call, context.tools, riskArgument);
+  const parsed = parseToolCall(call, context.tools, riskRated);
   if ("error" in parsed) {
     await context.record(factory.action({ ...base, action: null, securityRisk: "UNKNOWN", summary: null }));
-    await context.record(factory.agentError(call.name, toolCall.id, masker.mask(parsed.error)));
+    // A call the agent can correct, as openhands-sdk/openhands/sdk/agent/agent.py `_emit_tool_error` classifies it.
+    await context.record(factory.agentError(call.name, toolCall.id, masker.mask(parsed.error), AGENT_OUTCOME));
     return undefined;
   }
   const event = factory.action({ ...base, action: parsed.action, securityRisk: parsed.securityRisk, summary: parsed.summary });
@@ -99,7 +101,11 @@ export async function executeActions(context: ActionContext, actions: readonly A
       observation = await tool.execute(action.action, { workspaceDir: context.workspaceDir, signal, masker });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      await context.record(factory.agentError(action.tool_name, action.tool_call_id, masker.mask(`Error executing tool '${action.tool_name}': ${message}`)));
+      // A tool that refuses the action is the SDK's ValueError (an agent outcome); anything else is
+      // internal, as openhands-sdk/openhands/sdk/agent/parallel_executor.py `_run_safe` classifies them.
+      const refused = error instanceof ToolArgumentError || error instanceof ToolUnavailableError;
+      const detail = masker.mask(`Error executing tool '${action.tool_name}': ${message}`);
+      await context.record(factory.agentError(action.tool_name, action.tool_call_id, detail, refused ? AGENT_OUTCOME : INTERNAL_FAILURE));
       continue;
     }
     await context.record(factory.observation(action, masker.maskDeep(observation)));

@@ -6,7 +6,7 @@ import type { ConfirmationPolicy, ExecutionStatus, SecurityAnalyzer, TaskItem } 
 import type { Clock, IdGenerator } from "../events/clock.js";
 import { SummarizingCondenser, type CondenserOptions } from "../history/condenser.js";
 import { EXECUTION_STATUSES, type AgentSettings, type RecordedEvent } from "../host.js";
-import { resolveModel } from "../llm/model.js";
+import { contextWindowOf, resolveModel } from "../llm/model.js";
 import { ConversationStats, priceOf, type ModelPrice } from "../llm/stats.js";
 import type { ChatTool, Llm, LlmFactory } from "../llm/types.js";
 import type { Logger } from "../logger.js";
@@ -20,6 +20,7 @@ import { connectMcpTools, type McpTools } from "../tools/mcp.js";
 import { terminalTool, type TerminalToolOptions } from "../tools/terminal.js";
 import type { AgentTool } from "../tools/tool.js";
 import { confirmationPolicyOf, securityAnalyzerOf, type SecurityPolicyFields } from "./security-policy.js";
+import type { StuckThresholds } from "./stuck-detector.js";
 
 /**
  * What the runtime gives each conversation (see `AgentRuntimeOptions`).
@@ -33,12 +34,17 @@ export interface ConversationDependencies {
   ids: IdGenerator;
   stream: boolean;
   condenser: CondenserOptions;
+  /** Max input tokens by model-name prefix (the defaults and the runtime's `contextWindows`). */
+  contextWindows: Readonly<Record<string, number>>;
+  /** Stuck detection before each step, with these thresholds; false: off. */
+  stuckDetection: boolean | Partial<StuckThresholds>;
   terminal: Pick<TerminalToolOptions, "softTimeoutSeconds" | "maxTimeoutSeconds" | "maxOutputChars">;
   mcp: { connectTimeoutMs?: number; callTimeoutMs?: number };
   prices: Readonly<Record<string, ModelPrice>>;
   interruptEvent: boolean;
   classification: boolean;
-  systemPrompt: string;
+  /** An operator's own system prompt; undefined: OpenHands' (`context/system-message.ts`). */
+  systemPrompt: string | undefined;
   logger: Logger;
   onClosed(conversationId: string): void;
 }
@@ -139,42 +145,36 @@ function lastTaskList(events: readonly RecordedEvent[]): TaskItem[] {
   return [];
 }
 
-/** The system prompt's dynamic context: the time now and the workspace (and that nothing runs without a sandbox). */
-export function dynamicContext(now: Date, workspaceDir: string, sandboxed: boolean): string {
-  const datetime = now.toISOString().replace("Z", "");
-  const terminal = sandboxed ? "" : `\n${NO_SANDBOX_MESSAGE}`;
-  return (
-    `<CURRENT_DATETIME>\nThe current date and time is: ${datetime}\n</CURRENT_DATETIME>\n\n` +
-    `<WORKSPACE>\nYour workspace is ${workspaceDir}: the terminal starts there, and the file editor works on absolute paths inside it.${terminal}\n</WORKSPACE>`
-  );
-}
-
 /** A run's LLMs and condenser, from the settings it read when it started. */
 interface RunModels {
   llm: Llm;
+  /** The model's max input tokens, 0 when unknown (the stats' `context_window`). */
+  contextWindow: number;
   /** Undefined when the settings turn the default condenser off. */
   condenser: SummarizingCondenser | undefined;
   condenserLlm: Llm | undefined;
 }
 
 /** Builds a run's LLMs and condenser from the settings. */
-export function runModels(settings: AgentSettings, deps: Pick<ConversationDependencies, "llm" | "stream" | "condenser">): RunModels {
+export function runModels(settings: AgentSettings, deps: Pick<ConversationDependencies, "llm" | "stream" | "condenser" | "contextWindows">): RunModels {
   const config = { model: settings.llm_model ?? "", apiKey: settings.llm_api_key ?? null, baseUrl: settings.llm_base_url ?? null };
   // Resolved first: a model that cannot be resolved fails the run before any LLM is made.
   resolveModel(config.model, config.baseUrl);
   const llm = deps.llm({ ...config, usageId: "agent", stream: deps.stream });
+  const contextWindow = contextWindowOf(config.model, deps.contextWindows);
   const condense = settings.enable_default_condenser ?? true;
-  const condenser = condense ? new SummarizingCondenser(deps.condenser) : undefined;
+  // The condenser's token limit defaults to the agent model's window (settings/model.py `build_condenser`).
+  const condenser = condense ? new SummarizingCondenser(deps.condenser, contextWindow) : undefined;
   const condenserLlm = condense ? deps.llm({ ...config, usageId: "condenser", stream: false }) : undefined;
-  return { llm, condenser, condenserLlm };
+  return { llm, contextWindow: contextWindow ?? 0, condenser, condenserLlm };
 }
 
-/** The tools as the LLM is offered them; `riskArgument`: the tools that act take `security_risk`. */
-export function chatToolsOf(tools: Iterable<AgentTool>, riskArgument: boolean): ChatTool[] {
+/** The tools as the LLM is offered them: every one that is not read-only takes `security_risk`. */
+export function chatToolsOf(tools: Iterable<AgentTool>): ChatTool[] {
   return [...tools].map((tool) => ({
     name: tool.name,
     description: tool.definition.description,
-    parameters: withCommonParameters(tool.parameters, { securityRisk: riskArgument && !tool.readOnly }),
+    parameters: withCommonParameters(tool.parameters, { securityRisk: tool.readOnly ? false : tool.definition.kind === "MCPToolDefinition" ? "mcp" : "builtIn" }),
   }));
 }
 

@@ -5,7 +5,8 @@
  * execution status, the stats, the task list, the LLM history) it reads back from the stored
  * events.
  *
- * A step, as OpenHands takes it:
+ * Every event recorded names its parent (`parent_id`, the tree's HEAD). Before each step the stuck
+ * detector looks for a loop (status `stuck` ends the run). A step, as OpenHands takes it:
  * 1. actions recorded earlier but never answered (approved after confirmation, or left by a
  *    restart) are executed, and the step ends;
  * 2. the condenser may replace old events with a summary (a Condensation), and the step ends;
@@ -23,7 +24,9 @@ import type {
   MessageEvent,
   UserMessage,
 } from "@acs-toolkit/schema";
+import { ConversationContext } from "../context/conversation-context.js";
 import { EventFactory } from "../events/factory.js";
+import { EventTree } from "../events/tree.js";
 import type { SummarizingCondenser, CondensationPlan } from "../history/condenser.js";
 import { messagesOf } from "../history/messages.js";
 import { unmatchedActions, viewOf } from "../history/view.js";
@@ -36,9 +39,11 @@ import type { McpTools } from "../tools/mcp.js";
 import type { AgentTool } from "../tools/tool.js";
 import { executeActions, recordActionFor, type ActionContext } from "./actions.js";
 import { checkBudget, ConversationAlreadyRunningError, ConversationClosedError, failureCodeOf, Interrupted } from "./conversation-errors.js";
-import { chatToolsOf, dynamicContext, restoredState, runModels, setUpTools, warnOfUnpricedBudget, type ConversationDependencies } from "./conversation-setup.js";
+import { chatToolsOf, restoredState, runModels, setUpTools, warnOfUnpricedBudget, type ConversationDependencies } from "./conversation-setup.js";
 import { HeldMessages } from "./held-messages.js";
+import { restartError } from "./restart.js";
 import { needsConfirmation, SecurityPolicyState } from "./security-policy.js";
+import { STUCK_SCAN_WINDOW, StuckDetector } from "./stuck-detector.js";
 
 export { ConversationAlreadyRunningError, ConversationClosedError } from "./conversation-errors.js";
 
@@ -55,6 +60,11 @@ export class AgentConversation {
   private usage: ConversationStats;
   private tools = new Map<string, AgentTool>();
   private readonly factory: EventFactory;
+  /** Stamps `parent_id` on what is recorded and knows the active branch. */
+  private readonly tree: EventTree;
+  private readonly stuck: StuckDetector | undefined;
+  /** The project skills and the system prompt, readied at the first message or run. */
+  private readonly context: ConversationContext;
   private masker = new SecretMasker([]);
   private mcp: McpTools | undefined;
   private problemList: string[] = [];
@@ -63,9 +73,10 @@ export class AgentConversation {
   private llm: Llm | undefined;
   private condenserLlm: Llm | undefined;
   private condenser: SummarizingCondenser | undefined;
+  private contextWindow = 0;
   private chatTools: ChatTool[] = [];
-  /** Whether this run's tools take `security_risk` (the LLM analyzer when the run started). */
-  private riskArgument = false;
+  /** Whether this run reads the actions' `security_risk` (the LLM analyzer when the run started). */
+  private riskRated = false;
 
   private loop: Promise<void> | undefined;
   private stepAbort: AbortController | undefined;
@@ -88,10 +99,13 @@ export class AgentConversation {
   ) {
     this.id = host.conversationId;
     this.factory = new EventFactory(deps.clock, deps.ids, deps.classification);
+    this.tree = new EventTree(events);
+    this.stuck = deps.stuckDetection ? new StuckDetector(deps.stuckDetection === true ? {} : deps.stuckDetection) : undefined;
     const restored = restoredState(events, settings);
     this.status = restored.status;
     this.usage = restored.usage;
     this.security = new SecurityPolicyState(restored, (key, value) => this.record(this.factory.stateUpdate(key, value)));
+    this.context = new ConversationContext({ conversationId: this.id, workspaceDir: host.workspaceDir, sandboxed: deps.sandbox !== undefined, inlinePrompt: deps.systemPrompt, clock: deps.clock, logger: deps.logger });
   }
 
   /**
@@ -142,6 +156,11 @@ export class AgentConversation {
     return this.problemList;
   }
 
+  /** HEAD of the conversation tree (OpenHands' `leaf_event_id`): the parent of the next event; undefined while none. */
+  get leafEventId(): string | undefined {
+    return this.tree.leafId;
+  }
+
   /** The tools offered to the LLM, by name. */
   get toolNames(): string[] {
     return [...this.tools.keys()];
@@ -153,35 +172,26 @@ export class AgentConversation {
       { id: this.id, workspaceDir, tmpDir, settings: this.settings, events: this.events },
       this.deps,
     ));
-    if (!this.events.some((event) => event.kind === "SystemPromptEvent")) {
-      const context = dynamicContext(this.deps.clock.now(), workspaceDir, this.deps.sandbox !== undefined);
-      await this.record(this.factory.systemPrompt(this.deps.systemPrompt, [...this.tools.values()].map((tool) => tool.definition), context));
-    }
     // A conversation stored as running was cut off by a restart.
     if (this.status === "running") {
       await this.setExecutionStatus("error");
-      const [first] = unmatchedActions(this.events);
-      if (first) {
-        await this.record(
-          this.factory.agentError(
-            first.tool_name,
-            first.tool_call_id,
-            "A restart occurred while this tool was in progress. This may indicate a fatal memory error or system crash. The tool execution was interrupted and did not complete.",
-          ),
-        );
-      }
+      const error = restartError(this.events, this.factory);
+      if (error) await this.record(error);
     }
     await this.reportLifecycle();
   }
 
   // ── recording ──────────────────────────────────────────────────────────────
 
-  /** Records events in call order (the host stores them one batch after another). */
-  private record(...events: RecordedEvent[]): Promise<void> {
-    this.events.push(...events);
-    const stored = this.recording.then(() => this.host.record(events));
+  /**
+   * Records events in call order (the host stores them one batch after another), each with its
+   * `parent_id`; resolves with them as stored.
+   */
+  private record(...events: RecordedEvent[]): Promise<RecordedEvent[]> {
+    const stamped = events.map((event) => this.tree.append(event));
+    const stored = this.recording.then(() => this.host.record(stamped));
     this.recording = stored.catch(() => {});
-    return stored;
+    return stored.then(() => stamped);
   }
 
   private async setExecutionStatus(next: ExecutionStatus): Promise<void> {
@@ -194,7 +204,7 @@ export class AgentConversation {
   private async reportLifecycle(status: ConversationLifecycleStatus = lifecycleStatusOf(this.status)): Promise<void> {
     if (status === this.lifecycle) return;
     this.lifecycle = status;
-    await this.host.setStatus(status);
+    await this.host.setStatus(status, this.host.recordsStatusEvents ? this.tree.recordedOutside() : undefined);
   }
 
   // ── controls ───────────────────────────────────────────────────────────────
@@ -273,7 +283,7 @@ export class AgentConversation {
 
   /**
    * Sets the security analyzer (`POST …/security_analyzer`; null: none), recorded when it changes and
-   * applied from the next run (the tools' `security_risk` argument). It stays until set again or
+   * applied from the next run (the actions' `security_risk` counts). It stays until set again or
    * until the settings' analyzer changes.
    */
   async setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): Promise<void> {
@@ -305,7 +315,8 @@ export class AgentConversation {
   async sendMessage(message: UserMessage, options: { run?: boolean } = {}): Promise<MessageEvent> {
     if (this.closed) throw new ConversationClosedError(this.id);
     if (message.role !== "user") throw new TypeError("Only user messages are allowed to be sent to the agent.");
-    const event = await this.accept(() => this.factory.userMessage(message), true);
+    await this.prepare();
+    const event = await this.accept(() => this.context.userMessage(this.factory.userMessage(message), this.events), true);
     if (options.run) this.runNowOrAfter();
     return event;
   }
@@ -316,8 +327,24 @@ export class AgentConversation {
    */
   async userMessageRecorded(event: MessageEvent, options: { run?: boolean } = {}): Promise<void> {
     if (this.closed) throw new ConversationClosedError(this.id);
+    await this.prepare();
     await this.accept(() => event, false);
     if (options.run) this.runNowOrAfter();
+  }
+
+  /**
+   * Reads the workspace's project skills (AGENTS.md, `.openhands/skills/`…) and records the
+   * SystemPromptEvent if the conversation has none, as OpenHands readies its agent at the first
+   * message or run. `sendMessage`, `userMessageRecorded` and `run` call it; a host that records
+   * user messages itself calls it before recording a new conversation's first one.
+   */
+  async prepare(): Promise<void> {
+    if (this.closed) throw new ConversationClosedError(this.id);
+    await this.context.ready(
+      this.events,
+      () => this.host.settings(),
+      ({ prompt, dynamicContext }) => this.record(this.factory.systemPrompt(prompt, [...this.tools.values()].map((tool) => tool.definition), dynamicContext)),
+    );
   }
 
   /** Records a CondensationRequest: the next step condenses the history (condenser on). */
@@ -367,8 +394,8 @@ export class AgentConversation {
   }
 
   private async take(event: MessageEvent, record: boolean): Promise<MessageEvent> {
-    if (record) await this.record(event);
-    else this.events.push(event);
+    if (record) [event] = (await this.record(event)) as [MessageEvent];
+    else this.tree.adopt(event);
     if (this.status === "finished" || this.status === "stuck") await this.setExecutionStatus("idle");
     return event;
   }
@@ -397,6 +424,7 @@ export class AgentConversation {
           await this.enterPause();
           break;
         }
+        if (await this.checkStuck()) break;
         if (this.status === "waiting_for_confirmation") await this.setExecutionStatus("running");
         this.stepping = true;
         try {
@@ -427,14 +455,27 @@ export class AgentConversation {
 
   /** Reads the settings for this run: the model, limits, condenser and secrets may have changed. */
   private async prepareRun(): Promise<void> {
+    await this.prepare();
     this.settings = await this.host.settings();
     // The state fields change with the settings, recorded as OpenHands records a state change.
     await this.security.followSettings(this.settings);
     this.masker = new SecretMasker(secretEnvironment(this.settings).values);
-    ({ llm: this.llm, condenser: this.condenser, condenserLlm: this.condenserLlm } = runModels(this.settings, this.deps));
-    this.riskArgument = this.security.llmRatesRisk;
-    this.chatTools = chatToolsOf(this.tools.values(), this.riskArgument);
+    ({ llm: this.llm, contextWindow: this.contextWindow, condenser: this.condenser, condenserLlm: this.condenserLlm } = runModels(this.settings, this.deps));
+    this.riskRated = this.security.llmRatesRisk;
+    this.chatTools = chatToolsOf(this.tools.values());
     warnOfUnpricedBudget(this.id, this.settings, this.deps);
+  }
+
+  /**
+   * The stuck detector before a step (openhands-sdk/openhands/sdk/conversation/impl/local_conversation.py
+   * `_check_stuck_or_nudge`): a nudge is recorded and the step runs; a stuck agent gets status
+   * `stuck` and the run stops (true).
+   */
+  private async checkStuck(): Promise<boolean> {
+    const verdict = this.stuck?.check(this.tree.branch(STUCK_SCAN_WINDOW));
+    if (verdict === "stuck") await this.setExecutionStatus("stuck");
+    else if (verdict) await this.record(this.factory.environmentMessage(this.masker.mask(verdict.nudge)));
+    return verdict === "stuck";
   }
 
   private async enterPause(): Promise<void> {
@@ -471,12 +512,10 @@ export class AgentConversation {
         return;
       }
       const view = viewOf(this.events);
-      if (this.condenser?.shouldCondense(view)) {
-        const plan = this.condenser.plan(view);
-        if (plan) {
-          await this.condense(plan, abort.signal);
-          return;
-        }
+      const plan = this.condenser?.plan(view, this.chatTools);
+      if (plan) {
+        await this.condense(plan, abort.signal);
+        return;
       }
       checkBudget(this.settings.max_budget_per_task, this.usage.totalCost);
       let response: LlmResponse;
@@ -505,7 +544,7 @@ export class AgentConversation {
       }
       const actions: ActionEvent[] = [];
       for (const [index, call] of response.tool_calls.entries()) {
-        const action = await recordActionFor(this.actionContext(), call, response, index === 0, this.riskArgument);
+        const action = await recordActionFor(this.actionContext(), call, response, index === 0, this.riskRated);
         if (action) actions.push(action);
       }
       if (needsConfirmation(actions, this.security.policy)) {
@@ -522,7 +561,7 @@ export class AgentConversation {
   private async account(usageId: string, llm: Llm, response: LlmResponse): Promise<void> {
     const model = resolveModel(llm.model, this.settings.llm_base_url).model;
     const cost = costOf(response.usage, priceOf(model, this.deps.prices));
-    this.usage.add(usageId, llm.model, response.usage, cost, this.settings.max_budget_per_task ?? null);
+    this.usage.add(usageId, llm.model, response.usage, cost, this.settings.max_budget_per_task ?? null, this.contextWindow);
     await this.record(this.factory.stateUpdate("stats", this.usage.snapshot()));
   }
 

@@ -4,18 +4,19 @@
  */
 import type { Clock, IdGenerator } from "../events/clock.js";
 import { systemClock, uuidIds } from "../events/clock.js";
-import type { CondenserOptions } from "../history/condenser.js";
+import { SummarizingCondenser, type CondenserOptions } from "../history/condenser.js";
 import type { ConversationHost } from "../host.js";
 import { openAiLlmFactory } from "../llm/openai.js";
+import { DEFAULT_CONTEXT_WINDOWS } from "../llm/model.js";
 import { DEFAULT_PRICES, type ModelPrice } from "../llm/stats.js";
 import type { LlmFactory } from "../llm/types.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { OPENHANDS_SYSTEM_PROMPT } from "../prompts/system-prompt.js";
 import { openSandboxCgroups, type SandboxCgroups } from "../sandbox/cgroups.js";
 import { hostExecution, NO_SANDBOX_MESSAGE, probeBubblewrap, sandboxLimits, type Sandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { ForkServer, SANDBOX_NICE } from "../sandbox/fork-server.js";
 import { runOneShot, type OneShotCommand, type OneShotResult } from "../sandbox/one-shot.js";
 import { AgentConversation } from "./conversation.js";
+import type { StuckThresholds } from "./stuck-detector.js";
 
 export interface AgentRuntimeOptions {
   /** Builds each conversation's LLM from its settings (default: the official `openai` client, {@link openAiLlmFactory}). */
@@ -49,8 +50,21 @@ export interface AgentRuntimeOptions {
   cgroup?: "auto" | string | false;
   /** Stream LLM tokens as StreamingDeltaEvent (default false, as OpenHands' LLM default). */
   stream?: boolean;
-  /** The condenser's thresholds (default 120 events, the first 4 kept). */
+  /**
+   * The condenser's thresholds (OpenHands' defaults: 240 events, the first 2 kept, and the agent
+   * model's context window as token limit; `maxTokens` lowers it).
+   */
   condenser?: CondenserOptions;
+  /**
+   * Context windows (max input tokens) by model-name prefix, added to (and overriding)
+   * {@link DEFAULT_CONTEXT_WINDOWS}: a model's window bounds the condenser's tokens.
+   */
+  contextWindows?: Record<string, number>;
+  /**
+   * Stop a run whose agent is stuck in a loop, status `stuck` (default true, as OpenHands'
+   * `stuck_detection`); thresholds may be given (defaults `DEFAULT_STUCK_THRESHOLDS`).
+   */
+  stuckDetection?: boolean | Partial<StuckThresholds>;
   /** Terminal limits (soft timeout 10 s, `timeout` capped at 3,600 s, 30,000 characters of output). */
   terminal?: { softTimeoutSeconds?: number; maxTimeoutSeconds?: number; maxOutputChars?: number };
   /** MCP limits (30 s to connect and list tools; 300 s per call unless the server entry says). */
@@ -62,7 +76,10 @@ export interface AgentRuntimeOptions {
    * interrupt) and `classification` on ConversationErrorEvent (v1.40). Both default true.
    */
   emit?: { interruptEvent?: boolean; classification?: boolean };
-  /** The system prompt (default OpenHands'). */
+  /**
+   * A system prompt of the operator's, recorded verbatim instead of OpenHands' (which is built for
+   * each conversation's model from OpenHands' sections); the dynamic context is added either way.
+   */
   systemPrompt?: string;
   clock?: Clock;
   ids?: IdGenerator;
@@ -74,7 +91,7 @@ export interface AgentRuntimeOptions {
  *
  * @example
  * const runtime = new AgentRuntime({ allowNetwork: false });
- * const conversation = await runtime.open(host);          // SystemPromptEvent, tools, MCP servers
+ * const conversation = await runtime.open(host);          // tools, MCP servers
  * await conversation.sendMessage({ role: "user", content: [{ type: "text", text: "Hi" }] }, { run: true });
  * await conversation.idle();
  */
@@ -92,6 +109,7 @@ export class AgentRuntime {
       throw new Error("hostExecution() runs commands unconfined on the host: it needs allowHostExecution: true.");
     }
     sandboxLimits(options.limits); // a bad limit is an error now, not at the first command
+    new SummarizingCondenser(options.condenser); // so are bad condenser thresholds
   }
 
   /** The sandbox commands run in (bubblewrap, host) or undefined when the terminal is refused; resolved once. */
@@ -140,11 +158,11 @@ export class AgentRuntime {
 
   /**
    * Opens a conversation: reads its stored events and settings, starts its tools (and MCP
-   * servers), records the SystemPromptEvent when the conversation has none (open a new conversation
-   * before recording its first user message, so the prompt comes first, as in OpenHands), and
-   * applies the restart rule: a conversation stored as `running` becomes `error`, with an
+   * servers), and applies the restart rule: a conversation stored as `running` becomes `error`, with an
    * AgentErrorEvent for its first unanswered action. Opening an open conversation returns it; one
    * being closed is opened anew once its close has finished (its shell stopped, STOPPED reported).
+   * The SystemPromptEvent is recorded at the first message or run, with the workspace's project
+   * skills read then, as OpenHands does (`AgentConversation.prepare`).
    */
   open(host: ConversationHost): Promise<AgentConversation> {
     const id = host.conversationId;
@@ -167,12 +185,14 @@ export class AgentRuntime {
       ids: options.ids ?? uuidIds,
       stream: options.stream ?? false,
       condenser: options.condenser ?? {},
+      contextWindows: { ...DEFAULT_CONTEXT_WINDOWS, ...options.contextWindows },
+      stuckDetection: options.stuckDetection ?? true,
       terminal: options.terminal ?? {},
       mcp: options.mcp ?? {},
       prices: { ...DEFAULT_PRICES, ...options.pricing },
       interruptEvent: options.emit?.interruptEvent ?? true,
       classification: options.emit?.classification ?? true,
-      systemPrompt: options.systemPrompt ?? OPENHANDS_SYSTEM_PROMPT,
+      systemPrompt: options.systemPrompt,
       logger: options.logger ?? silentLogger,
       onClosed: (closed) => {
         if (this.conversations.get(closed) === conversation) this.conversations.delete(closed);

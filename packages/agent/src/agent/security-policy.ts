@@ -43,16 +43,13 @@ function riskConfirmed(risk: SecurityRisk, policy: ConfirmRisky): boolean {
 }
 
 /**
- * OpenHands' `_extract_security_risk`: the risk of a call to `tool` from its `security_risk`
- * argument (`raw`), which is required when the run's tools take it (`riskArgument`).
- * @throws ToolArgumentError when it is missing but required, or not a risk
+ * OpenHands' `_extract_security_risk` (openhands-sdk/openhands/sdk/agent/agent.py): the risk of a
+ * call to `tool` from its `security_risk` argument (`raw`). It counts only when a security analyzer
+ * is set (`riskRated`); a read-only tool, a call without one, or no analyzer: UNKNOWN.
+ * @throws ToolArgumentError when an analyzer is set and `raw` is not a risk
  */
-export function securityRiskOf(tool: Pick<AgentTool, "name" | "readOnly">, raw: unknown, riskArgument: boolean): SecurityRisk {
-  if (tool.readOnly) return "UNKNOWN";
-  if (raw == null) {
-    if (riskArgument) throw new ToolArgumentError(`Failed to provide security_risk field in tool '${tool.name}'`);
-    return "UNKNOWN";
-  }
+export function securityRiskOf(tool: Pick<AgentTool, "readOnly">, raw: unknown, riskRated: boolean): SecurityRisk {
+  if (tool.readOnly || !riskRated || raw == null) return "UNKNOWN";
   if (!(SECURITY_RISKS as readonly unknown[]).includes(raw)) throw new ToolArgumentError(`'${String(raw)}' is not a valid SecurityRisk`);
   return raw as SecurityRisk;
 }
@@ -80,7 +77,7 @@ export interface SecurityPolicyFields {
 }
 
 /** Records a state field that changed (a ConversationStateUpdateEvent). */
-type RecordStateUpdate = (key: "confirmation_policy" | "security_analyzer", value: ConfirmationPolicy | SecurityAnalyzer | null) => Promise<void>;
+type RecordStateUpdate = (key: "confirmation_policy" | "security_analyzer", value: ConfirmationPolicy | SecurityAnalyzer | null) => Promise<unknown>;
 
 /** A conversation's `confirmation_policy` and `security_analyzer`, each recorded when it changes. */
 export class SecurityPolicyState {
@@ -109,7 +106,7 @@ export class SecurityPolicyState {
     return this.confirmationPolicy;
   }
 
-  /** The LLM security analyzer: the model rates each action's `security_risk` itself. */
+  /** The LLM security analyzer: the model's `security_risk` of each action counts. */
   get llmRatesRisk(): boolean {
     return this.securityAnalyzer?.kind === "LLMSecurityAnalyzer";
   }

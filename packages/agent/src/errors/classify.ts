@@ -142,3 +142,15 @@ function outcomeOf(code: string, detail: string): Outcome {
   if (GENERIC_WRAPPERS.has(code)) return TRANSIENT;
   return UNKNOWN;
 }
+
+/**
+ * The classifications OpenHands gives an AgentErrorEvent, which describes where an error surfaced
+ * (the agent scaffold), not why (openhands-sdk/openhands/sdk/event/error_classification.py and
+ * event/llm_convertible/observation.py): an expected failure the agent can correct (an unknown
+ * tool, arguments that do not validate, a tool that refuses the action) is {@link AGENT_OUTCOME};
+ * an unexpected exception and a tool cut off by a restart are {@link INTERNAL_FAILURE}; an event
+ * recorded without one reads {@link UNCLASSIFIED}.
+ */
+export const AGENT_OUTCOME: ErrorClassification = { kind: "agent_action", retryable: true, user_action: "retry", error_id: null };
+export const INTERNAL_FAILURE: ErrorClassification = { kind: "internal", retryable: false, user_action: "none", error_id: null };
+export const UNCLASSIFIED: ErrorClassification = { kind: "unknown", retryable: false, user_action: "none", error_id: null };

@@ -11,6 +11,7 @@ import type {
   CondensationRequest,
   ConversationErrorEvent,
   ConversationStateUpdateEvent,
+  ErrorClassification,
   InterruptEvent,
   Message,
   MessageEvent,
@@ -25,7 +26,7 @@ import type {
   ToolDefinition,
   UserRejectObservation,
 } from "@acs-toolkit/schema";
-import { classifyError } from "../errors/classify.js";
+import { classifyError, UNCLASSIFIED } from "../errors/classify.js";
 import { EventTimestamps, type Clock, type IdGenerator } from "./clock.js";
 
 interface ActionEventFields {
@@ -36,6 +37,12 @@ interface ActionEventFields {
   llmResponseId: string;
   securityRisk: SecurityRisk;
   summary: string | null;
+}
+
+/** A classification as OpenHands stores it: a null `error_id` omitted (`exclude_none`). */
+function persisted(classification: ErrorClassification): ErrorClassification {
+  const { error_id: errorId, ...rest } = classification;
+  return errorId == null ? rest : classification;
 }
 
 /** The fields by which an observation or a rejection answers its action. */
@@ -49,7 +56,7 @@ export class EventFactory {
   constructor(
     clock: Clock,
     private readonly ids: IdGenerator,
-    /** Add `classification` to ConversationErrorEvent (v1.40+). */
+    /** Add `classification` to ConversationErrorEvent and AgentErrorEvent (v1.40+). */
     private readonly classify: boolean,
   ) {
     this.timestamps = new EventTimestamps(clock);
@@ -76,6 +83,12 @@ export class EventFactory {
 
   userMessage(message: Message): MessageEvent {
     return { ...this.head(), source: "user", llm_message: message, activated_skills: [], extended_content: [], kind: "MessageEvent" };
+  }
+
+  /** A message the runtime adds for the LLM to read as the user's (a nudge of the stuck detector). */
+  environmentMessage(text: string): MessageEvent {
+    const message: Message = { role: "user", content: [{ cache_prompt: false, type: "text", text }], thinking_blocks: [] };
+    return { ...this.head(), source: "environment", llm_message: message, activated_skills: [], extended_content: [], kind: "MessageEvent" };
   }
 
   agentMessage(content: string | null, reasoningContent: string | null, llmResponseId: string): MessageEvent {
@@ -107,11 +120,20 @@ export class EventFactory {
   }
 
   observation(action: ActionEvent, observation: Observation): ObservationEvent {
-    return { ...this.head(), ...answering(action), observation, kind: "ObservationEvent" };
+    return { ...this.head(), ...answering(action), observation, extended_content: [], kind: "ObservationEvent" };
   }
 
-  agentError(toolName: string, toolCallId: string, error: string): AgentErrorEvent {
-    return { ...this.head(), source: "agent", tool_name: toolName, tool_call_id: toolCallId, error, kind: "AgentErrorEvent" };
+  /** `classification`: what kind of failure it is (v1.40+; see `AGENT_OUTCOME`, the default `UNCLASSIFIED`). */
+  agentError(toolName: string, toolCallId: string, error: string, classification: ErrorClassification = UNCLASSIFIED): AgentErrorEvent {
+    return {
+      ...this.head(),
+      source: "agent",
+      tool_name: toolName,
+      tool_call_id: toolCallId,
+      error,
+      ...(this.classify ? { classification: persisted(classification) } : {}),
+      kind: "AgentErrorEvent",
+    };
   }
 
   userReject(action: ActionEvent, reason: string): UserRejectObservation {
@@ -124,7 +146,7 @@ export class EventFactory {
       source: "environment",
       code,
       detail,
-      ...(this.classify ? { classification: classifyError(code, detail) } : {}),
+      ...(this.classify ? { classification: persisted(classifyError(code, detail)) } : {}),
       kind: "ConversationErrorEvent",
     };
   }

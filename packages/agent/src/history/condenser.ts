@@ -1,24 +1,35 @@
 /**
- * OpenHands' LLMSummarizingCondenser (the default condenser, `enable_default_condenser`): when the
- * view holds more than `maxSize` events (default 120), or a CondensationRequest is unhandled, the
- * events after the first `keepFirst` (default 4: the system prompt, the first user message, …) are
- * forgotten up to a tail that keeps the view at about half its limit (`maxSize / 2`; half the current
- * size for a request), and an LLM summary of them (and of the previous summary) takes their place
- * at `summary_offset = keepFirst`.
+ * OpenHands' LLMSummarizingCondenser (the default condenser, `enable_default_condenser`), as
+ * openhands-sdk/openhands/sdk/context/condenser/llm_summarizing_condenser.py runs it with the
+ * settings' defaults (openhands-sdk/openhands/sdk/settings/model.py): the view is condensed when
  *
- * One refinement: the forgotten range never separates a tool call from its result (its bounds move
- * forward until they fall between complete exchanges, and the summary goes where the range starts),
- * so the history stays valid for the LLM.
+ * - a CondensationRequest is unhandled: down to half its size;
+ * - it holds more than `maxSize` events (default 240): down to half that;
+ * - it holds more tokens than the agent model's context window (its max input tokens), or than
+ *   `maxTokens` when that is smaller: down to half the limit (tokens estimated, see `tokens.ts`);
+ *
+ * the strictest of these deciding. The events after the first `keepFirst` (default 2: the system
+ * prompt and the first user message) are forgotten up to the tail that meets it, and an LLM summary
+ * of them (and of the previous summary) takes their place at `summary_offset`. A condensation that
+ * would forget less than a tenth of the view is not made (`minimum_progress`).
+ *
+ * The forgotten range never separates a tool call from its result, nor the calls of one response
+ * (its bounds move forward to the next such boundary, the SDK's `manipulation_indices`), so the
+ * history stays valid for the LLM.
  */
+import type { ChatTool } from "../llm/types.js";
 import type { View, ViewEvent } from "./view.js";
 import { answeredCallId } from "./view.js";
 import { observationText } from "./messages.js";
+import { TokenCounter } from "./tokens.js";
 
 export interface CondenserOptions {
-  /** Events in the view above which it is condensed (default 120). */
+  /** Events in the view above which it is condensed (default 240). */
   maxSize?: number;
-  /** Events at the start that are always kept (default 4). */
+  /** Events at the start that are always kept (default 2). */
   keepFirst?: number;
+  /** Tokens above which the view is condensed, when smaller than the model's context window (default: that window). */
+  maxTokens?: number;
 }
 
 export interface CondensationPlan {
@@ -32,31 +43,50 @@ export interface CondensationPlan {
 
 /** Longest rendering of one event in the summary prompt. */
 const EVENT_TEXT_LIMIT = 2_000;
+/** The least part of the view a condensation forgets (`minimum_progress`). */
+const MINIMUM_PROGRESS = 0.1;
 
 export class SummarizingCondenser {
   readonly maxSize: number;
   readonly keepFirst: number;
+  /** The token limit: the smaller of `maxTokens` and the agent model's context window; undefined when neither is known. */
+  readonly maxTokens: number | undefined;
+  private readonly tokens = new TokenCounter();
 
-  constructor(options: CondenserOptions = {}) {
-    this.maxSize = options.maxSize ?? 120;
-    this.keepFirst = options.keepFirst ?? 4;
+  /**
+   * @param contextWindow the agent model's max input tokens, when known
+   * @throws RangeError when `keepFirst` leaves no room for a tail (`keep_first` < `max_size // 2`)
+   */
+  constructor(options: CondenserOptions = {}, contextWindow?: number) {
+    this.maxSize = options.maxSize ?? 240;
+    this.keepFirst = options.keepFirst ?? 2;
+    const limits = [options.maxTokens, contextWindow].filter((limit): limit is number => limit !== undefined);
+    this.maxTokens = limits.length ? Math.min(...limits) : undefined;
+    if (Math.floor(this.maxSize / 2) - this.keepFirst - 1 <= 0) {
+      throw new RangeError("keep_first must be less than max_size // 2 to leave room for condensation");
+    }
   }
 
-  shouldCondense(view: View): boolean {
-    return view.unhandledCondensationRequest || view.events.length > this.maxSize;
+  /** Whether the view must be condensed; `tools`: what the LLM is offered with it (they count as tokens). */
+  shouldCondense(view: View, tools: readonly ChatTool[] = []): boolean {
+    return view.unhandledCondensationRequest || view.events.length > this.maxSize || this.overTokens(view, tools) !== undefined;
   }
 
-  /** What to forget and how to ask for the summary, or undefined when nothing can be forgotten. */
-  plan(view: View): CondensationPlan | undefined {
+  /** What to forget and how to ask for the summary, or undefined when nothing (or too little) can be forgotten. */
+  plan(view: View, tools: readonly ChatTool[] = []): CondensationPlan | undefined {
     const events = view.events;
-    const target = view.unhandledCondensationRequest ? Math.floor(events.length / 2) : Math.floor(this.maxSize / 2);
-    const fromTail = Math.max(1, target - this.keepFirst - 1);
+    const tails: number[] = [];
+    if (view.unhandledCondensationRequest) tails.push(Math.floor(events.length / 2) - this.keepFirst - 1);
+    if (events.length > this.maxSize) tails.push(Math.floor(this.maxSize / 2) - this.keepFirst - 1);
+    const excess = this.overTokens(view, tools);
+    if (excess !== undefined) tails.push(this.tailWithin(events, excess));
+    if (tails.length === 0) return undefined;
     const bounds = exchangeBounds(events);
     let start = this.keepFirst;
-    let end = events.length - fromTail;
+    let end = Math.min(events.length, Math.max(0, events.length - Math.min(...tails)));
     while (start < events.length && !bounds(start)) start++;
     while (end < events.length && !bounds(end)) end++;
-    if (start >= end) return undefined;
+    if (start >= end || end - start < events.length * MINIMUM_PROGRESS) return undefined;
     const forgotten = events.slice(start, end);
     // The view holds at most one summary; the new one replaces it, so it folds the old one in.
     const previous = events.find((event) => event.kind === "CondensationSummaryEvent");
@@ -65,6 +95,28 @@ export class SummarizingCondenser {
       summaryOffset: start,
       prompt: summaryPrompt(previous?.kind === "CondensationSummaryEvent" ? previous.summary : "", forgotten.filter((event) => event !== previous)),
     };
+  }
+
+  /** The tokens to remove to get down to half the limit, when the view is over it. */
+  private overTokens(view: View, tools: readonly ChatTool[]): number | undefined {
+    if (this.maxTokens === undefined) return undefined;
+    const total = this.tokens.total(view.events, tools);
+    return total > this.maxTokens ? total - Math.floor(this.maxTokens / 2) : undefined;
+  }
+
+  /**
+   * How many events at the end of the view can stay when the events after the first `keepFirst`
+   * must lose `excess` tokens (utils.py `get_suffix_length_for_token_reduction`): all but the
+   * shortest run after them that holds more than `excess`.
+   */
+  private tailWithin(events: readonly ViewEvent[], excess: number): number {
+    const candidates = events.slice(this.keepFirst);
+    let removed = 0;
+    for (const [index, event] of candidates.entries()) {
+      removed += this.tokens.event(event);
+      if (removed > excess) return candidates.length - (index + 1);
+    }
+    return 0;
   }
 }
 

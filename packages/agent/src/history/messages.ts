@@ -4,7 +4,8 @@
  * - SystemPromptEvent → the system message (its dynamic context appended);
  * - the ActionEvents of one LLM response → one assistant message with every tool call, the first
  *   action's thought as its text;
- * - ObservationEvent, AgentErrorEvent, UserRejectObservation → a tool message each;
+ * - ObservationEvent (its extended content appended), AgentErrorEvent, UserRejectObservation → a
+ *   tool message each, cut at 50,000 characters;
  * - MessageEvent → a user or assistant message (extended content appended);
  * - CondensationSummaryEvent → a user message holding the summary.
  *
@@ -14,12 +15,15 @@
  */
 import type { Content, ImageContent, Observation, TerminalObservation, TextContent } from "@acs-toolkit/schema";
 import type { ChatContentPart, ChatMessage, ChatToolCall } from "../llm/types.js";
+import { maybeTruncate } from "../tools/truncate.js";
 import { answeredCallId, type View, type ViewEvent } from "./view.js";
 
 /** OpenHands' Observation.ERROR_MESSAGE_HEADER. */
 const ERROR_HEADER = "[An error occurred during execution.]\n";
 /** OpenHands' MAX_CMD_OUTPUT_SIZE: the terminal text the LLM reads. */
 const MAX_CMD_OUTPUT_SIZE = 30_000;
+/** OpenHands' DEFAULT_TEXT_CONTENT_LIMIT: the text of a tool message (llm/message.py `_maybe_truncate_tool_text`). */
+const TOOL_TEXT_LIMIT = 50_000;
 
 const isImage = (part: Content): part is ImageContent => part.type === "image";
 
@@ -40,11 +44,8 @@ function terminalText(observation: TerminalObservation): string {
   if (meta.working_dir) text += `\n[Current working directory: ${meta.working_dir}]`;
   if (meta.py_interpreter_path) text += `\n[Python interpreter: ${meta.py_interpreter_path}]`;
   if (meta.exit_code !== undefined && meta.exit_code !== -1) text += `\n[Command finished with exit code ${meta.exit_code}]`;
-  if (text.length > MAX_CMD_OUTPUT_SIZE) {
-    const half = MAX_CMD_OUTPUT_SIZE / 2;
-    text = `${text.slice(0, half)}\n<response clipped>\n${text.slice(-half)}`;
-  }
-  return text;
+  // As TerminalObservation.to_llm_content (openhands-tools/openhands/tools/terminal/definition.py).
+  return maybeTruncate(text, MAX_CMD_OUTPUT_SIZE);
 }
 
 function userContent(content: readonly Content[]): string | ChatContentPart[] {
@@ -56,10 +57,13 @@ function userContent(content: readonly Content[]): string | ChatContentPart[] {
 
 function toolMessage(event: ViewEvent): ChatMessage | undefined {
   switch (event.kind) {
-    case "ObservationEvent":
-      return { role: "tool", tool_call_id: event.tool_call_id, name: event.tool_name, content: observationText(event.observation) };
+    case "ObservationEvent": {
+      // As ObservationEvent.to_llm_message (openhands-sdk/openhands/sdk/event/llm_convertible/observation.py).
+      const content = [observationText(event.observation), ...(event.extended_content ?? []).map((part) => part.text)].join("\n");
+      return { role: "tool", tool_call_id: event.tool_call_id, name: event.tool_name, content: maybeTruncate(content, TOOL_TEXT_LIMIT) };
+    }
     case "AgentErrorEvent":
-      return { role: "tool", tool_call_id: event.tool_call_id, name: event.tool_name, content: event.error };
+      return { role: "tool", tool_call_id: event.tool_call_id, name: event.tool_name, content: maybeTruncate(event.error, TOOL_TEXT_LIMIT) };
     case "UserRejectObservation":
       return { role: "tool", tool_call_id: event.tool_call_id, name: event.tool_name, content: `Action rejected: ${event.rejection_reason ?? "User rejected the action"}` };
     default:

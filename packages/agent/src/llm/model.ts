@@ -49,3 +49,36 @@ export function resolveModel(llmModel: string | null | undefined, baseUrl?: stri
   }
   return { provider, model, baseUrl: url };
 }
+
+/**
+ * Context windows (max input tokens, as LiteLLM's model map lists them) of common models, matched
+ * by prefix of the model's own name (the part after the last `/`). OpenHands learns a model's
+ * window from LiteLLM's model info (openhands-sdk/openhands/sdk/llm/llm.py
+ * `effective_max_input_tokens`); it bounds the condenser's tokens and is `context_window` in the
+ * stats. Pass `contextWindows` to the runtime for other models (a local model's configured window).
+ */
+export const DEFAULT_CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
+  "gpt-4o": 128_000,
+  "gpt-4.1": 1_047_576,
+  "gpt-5": 272_000,
+  o1: 200_000,
+  "o1-mini": 128_000,
+  o3: 200_000,
+  "o4-mini": 200_000,
+  "claude-3-5": 200_000,
+  "claude-3-7": 200_000,
+  "claude-sonnet-4": 200_000,
+  "claude-opus-4": 200_000,
+  "claude-haiku-4": 200_000,
+  "gemini-2.5": 1_048_576,
+};
+
+/** The context window of `llmModel` (`provider/model`): the entry with the longest prefix of its name, or undefined. */
+export function contextWindowOf(llmModel: string | null | undefined, windows: Readonly<Record<string, number>>): number | undefined {
+  const name = llmModel?.trim().split("/").at(-1) ?? "";
+  let best: string | undefined;
+  for (const prefix of Object.keys(windows)) {
+    if (name.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = prefix;
+  }
+  return best === undefined ? undefined : windows[best];
+}

@@ -127,8 +127,11 @@ export class ConversationStats {
     return stats;
   }
 
-  /** Adds one completion to `usageId`'s totals. */
-  add(usageId: string, model: string, usage: LlmUsage, cost: number, budget: number | null): void {
+  /**
+   * Adds one completion to `usageId`'s totals. `contextWindow`: the model's max input tokens (0 when
+   * unknown); the totals keep the largest seen, as OpenHands' TokenUsage adds them.
+   */
+  add(usageId: string, model: string, usage: LlmUsage, cost: number, budget: number | null, contextWindow = 0): void {
     const current = this.metrics.get(usageId) ?? {
       model_name: model,
       accumulated_cost: 0,
@@ -148,6 +151,7 @@ export class ConversationStats {
         cache_read_tokens: total.cache_read_tokens + usage.cache_read_tokens,
         cache_write_tokens: total.cache_write_tokens + usage.cache_write_tokens,
         reasoning_tokens: total.reasoning_tokens + usage.reasoning_tokens,
+        context_window: Math.max(total.context_window, contextWindow),
         per_turn_token: usage.prompt_tokens + usage.completion_tokens,
       },
     });

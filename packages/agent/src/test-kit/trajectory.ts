@@ -18,9 +18,11 @@ export interface TrajectoryReport {
 const describe = (issue: TrajectoryIssue) => `#${issue.index} ${issue.pointer || "/"}: ${issue.message} (${issue.rule})`;
 
 function classificationProblems(event: RecordedEvent, index: number): string[] {
-  if (event.kind !== "ConversationErrorEvent" || event.classification === undefined) return [];
+  if (event.kind !== "ConversationErrorEvent" || event.classification == null) return [];
+  // Stored without nulls, as OpenHands stores events: a null error_id is absent.
+  const { error_id: errorId = null, ...stored } = event.classification;
   const expected = classifyError(event.code, event.detail);
-  return JSON.stringify(event.classification) === JSON.stringify(expected) ? [] : [`#${index} classification is not classify_error(code, detail)`];
+  return JSON.stringify({ ...stored, error_id: errorId }) === JSON.stringify(expected) ? [] : [`#${index} classification is not classify_error(code, detail)`];
 }
 
 /** Validates a trajectory with every sequence rule, strictly; see the module comment. */

@@ -63,26 +63,40 @@ export function llmParameters(kind: ActionKind, descriptions: ParameterDescripti
   return schema;
 }
 
-/** `summary` and (with an LLM security analyzer) `security_risk`, which OpenHands adds to every tool. */
-export function withCommonParameters(parameters: Schema, options: { securityRisk: boolean }): Schema {
+/**
+ * The `security_risk` property as the SDK renders it (openhands-sdk/openhands/sdk/tool/tool.py
+ * `create_action_type_with_risk`): the built-in tools' schema comes from a pydantic field whose
+ * reference to the SecurityRisk enum takes the enum's own description; an MCP tool's is written out
+ * (mcp/tool.py `_get_tool_schema`). Optional: UNKNOWN when left out.
+ */
+const SECURITY_RISK = {
+  builtIn: {
+    type: "string",
+    description: "Security risk levels for actions.\n\nBased on OpenHands security risk levels but adapted for agent-sdk.\nInteger values allow for easy comparison and ordering.",
+    enum: [...SECURITY_RISKS],
+  },
+  mcp: { type: "string", description: "The LLM's assessment of the safety risk of this action.", enum: [...SECURITY_RISKS] },
+};
+
+const SUMMARY = {
+  type: "string",
+  description:
+    "A concise summary (approximately 10 words) describing what this specific action does. Focus on the key operation and target. Example: 'List all Python files in current directory'",
+};
+
+/**
+ * The parameters OpenHands adds to every tool's schema (openhands-sdk/openhands/sdk/tool/tool.py
+ * `_get_tool_schema`): `security_risk` on every tool that is not read-only, whatever the security
+ * analyzer (the agent always asks, openhands-sdk/openhands/sdk/agent/utils.py), and `summary`; both
+ * first, so that an answer cut short by the output limit still has them.
+ */
+export function withCommonParameters(parameters: Schema, options: { securityRisk: "builtIn" | "mcp" | false }): Schema {
   const properties: Schema = {
+    ...(options.securityRisk ? { security_risk: SECURITY_RISK[options.securityRisk] } : {}),
+    summary: SUMMARY,
     ...(parameters.properties as Schema),
-    summary: {
-      type: "string",
-      description:
-        "A concise summary (approximately 10 words) describing what this specific action does. Focus on the key operation and target. Example: 'List all Python files in current directory'",
-    },
   };
-  const required = [...((parameters.required as string[]) ?? [])];
-  if (options.securityRisk) {
-    properties.security_risk = {
-      type: "string",
-      enum: SECURITY_RISKS.filter((risk) => risk !== "UNKNOWN"),
-      description: "The LLM's assessment of the safety risk of this action. See the SECURITY_RISK_ASSESSMENT section in the system prompt for risk level definitions.",
-    };
-    required.push("security_risk");
-  }
-  return { ...parameters, properties, required };
+  return { ...parameters, properties, required: [...((parameters.required as string[]) ?? [])] };
 }
 
 /**

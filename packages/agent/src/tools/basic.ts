@@ -3,7 +3,7 @@
  * (logs a thought) and `task_tracker` (the conversation's task list).
  */
 import type { TaskItem, TaskTrackerAction } from "@acs-toolkit/schema";
-import { FINISH_DESCRIPTION, TASK_TRACKER_DESCRIPTION, THINK_DESCRIPTION } from "../prompts/tool-descriptions.js";
+import { FINISH_DESCRIPTION, FINISH_PARAMETERS, TASK_TRACKER_DESCRIPTION, TASK_TRACKER_PARAMETERS, THINK_DESCRIPTION, THINK_PARAMETERS } from "../prompts/tool-descriptions.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, type AgentTool } from "./tool.js";
 
@@ -16,7 +16,7 @@ export function finishTool(): AgentTool {
   return {
     name: "finish",
     definition,
-    parameters: llmParameters("FinishAction", { message: "Final message to send to the user." }),
+    parameters: llmParameters("FinishAction", FINISH_PARAMETERS),
     readOnly: true,
     toAction: (args) => buildAction("FinishAction", args),
     async execute(action) {
@@ -35,7 +35,7 @@ export function thinkTool(): AgentTool {
   return {
     name: "think",
     definition,
-    parameters: llmParameters("ThinkAction", { thought: "The thought to log." }),
+    parameters: llmParameters("ThinkAction", THINK_PARAMETERS),
     readOnly: true,
     toAction: (args) => buildAction("ThinkAction", args),
     async execute() {
@@ -66,19 +66,12 @@ export function taskTrackerTool(initial: readonly TaskItem[] = []): AgentTool {
   const definition = toolDefinition("TaskTrackerTool", {
     title: "task_tracker",
     description: TASK_TRACKER_DESCRIPTION,
-    annotations: { title: "task_tracker", readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   });
   return {
     name: "task_tracker",
     definition,
-    parameters: llmParameters("TaskTrackerAction", {
-      command:
-        "The command to execute. `view` shows the current task list. `plan` creates or updates the task list based on provided requirements and progress. Always `view` the current list before making changes.",
-      task_list: "The full task list. Required parameter of `plan` command.",
-      "task_list.items.title": "A brief title for the task.",
-      "task_list.items.notes": "Additional details or notes about the task.",
-      "task_list.items.status": "The current status of the task. One of 'todo', 'in_progress', or 'done'.",
-    }),
+    parameters: llmParameters("TaskTrackerAction", TASK_TRACKER_PARAMETERS),
     readOnly: false,
     toAction: (args) => buildAction("TaskTrackerAction", args),
     async execute(action) {

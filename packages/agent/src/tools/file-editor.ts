@@ -11,7 +11,7 @@
  */
 import path from "node:path";
 import type { FileEditorAction, FileEditorObservation } from "@acs-toolkit/schema";
-import { FILE_EDITOR_DESCRIPTION } from "../prompts/tool-descriptions.js";
+import { FILE_EDITOR_PARAMETERS, fileEditorDescription } from "../prompts/tool-descriptions.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
 import { text, type AgentTool } from "./tool.js";
 import { WorkspaceFileError, WorkspaceFiles, type WorkspaceEntry } from "./workspace-files.js";
@@ -60,23 +60,13 @@ export function fileEditorTool(options: FileEditorOptions): AgentTool {
   const editor = new FileEditor(options.workspaceDir, options.owner);
   const definition = toolDefinition("FileEditorTool", {
     title: "file_editor",
-    description: FILE_EDITOR_DESCRIPTION,
+    description: fileEditorDescription(options.workspaceDir),
     annotations: { title: "file_editor", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   });
   return {
     name: "file_editor",
     definition,
-    parameters: llmParameters("FileEditorAction", {
-      command: "The commands to run. Allowed options are: `view`, `create`, `str_replace`, `insert`, `undo_edit`.",
-      path: "Absolute path to file or directory.",
-      file_text: "Required parameter of `create` command, with the content of the file to be created.",
-      old_str: "Required parameter of `str_replace` command containing the string in `path` to replace.",
-      new_str:
-        "Optional parameter of `str_replace` command containing the new string (if not given, no string will be added). Required parameter of `insert` command containing the string to insert.",
-      insert_line: "Required parameter of `insert` command. The `new_str` will be inserted AFTER the line `insert_line` of `path`.",
-      view_range:
-        "Optional parameter of `view` command when `path` points to a file. If none is given, the full file is shown. If provided, the file will be shown in the indicated line number range, e.g. [11, 12] will show lines 11 and 12. Indexing at 1 to start. Setting `[start_line, -1]` shows all lines from `start_line` to the end of the file.",
-    }),
+    parameters: llmParameters("FileEditorAction", FILE_EDITOR_PARAMETERS),
     readOnly: false,
     toAction: (args) => buildAction("FileEditorAction", args),
     execute: (action) => editor.run(action as FileEditorAction),

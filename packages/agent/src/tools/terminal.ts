@@ -6,20 +6,21 @@
  * - A command returns when the prompt comes back (`exit_code` = the command's), or after
  *   `softTimeoutSeconds` without new output when no `timeout` is given, or after `timeout` seconds:
  *   then `exit_code` is -1, `timeout` true, and the command keeps running. The model may send `""`
- *   (more output), text with `is_input` (standard input), `C-c`, `C-d` or `C-z` with `is_input`, or
- *   `reset`.
+ *   (more output), text with `is_input` (standard input), a key with `is_input` (`C-c`, any
+ *   `C-<letter>`, `ENTER`, `UP`, `TAB`, `ESC`… as OpenHands names them), or `reset`.
  * - A new command while one runs is not executed (the note says why).
  * - An interrupt sends Ctrl-C to the running command and returns what it printed.
  * - `reset` replaces the shell (environment, working directory and jobs are lost).
  */
 import type { TerminalAction, TerminalObservation } from "@acs-toolkit/schema";
-import { TERMINAL_DESCRIPTION } from "../prompts/tool-descriptions.js";
+import { terminalDescription, terminalParameters } from "../prompts/tool-descriptions.js";
 import { NO_SANDBOX_MESSAGE, SANDBOX_PATH, type Sandbox } from "../sandbox/sandbox.js";
 import { watchDirectoryQuota, type DirectoryQuota } from "../sandbox/directory-quota.js";
 import type { ProcessSpawner } from "../sandbox/fork-server.js";
 import { watchProcessMemory, type ProcessMemoryWatch } from "../sandbox/process-memory.js";
 import { TerminalSession, type WaitResult } from "../terminal/session.js";
 import { buildAction, llmParameters, toolDefinition } from "./arguments.js";
+import { maybeTruncate } from "./truncate.js";
 import { text, ToolUnavailableError, type AgentTool, type ToolContext } from "./tool.js";
 
 export interface TerminalToolOptions {
@@ -44,28 +45,43 @@ const TIMEOUT_MESSAGE_TEMPLATE =
   "You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys to interrupt/kill the command, or use the timeout parameter in terminal for future commands.";
 const CONTINUATION_PREFIX = "[Below is the output of the previous command.]\n";
 const mebibytes = (bytes: number) => `${Math.round((bytes / 1024 ** 2) * 10) / 10} MiB`;
-const SPECIAL_KEYS: Readonly<Record<string, string>> = { "C-c": "\x03", "C-d": "\x04", "C-z": "\x1a" };
+/** Named keys the model may send with `is_input`, as OpenHands' PTY terminal writes them (`subprocess_terminal.py`). */
+const SPECIAL_KEYS: Readonly<Record<string, string>> = {
+  ENTER: "\n",
+  TAB: "\t",
+  BS: "\x7f",
+  ESC: "\x1b",
+  UP: "\x1b[A",
+  DOWN: "\x1b[B",
+  RIGHT: "\x1b[C",
+  LEFT: "\x1b[D",
+  HOME: "\x1b[H",
+  END: "\x1b[F",
+  PGUP: "\x1b[5~",
+  PGDN: "\x1b[6~",
+};
+
+/** The bytes of a special key (a named key, or `C-x`, `CTRL-x`, `CTRL+x` for a letter), or undefined for text. */
+function specialKey(command: string): string | undefined {
+  const upper = command.trim().toUpperCase();
+  const named = SPECIAL_KEYS[upper];
+  if (named !== undefined) return named;
+  const letter = /^(?:C-|CTRL-|CTRL\+)([A-Z])$/.exec(upper)?.[1];
+  return letter ? String.fromCharCode(letter.charCodeAt(0) & 0x1f) : undefined;
+}
 
 export function terminalTool(options: TerminalToolOptions): AgentTool {
   const soft = options.softTimeoutSeconds ?? 10;
   const definition = toolDefinition("TerminalTool", {
     title: "terminal",
-    description: TERMINAL_DESCRIPTION.replace("soft timeout of 10 seconds", `soft timeout of ${soft} seconds`),
+    description: terminalDescription(soft),
     annotations: { title: "terminal", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   });
   const terminal = new Terminal(options, soft);
   return {
     name: "terminal",
     definition,
-    parameters: llmParameters("TerminalAction", {
-      command:
-        "The bash command to execute. Can be empty string to view additional logs when previous exit code is `-1`. Can be `C-c` (Ctrl+C) to interrupt the currently running process. Note: You can only execute one bash command at a time. If you need to run multiple commands sequentially, you can use `&&` or `;` to chain them together.",
-      is_input:
-        "If True, the command is an input to the running process. If False, the command is a bash command to be executed in the terminal. Default is False.",
-      timeout: `Optional. Sets a maximum time limit (in seconds) for running the command. If the command takes longer than this limit, you'll be asked whether to continue or stop it. If you don't set a value, the command will instead pause and ask for confirmation when it produces no new output for ${soft} seconds. Use a higher value if the command is expected to take a long time (like installation or testing), or if it has a known fixed duration (like sleep).`,
-      reset:
-        "If True, reset the terminal by creating a new session. Use this only when the terminal becomes unresponsive. Note that all previously set environment variables and session state will be lost after reset. Cannot be used with is_input=True.",
-    }),
+    parameters: llmParameters("TerminalAction", terminalParameters(soft)),
     readOnly: false,
     toAction: (args) => buildAction("TerminalAction", args),
     execute: (action, context) => terminal.execute(action as TerminalAction, context),
@@ -156,7 +172,7 @@ class Terminal {
           suffix: `\n[Your command "${command}" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting \`is_input\` to \`true\`, you can interact with the current process: ${TIMEOUT_MESSAGE_TEMPLATE}]`,
         });
       }
-      if (isInput) session.input(SPECIAL_KEYS[command.trim()] ?? `${command}\n`);
+      if (isInput) session.input(specialKey(command) ?? `${command}\n`);
       return this.finish(command, await session.wait(limits), CONTINUATION_PREFIX, action.timeout ?? undefined, session);
     }
     if (isInput) return this.error(command, "ERROR: No previous running command to interact with.");
@@ -174,15 +190,15 @@ class Terminal {
     timeout: number | undefined,
     session: TerminalSession,
   ): Promise<TerminalObservation> {
-    let { output, outcome, omitted } = result;
+    let { output, outcome } = result;
     if (outcome === "interrupted") {
       const after = await session.interrupt(2_000);
-      ({ output, omitted } = after);
+      ({ output } = after);
       outcome = after.outcome === "completed" ? "completed" : "no_change_timeout";
     }
     const exitCode = outcome === "completed" ? session.state.exitCode : -1;
     const note = this.limitNotes(session);
-    output = this.clip(output, omitted);
+    output = this.clip(output);
     switch (outcome) {
       case "completed":
         return this.observation(command, output, exitCode, { prefix, suffix: note + this.completedMeta(exitCode).suffix });
@@ -243,11 +259,12 @@ class Terminal {
     };
   }
 
-  /** Head and tail of a long output, with a note of what was cut (`omitted`: already dropped from its middle by the session). */
-  private clip(output: string, omitted: number): string {
-    const max = this.options.maxOutputChars ?? 30_000;
-    if (output.length <= max && omitted === 0) return output;
-    const half = Math.min(Math.floor(max / 2), Math.floor(output.length / 2));
-    return `${output.slice(0, half)}\n<response clipped: ${output.length - 2 * half + omitted} characters omitted>\n${output.slice(-half)}`;
+  /**
+   * Head and tail of a long output around OpenHands' notice, as its terminal session cuts a
+   * command's output (`maybe_truncate`, no file saved: `full_output_save_dir` stays unset). The
+   * session keeps at least a mebibyte of head and tail, so a middle it dropped is inside the cut.
+   */
+  private clip(output: string): string {
+    return maybeTruncate(output, this.options.maxOutputChars ?? 30_000);
   }
 }

@@ -131,6 +131,11 @@ export class WorkspaceFiles {
     });
   }
 
+  /** The path `file` leads to, links followed (inside the workspace): two names of one file give the same. */
+  async resolve(file: string): Promise<string> {
+    return this.withWalk(file, false, async ({ resolved }) => path.join(this.root, resolved));
+  }
+
   /** The entries of the directory `dir`. */
   async list(dir: string): Promise<Dirent[]> {
     return this.withWalk(dir, false, async ({ parent, name }) => {

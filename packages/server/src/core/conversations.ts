@@ -384,12 +384,13 @@ export class ConversationCore {
    * Sets a conversation's status and records the change as a ConversationStateUpdateEvent (nothing
    * when it has that status already). @throws ConversationNotFoundError
    */
-  setStatus(conversationId: string, status: ConversationLifecycleStatus): Promise<ConversationRecord> {
+  setStatus(conversationId: string, status: ConversationLifecycleStatus, parentId?: string): Promise<ConversationRecord> {
     return this.serially(conversationId, async () => {
       const before = await requireConversation(this.store, conversationId);
       if (before.status === status) return before;
       const record = await this.store.setStatus(conversationId, status);
-      const change: Event = { id: crypto.randomUUID(), timestamp: recordedTimestamp(), source: "environment", key: "conversation_status", value: status, kind: "ConversationStateUpdateEvent" };
+      const parent = parentId === undefined ? {} : { parent_id: parentId };
+      const change: Event = { id: crypto.randomUUID(), timestamp: recordedTimestamp(), source: "environment", ...parent, key: "conversation_status", value: status, kind: "ConversationStateUpdateEvent" };
       await this.append(conversationId, validated([change], true));
       return record;
     });
@@ -441,7 +442,7 @@ export class ConversationCore {
   contextFor(conversationId: string): RuntimeContext {
     return {
       record: async (events) => void (await this.record(conversationId, events)),
-      setStatus: async (status) => void (await this.setStatus(conversationId, status)),
+      setStatus: async (status, parentId) => void (await this.setStatus(conversationId, status, parentId)),
       publishState: () => this.publishState(conversationId),
     };
   }

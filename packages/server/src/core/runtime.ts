@@ -16,8 +16,8 @@ export const NO_AGENT_DETAIL = "No agent runs this conversation: it is a recordi
 export interface RuntimeContext {
   /** Records events into the conversation (validated, stored, pushed to subscribers). */
   record(events: Event[]): Promise<void>;
-  /** Moves the conversation to a new status and records the change. */
-  setStatus(status: ConversationLifecycleStatus): Promise<void>;
+  /** Moves the conversation to a new status and records the change (stamped with `parentId`, the agent's HEAD, when given). */
+  setStatus(status: ConversationLifecycleStatus, parentId?: string): Promise<void>;
   /** Pushes the conversation's `full_state` to live subscribers, not stored (after run, pause, interrupt). */
   publishState(): Promise<void>;
 }

@@ -14,7 +14,7 @@ import type { Event } from "@acs-toolkit/schema";
 import { describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
 import { exited, SERVER_CLI, spawnServer } from "../support/process.js";
-import { expectGone, processesWith } from "./support.js";
+import { expectGone, processesWith, releaseViolations } from "./support.js";
 
 const NOBODY = 65534;
 const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--"];
@@ -27,7 +27,11 @@ const cases = [
 ];
 
 const terminal = (command: string) => ({ name: "terminal", arguments: { command } });
-const view = (file: string) => ({ name: "file_editor", arguments: { command: "view", path: file } });
+/**
+ * A view of `file`, its arguments cycling through three equivalent forms: the same call four times
+ * in a row is what the stuck detector stops a run on, and these runs repeat a view on purpose.
+ */
+const view = (file: string, index = 0) => ({ name: "file_editor", arguments: { command: "view", path: file, ...[{}, { view_range: [1, -1] }, { view_range: [1, 1] }][index % 3] } });
 const RACE_VIEWS = 400;
 
 describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
@@ -66,8 +70,8 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
         },
         // Four processes of ~100 MB each: every one under the per-process bound, together past 256 MiB.
         { toolCalls: [terminal(`pids=; for i in 1 2 3 4; do node -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 5000)" & pids="$pids $!"; done; wait $pids; echo waited`)] },
-        { toolCalls: Array.from({ length: 6 }, () => view(path.join(workspace, "f"))) },
-        ...Array.from({ length: RACE_VIEWS / 200 }, () => ({ toolCalls: Array.from({ length: 200 }, () => view(path.join(workspace, "link"))) })),
+        { toolCalls: Array.from({ length: 6 }, (_, i) => view(path.join(workspace, "f"), i)) },
+        ...Array.from({ length: RACE_VIEWS / 200 }, () => ({ toolCalls: Array.from({ length: 200 }, (_, i) => view(path.join(workspace, "link"), i)) })),
         { toolCalls: [{ name: "finish", arguments: { message: "done" } }] },
       );
       release();
@@ -107,6 +111,14 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
       expect((await call("GET", `/api/conversations/${id}/files/f`)).status).toBe(404);
       expect(await (await call("GET", "/health")).json()).toMatchObject({ status: "ok", file_io: "ok" });
       expect((await processesWith(`sleep ${marker}`)).length).toBe(2);
+      const trajectory: Event[] = [];
+      for (let pageId: string | undefined; ; ) {
+        const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100${pageId ? `&page_id=${pageId}` : ""}`)).json()) as { items: Event[]; next_page_id?: string };
+        trajectory.push(...page.items);
+        if (!(pageId = page.next_page_id)) break;
+      }
+      const violations = releaseViolations(trajectory);
+      expect(violations, violations.join("\n")).toEqual([]);
 
       server.process.kill("SIGKILL");
       await exited(server.process);

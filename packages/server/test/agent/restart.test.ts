@@ -12,7 +12,7 @@ import type { Event } from "@acs-toolkit/schema";
 import { afterAll, expect, it, vi } from "vitest";
 import { KEY } from "../support/harness.js";
 import { exited, spawnServer, type ServerProcess } from "../support/process.js";
-import { LLM_KEY } from "./support.js";
+import { LLM_KEY, releaseViolations } from "./support.js";
 
 let llm: ScriptedLlmServer;
 let dataDir: string;
@@ -83,9 +83,12 @@ it("a restart during a command: execution_status error, an AgentErrorEvent for t
   // The conversation is the agent's after the restart: run resumes it from its stored history.
   expect((await call(second.url, "POST", `/api/conversations/${id}/run`)).body).toEqual({ success: true });
   await vi.waitFor(async () => expect((await call(second.url, "GET", `/api/conversations/${id}`)).body.execution_status).toBe("finished"), { timeout: 20_000, interval: 50 });
-  const report = checkTrajectory(await events(second.url, id));
+  const trajectory = await events(second.url, id);
+  const report = checkTrajectory(trajectory);
   expect(report.errors, report.errors.join("\n")).toEqual([]);
   expect(report.warnings, report.warnings.join("\n")).toEqual([]);
+  const violations = releaseViolations(trajectory);
+  expect(violations, violations.join("\n")).toEqual([]);
   second.process.kill("SIGTERM");
   expect(await exited(second.process)).toBe(0);
 });

@@ -5,9 +5,11 @@
  */
 import { openAiLlmFactory, type AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit";
-import type { Event } from "@acs-toolkit/schema";
+import { OPENHANDS_RELEASE, type Event } from "@acs-toolkit/schema";
+import { validateTrajectory } from "@acs-toolkit/validator";
 import { readdir, readFile } from "node:fs/promises";
 import { expect } from "vitest";
+import type { AgentConversationRuntime } from "../../src/llm-agent-runtime.js";
 import { KEY, startTestServer, type Reply, type TestServer } from "../support/harness.js";
 import { connectLive, isEventFrame, livePath, type Frame, type LivePeer } from "@acs-toolkit/test-kit/live";
 
@@ -21,6 +23,12 @@ export interface AgentServer {
   settings(extra?: Record<string, unknown>): Promise<void>;
   /** Creates a conversation and connects a live peer to it (replaying everything, then live). */
   create(body?: Record<string, unknown>): Promise<{ id: string; peer: LivePeer; reply: Reply }>;
+  /**
+   * Stops the agent runtime (runs interrupted, as a server stopping does), then checks every
+   * conversation the agent ran with {@link releaseViolations}, then closes everything; fails, after
+   * closing, naming each event and field that OpenHands {@link OPENHANDS_RELEASE} would not write.
+   * A second call does nothing.
+   */
   close(): Promise<void>;
 }
 
@@ -30,6 +38,7 @@ export async function startAgentServer(flags: string[] = [], agent: AgentRuntime
     agent: { llm: openAiLlmFactory({ initialBackoffMs: 5, maxBackoffMs: 20 }), ...agent },
   });
   const peers: LivePeer[] = [];
+  let closed = false;
   const server: AgentServer = {
     t,
     llm,
@@ -50,12 +59,67 @@ export async function startAgentServer(flags: string[] = [], agent: AgentRuntime
       return { id, peer, reply };
     },
     async close() {
-      for (const peer of peers) peer.ws.close();
-      await t.close();
-      await llm.close();
+      if (closed) return;
+      closed = true;
+      let violations: string[] = [];
+      try {
+        violations = await runtimeViolations(t);
+      } finally {
+        for (const peer of peers) peer.ws.close();
+        await t.close();
+        await llm.close();
+      }
+      expect(violations, `trajectories the agent recorded that OpenHands ${OPENHANDS_RELEASE} would not write:\n${violations.join("\n")}`).toEqual([]);
     },
   };
   return server;
+}
+
+/** `1.31.0` → 1_031_000, to compare releases. */
+const releaseNumber = (release: string) => release.split(".").reduce((sum, part) => sum * 1000 + Number(part), 0);
+const atLeast = (release: string, since: string) => releaseNumber(release) >= releaseNumber(since);
+
+/**
+ * Where a trajectory the agent runtime recorded is not what OpenHands {@link OPENHANDS_RELEASE}
+ * writes, one line per problem naming the event (index, kind, id), the field (JSON pointer) and the
+ * rule:
+ *
+ * - every error and warning of `acs-validate --profile <OPENHANDS_RELEASE>` with the sequence rules,
+ *   strict (`validateTrajectory`): a kind, field or value that release does not write, a broken shape,
+ *   a broken sequence;
+ * - a later addition that release always writes and the trajectory lacks (rule `always-written`):
+ *   the profile accepts its absence, as a field with a default is optional on the wire, but a store
+ *   of that release never lacks it. `parent_id` on every event but the first (1.31.0 on),
+ *   `extended_content` on every ObservationEvent (1.34.0 on), `classification` on every AgentErrorEvent
+ *   and ConversationErrorEvent (1.40.0 on); see their descriptions in spec/.
+ */
+export function releaseViolations(events: readonly Event[]): string[] {
+  const found: Array<{ index: number; pointer: string; rule: string; message: string }> = [];
+  const result = validateTrajectory(events, { profile: OPENHANDS_RELEASE, sequence: true, unknownKinds: "error", unknownProperties: "error" });
+  for (const issue of [...result.errors, ...result.warnings]) found.push({ index: issue.index ?? -1, pointer: issue.pointer || "/", rule: issue.rule, message: issue.message });
+  const lacks = (index: number, field: string, since: string) =>
+    found.push({ index, pointer: `/${field}`, rule: "always-written", message: `is written by OpenHands ${OPENHANDS_RELEASE} on every such event (from ${since} on), missing here` });
+  events.forEach((event, index) => {
+    const fields = event as unknown as Record<string, unknown>;
+    if (atLeast(OPENHANDS_RELEASE, "1.31.0") && index > 0 && fields.parent_id == null) lacks(index, "parent_id", "1.31.0");
+    if (atLeast(OPENHANDS_RELEASE, "1.34.0") && event.kind === "ObservationEvent" && !Array.isArray(fields.extended_content)) lacks(index, "extended_content", "1.34.0");
+    if (atLeast(OPENHANDS_RELEASE, "1.40.0") && (event.kind === "AgentErrorEvent" || event.kind === "ConversationErrorEvent") && fields.classification == null) lacks(index, "classification", "1.40.0");
+  });
+  const kindAt = (index: number) => events[index]?.kind ?? "(trajectory)";
+  return found.map(({ index, pointer, rule, message }) => `#${index} ${kindAt(index)} ${events[index]?.id ?? ""} ${pointer}: ${message} (${rule})`);
+}
+
+/** {@link releaseViolations} of every conversation the agent ran on this server (replays and deleted ones are not its), each line prefixed with the conversation's id. */
+async function runtimeViolations(t: TestServer): Promise<string[]> {
+  const runtime = t.server.runtime as AgentConversationRuntime;
+  // Runs end as when the server stops (paused, an InterruptEvent), so that what that writes is checked too.
+  await runtime.close();
+  const violations: string[] = [];
+  for (const record of await t.server.store.listConversations({ by: "createdAt", order: "asc", limit: 10_000 })) {
+    if (!(await runtime.owns(record.id))) continue;
+    violations.push(...releaseViolations(await stored(t, record.id)).map((line) => `conversation ${record.id}: ${line}`));
+  }
+  return violations;
 }
 
 /** Frames of `execution_status` updates with this value. */

@@ -18,7 +18,8 @@ const EXECUTE = "/api/bash/execute_bash_command";
 /** A conversation whose agent has opened (its workspace exists). */
 async function openConversation(s: AgentServer): Promise<{ id: string; workspace: string }> {
   const { id, peer } = await s.create();
-  await peer.waitFor(1, (frame) => frame.value.kind === "SystemPromptEvent");
+  // RUNNING is recorded once the agent has set the conversation up (its workspace made first).
+  await peer.waitFor(1, (frame) => frame.value.kind === "ConversationStateUpdateEvent" && frame.value.key === "conversation_status" && frame.value.value === "RUNNING");
   return { id, workspace: path.join(s.t.dataDir, "uploads", id) };
 }
 
