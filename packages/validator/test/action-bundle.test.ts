@@ -8,24 +8,12 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
+import { actionStep, jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
 
 const actionDir = path.join(repoDir, ".github/actions/validate-events");
 const actionYaml = readFileSync(path.join(actionDir, "action.yml"), "utf8");
 
-/** The `run: |` block of the step, dedented. */
-const script = (() => {
-  const lines = actionYaml.split("\n");
-  const start = lines.findIndex((l) => /^ {6}run: \|$/.test(l));
-  const body: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    if (line.trim() !== "" && !line.startsWith("        ")) break;
-    body.push(line.slice(8));
-  }
-  return body.join("\n");
-})();
-
-const stepEnv = Object.fromEntries([...actionYaml.matchAll(/^ {8}(ACS_[A-Z_]+): \$\{\{ inputs\.([\w-]+) \}\}$/gm)].map((m) => [m[1]!, m[2]!]));
+const { script, stepEnv } = actionStep(actionYaml);
 
 /** The action's directory as the runner checks it out: `_actions/<owner>/<repo>/<ref>/.github/actions/validate-events`. */
 function checkedOutAction(): string {

@@ -6,24 +6,11 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { actionInputs, jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
+import { actionInputs, actionStep, jsonl, packageDir, repoDir, tempDir, trajectory, writeFiles } from "./cli-support.js";
 
 const actionYaml = readFileSync(path.join(repoDir, ".github/actions/validate-events/action.yml"), "utf8");
 
-/** The `run: |` block of the step, dedented. */
-const script = (() => {
-  const lines = actionYaml.split("\n");
-  const start = lines.findIndex((l) => /^ {6}run: \|$/.test(l));
-  const body: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    if (line.trim() !== "" && !line.startsWith("        ")) break;
-    body.push(line.slice(8));
-  }
-  return body.join("\n");
-})();
-
-/** The step's env: environment variable → input name. */
-const stepEnv = Object.fromEntries([...actionYaml.matchAll(/^ {8}(ACS_[A-Z_]+): \$\{\{ inputs\.([\w-]+) \}\}$/gm)].map((m) => [m[1]!, m[2]!]));
+const { script, stepEnv } = actionStep(actionYaml);
 
 /** Defaults of the inputs, as the runner fills them in. */
 function defaults(): Record<string, string> {

@@ -124,3 +124,19 @@ export function actionInputs(yaml: string): string[] {
   const block = /^inputs:\n((?:(?: {2}.*)?\n)+)/m.exec(yaml)?.[1] ?? "";
   return [...block.matchAll(/^ {2}([\w-]+):/gm)].map((m) => m[1]!);
 }
+
+/**
+ * The step of an action.yml as the runner runs it: its `run: |` script, dedented, and its env
+ * (environment variable → the input it carries).
+ */
+export function actionStep(yaml: string): { script: string; stepEnv: Record<string, string> } {
+  const lines = yaml.split("\n");
+  const start = lines.findIndex((l) => /^ {6}run: \|$/.test(l));
+  const body: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.trim() !== "" && !line.startsWith("        ")) break;
+    body.push(line.slice(8));
+  }
+  const stepEnv = Object.fromEntries([...yaml.matchAll(/^ {8}(ACS_[A-Z_]+): \$\{\{ inputs\.([\w-]+) \}\}$/gm)].map((m) => [m[1]!, m[2]!]));
+  return { script: body.join("\n"), stepEnv };
+}
