@@ -1,7 +1,7 @@
 /** Starts the mock: a world, Prism in front of it, the live channel, on one HTTP server. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { answerClientErrors, attachLiveEvents, createLogger, guardRequestTarget } from "@acs-toolkit/server";
+import { answerClientErrors, attachLiveEvents, createLogger, guardRequestTarget, outlastClientKeepAlive } from "@acs-toolkit/server";
 import { createPrismFront, frontHandler, type Front, type FrontOptions, type NodeHandler } from "./front.js";
 import { createWorld, type World, type WorldOptions } from "./world.js";
 
@@ -49,6 +49,7 @@ export async function startMock(options: MockOptions = {}): Promise<RunningMock>
   const { world, handler } = await createMock(options);
   const http = createServer(guardRequestTarget(handler));
   answerClientErrors(http); // Node's 400/431/408 in the interface's JSON shape, as on the server
+  outlastClientKeepAlive(http);
   // The server's live channel on the same world: the same replay/live join, auth, close codes.
   const live = attachLiveEvents(http, {
     store: world.store,

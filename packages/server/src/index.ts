@@ -50,6 +50,7 @@ export { RequestChecks, type Lazy, type OperationValidators } from "./validation
 export { createKeyCheck } from "./keys.js";
 export { createCipher } from "./secrets.js";
 export { answerClientErrors, guardRequestTarget, rejectSocket } from "./http/client-errors.js";
+export { outlastClientKeepAlive } from "./http/keep-alive.js";
 export { writeReply } from "./http/write-reply.js";
 export { pathEncodingProblem, pathTemplates } from "./api/routes.js";
 export { reportEventLoopDelay, EVENT_LOOP_MESSAGE, type EventLoopDelay } from "./event-loop-report.js";

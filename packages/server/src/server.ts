@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createApp } from "./app.js";
 import { answerClientErrors, guardRequestTarget } from "./http/client-errors.js";
+import { outlastClientKeepAlive } from "./http/keep-alive.js";
 import { EventBus } from "./core/bus.js";
 import type { ServerConfig } from "./config.js";
 import type { ConversationService } from "./conversation-service.js";
@@ -136,6 +137,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
 
   const http = createServer(options.http ?? {}, guardRequestTarget(app));
   answerClientErrors(http);
+  outlastClientKeepAlive(http);
   const live = attachLiveEvents(http, { ...options.live, store, bus, conversations, keys: keys.keys, publicRead: config.publicRead, log, writeHealth, bashEvents: api });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
