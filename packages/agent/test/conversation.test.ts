@@ -65,7 +65,7 @@ describe("tool calls the agent cannot run", () => {
     expectValidTrajectory(h.host);
   });
 
-  it("records malformed argument JSON exactly as received, with an AgentErrorEvent, and goes on", async () => {
+  it("records malformed argument JSON as 1.43.1 does (a marker and the error), with an AgentErrorEvent, and goes on", async () => {
     h = await start();
     const malformed = '{"command": "ls -la", "is_input": fals';
     h.llm.play({ toolCalls: [{ name: "terminal", arguments: malformed }] }, { toolCalls: [{ name: "finish", arguments: { message: "gave up" } }] });
@@ -74,9 +74,11 @@ describe("tool calls the agent cannot run", () => {
 
     const [action] = h.host.ofKind("ActionEvent");
     expect(action!.action).toBeUndefined();
-    expect(action!.tool_call.arguments).toBe(malformed);
     const [error] = h.host.ofKind("AgentErrorEvent");
-    expect(error!.error).toMatch(/^Error validating args \{"command": "ls -la", "is_input": fals for tool 'terminal': .*JSON/);
+    expect(error!.error).toMatch(/^Error validating tool 'terminal': .*JSON.*\. Arguments: unparseable JSON$/);
+    // openhands-sdk/openhands/sdk/agent/agent.py `_emit_tool_error`: the text is replaced, as json.dumps writes it.
+    expect(JSON.parse(action!.tool_call.arguments)).toEqual({ _openhands_malformed_tool_call: true, error: error!.error });
+    expect(action!.tool_call.arguments).toMatch(/^\{"_openhands_malformed_tool_call": true, "error": "Error validating tool 'terminal': /);
     expect(h.conversation.executionStatus).toBe("finished");
     expectValidTrajectory(h.host);
   });
@@ -90,8 +92,23 @@ describe("tool calls the agent cannot run", () => {
     await h.conversation.sendMessage(userText("Edit"), { run: true });
     await h.conversation.idle();
     const errors = h.host.ofKind("AgentErrorEvent").map((event) => event.error);
-    expect(errors[0]).toContain("/command: is required in FileEditorAction");
-    expect(errors[1]).toContain("mood");
+    expect(errors[0]).toMatch(/^Error validating tool 'file_editor': .*\/command: is required in FileEditorAction.*\. Parameters provided: \['path'\]$/);
+    expect(errors[1]).toMatch(/^Error validating tool 'think': .*mood.*\. Parameters provided: \['thought', 'mood'\]$/);
+    expectValidTrajectory(h.host);
+  });
+
+  it("records the arguments as OpenHands re-serialises them, and a summary of its own when the model gives none", async () => {
+    h = await start();
+    // Compact JSON, a null, a misspelt security_risk, a non-ASCII character and a raw newline inside a string.
+    h.llm.play({ toolCalls: [{ name: "terminal", arguments: '{"command":"echo \u00e9t\u00e9","timeout":null,"securtiy_risk":"LOW","is_input":false}' }, { name: "think", arguments: '{"thought":"line one\nline two"}' }] }, { text: "ok" });
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.conversation.idle();
+    const [terminal, think] = h.host.ofKind("ActionEvent");
+    expect(terminal!.tool_call.arguments).toBe('{"command": "echo \\u00e9t\\u00e9", "is_input": false, "security_risk": "LOW"}');
+    expect(terminal!.summary).toBe('terminal: {"command": "echo \\u00e9t\\u00e9", "is_input": false}');
+    expect(terminal!.action).toMatchObject({ command: "echo été", is_input: false });
+    expect(think!.action).toMatchObject({ thought: "line one\nline two" });
+    expect(think!.tool_call.arguments).toBe('{"thought": "line one\\nline two"}');
     expectValidTrajectory(h.host);
   });
 

@@ -10,6 +10,8 @@ import { expectValidTrajectory, timeline, type Harness, useHarness } from "./sup
 const start = useHarness();
 let h: Harness;
 
+/** A state field a conversation started with, stored before the runtime opens it (as the server stores a StartConversationRequest's). */
+const startState = (key: string, value: unknown): Event => ({ id: crypto.randomUUID(), timestamp: "2026-03-01T10:00:00.000000", source: "environment", key, value, kind: "ConversationStateUpdateEvent" });
 const think = (thought: string) => ({ toolCalls: [{ name: "think", arguments: { thought } }] });
 const many = <T>(count: number, make: (index: number) => T) => Array.from({ length: count }, (_, index) => make(index));
 
@@ -38,11 +40,11 @@ describe("stuck detection", () => {
   });
 
   it("nudges once after the same action failed three times, and stops at the fourth", async () => {
-    // The same action (malformed arguments: no action) with a different error each time.
+    // The same action (malformed arguments: no action), failing with the same error each time.
     await runUntilStuck(many(10, (index) => ({ toolCalls: [{ name: "terminal", arguments: `{"command": "ls", ${index}` }] })));
     const errors = h.host.ofKind("AgentErrorEvent");
     expect(errors).toHaveLength(4);
-    expect(new Set(errors.map((error) => error.error)).size).toBe(4);
+    expect(new Set(errors.map((error) => error.error)).size).toBe(1);
     const nudges = h.host.ofKind("MessageEvent").filter((message) => message.source === "environment");
     expect(nudges).toHaveLength(1);
     expect(nudges[0]!.llm_message).toEqual({
@@ -107,6 +109,25 @@ describe("stuck detection", () => {
     await h.conversation.sendMessage(userText("Go"), { run: true });
     await h.conversation.idle();
     expect(h.conversation.executionStatus).toBe("finished");
+  });
+
+  it("is off for a conversation that started with stuck_detection false (the agent server's StartConversationRequest)", async () => {
+    h = await start({ host: { events: [startState("stuck_detection", false)] } });
+    h.llm.play(...many(6, () => think("again")), { text: "Done." });
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.conversation.idle();
+    expect(h.conversation.executionStatus).toBe("finished");
+    expect(h.llm.requests).toHaveLength(7);
+    expectValidTrajectory(h.host);
+  });
+
+  it("a conversation's own max_iterations stops its run over the settings' limit", async () => {
+    h = await start({ settings: { max_iterations: 50 }, runtime: { stuckDetection: false }, host: { events: [startState("max_iterations", 3)] } });
+    h.llm.play(...many(5, (index) => think(`step ${index}`)));
+    await h.conversation.sendMessage(userText("Go"), { run: true });
+    await h.conversation.idle();
+    expect(h.llm.requests).toHaveLength(3);
+    expect(h.host.ofKind("ConversationErrorEvent").map((error) => error.code)).toEqual(["MaxIterationsReached"]);
   });
 
   it("a stuck conversation runs again after a user message", async () => {

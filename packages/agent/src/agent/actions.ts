@@ -12,6 +12,7 @@ import type { ChatToolCall, LlmResponse } from "../llm/types.js";
 import type { SecretMasker } from "../secrets.js";
 import { text, ToolArgumentError, ToolUnavailableError, type AgentTool } from "../tools/tool.js";
 import { securityRiskOf } from "./security-policy.js";
+import { defaultSummary, malformedArguments, parseToolCallArguments, pythonJsonDumps, pythonList } from "./tool-call-arguments.js";
 
 /** What recording and executing actions needs from the conversation. */
 export interface ActionContext {
@@ -26,34 +27,43 @@ export interface ActionContext {
   finished(): Promise<void>;
 }
 
-/** A call the agent can run, or the error the LLM is told (then the call is recorded without action). */
-type ParsedToolCall = { action: Action; securityRisk: SecurityRisk; summary: string | null } | { error: string };
+/**
+ * A call the agent can run, or the error the LLM is told (then the call is recorded without action);
+ * either way with the `tool_call` to record.
+ */
+type ParsedToolCall = { action: Action; securityRisk: SecurityRisk; summary: string; toolCall: MessageToolCall } | { error: string; toolCall: MessageToolCall };
 
-const pythonList = (names: readonly string[]) => `[${names.map((name) => `'${name}'`).join(", ")}]`;
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+/** Whether a tool's own parameters include `summary` (an MCP tool's may): then it stays an argument (`_tool_has_summary_param`). */
+const ownsSummary = (tool: AgentTool) => Object.hasOwn((tool.parameters.properties as Record<string, unknown> | undefined) ?? {}, "summary");
 
 /**
- * Reads a tool call against the conversation's tools; `riskRated`: a security analyzer reads the
- * call's `security_risk` (else it is UNKNOWN). The error texts are OpenHands'.
+ * Reads a tool call against the conversation's tools, as openhands-sdk/openhands/sdk/agent/agent.py
+ * `_get_action_event` does; `riskRated`: a security analyzer reads the call's `security_risk` (else
+ * it is UNKNOWN). The error texts are OpenHands'.
  */
-function parseToolCall(call: ChatToolCall, tools: ReadonlyMap<string, AgentTool>, riskRated: boolean): ParsedToolCall {
-  const tool = tools.get(call.name);
-  if (!tool) return { error: `Tool '${call.name}' not found. Available: ${pythonList([...tools.keys()])}` };
-  const invalid = (reason: string) => ({ error: `Error validating args ${call.arguments} for tool '${tool.name}': ${reason}` });
-  let args: unknown;
+function parseToolCall(call: ChatToolCall, toolCall: MessageToolCall, tools: ReadonlyMap<string, AgentTool>, riskRated: boolean): ParsedToolCall {
+  let args: Record<string, unknown>;
   try {
-    args = JSON.parse(call.arguments.trim() === "" ? "{}" : call.arguments);
+    args = parseToolCallArguments(call.arguments);
   } catch (error) {
-    return invalid(error instanceof Error ? error.message : String(error));
+    const message = `Error validating tool '${call.name}': ${error instanceof Error ? error.message : String(error)}. Arguments: unparseable JSON`;
+    return { error: message, toolCall: { ...toolCall, arguments: malformedArguments(message) } };
   }
-  if (!isObject(args)) return invalid("the arguments must be a JSON object");
-  const { summary, security_risk: risk, ...rest } = args;
+  const tool = tools.get(call.name);
+  if (!tool) return { error: `Tool '${call.name}' not found. Available: ${pythonList([...tools.keys()])}`, toolCall };
+  // Recorded as OpenHands re-serialises the arguments it read, before it takes security_risk and summary out.
+  const normalized = { ...toolCall, arguments: pythonJsonDumps(args) };
+  const { security_risk: risk, ...withSummary } = args;
+  const { summary, ...others } = withSummary;
+  const own = ownsSummary(tool);
+  const actionArgs = own ? withSummary : others;
+  const given = typeof summary === "string" && summary.trim() !== "" ? (own ? summary.trim() : summary) : undefined;
   try {
     const securityRisk = securityRiskOf(tool, risk, riskRated);
-    const action = tool.toAction(rest);
-    return { action, securityRisk, summary: typeof summary === "string" ? summary : null };
+    const action = tool.toAction(actionArgs);
+    return { action, securityRisk, summary: given ?? defaultSummary(tool.name, actionArgs), toolCall: normalized };
   } catch (error) {
-    if (error instanceof ToolArgumentError) return invalid(error.message);
+    if (error instanceof ToolArgumentError) return { error: `Error validating tool '${tool.name}': ${error.message}. Parameters provided: ${pythonList(Object.keys(actionArgs))}`, toolCall };
     throw error;
   }
 }
@@ -71,21 +81,20 @@ export async function recordActionFor(
   riskRated: boolean,
 ): Promise<ActionEvent | undefined> {
   const { factory, masker } = context;
-  const toolCall: MessageToolCall = { id: call.id || `call_${context.ids()}`, name: call.name, arguments: call.arguments, origin: "completion" };
+  const received: MessageToolCall = { id: call.id || `call_${context.ids()}`, name: call.name, arguments: call.arguments, origin: "completion" };
   const base = {
     thought: first && response.content ? [text(masker.mask(response.content))] : [],
     reasoningContent: first ? masker.mask(response.reasoning_content) : null,
-    toolCall,
     llmResponseId: response.id,
   };
-  const parsed = parseToolCall(call, context.tools, riskRated);
+  const parsed = parseToolCall(call, received, context.tools, riskRated);
   if ("error" in parsed) {
-    await context.record(factory.action({ ...base, action: null, securityRisk: "UNKNOWN", summary: null }));
+    await context.record(factory.action({ ...base, toolCall: parsed.toolCall, action: null, securityRisk: "UNKNOWN", summary: null }));
     // A call the agent can correct, as openhands-sdk/openhands/sdk/agent/agent.py `_emit_tool_error` classifies it.
-    await context.record(factory.agentError(call.name, toolCall.id, masker.mask(parsed.error), AGENT_OUTCOME));
+    await context.record(factory.agentError(call.name, received.id, masker.mask(parsed.error), AGENT_OUTCOME));
     return undefined;
   }
-  const event = factory.action({ ...base, action: parsed.action, securityRisk: parsed.securityRisk, summary: parsed.summary });
+  const event = factory.action({ ...base, toolCall: parsed.toolCall, action: parsed.action, securityRisk: parsed.securityRisk, summary: parsed.summary });
   await context.record(event);
   return event;
 }

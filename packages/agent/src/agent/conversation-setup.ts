@@ -53,6 +53,10 @@ export interface ConversationDependencies {
 interface RestoredState extends SecurityPolicyFields {
   status: ExecutionStatus;
   usage: ConversationStats;
+  /** The conversation's own `stuck_detection` (the agent server's StartConversationRequest); default true. */
+  stuckDetection: boolean;
+  /** The conversation's own `max_iterations`, over the settings' when recorded. */
+  maxIterations: number | undefined;
 }
 
 /** The state fields of the stored events, the last value of each winning. */
@@ -64,11 +68,15 @@ export function restoredState(events: readonly RecordedEvent[], settings: AgentS
     settingsPolicy: undefined,
     securityAnalyzer: null,
     settingsAnalyzer: undefined,
+    stuckDetection: true,
+    maxIterations: undefined,
   };
   for (const event of events) {
     if (event.kind !== "ConversationStateUpdateEvent") continue;
     if (event.key === "execution_status" && (EXECUTION_STATUSES as readonly unknown[]).includes(event.value)) state.status = event.value as ExecutionStatus;
     if (event.key === "stats") state.usage = ConversationStats.fromSnapshot(event.value);
+    if (event.key === "stuck_detection" && typeof event.value === "boolean") state.stuckDetection = event.value;
+    if (event.key === "max_iterations" && Number.isInteger(event.value) && (event.value as number) >= 1) state.maxIterations = event.value as number;
     if (event.key === "confirmation_policy" && typeof event.value === "object" && event.value !== null) {
       state.confirmationPolicy = event.value as ConfirmationPolicy;
       // Recorded before: what the settings say now counts as applied (a policy set on the conversation stays).

@@ -63,6 +63,8 @@ export class AgentConversation {
   /** Stamps `parent_id` on what is recorded and knows the active branch. */
   private readonly tree: EventTree;
   private readonly stuck: StuckDetector | undefined;
+  /** The conversation's own `max_iterations` (recorded at its start), over the settings'. */
+  private readonly iterationLimit: number | undefined;
   /** The project skills and the system prompt, readied at the first message or run. */
   private readonly context: ConversationContext;
   private masker = new SecretMasker([]);
@@ -100,8 +102,9 @@ export class AgentConversation {
     this.id = host.conversationId;
     this.factory = new EventFactory(deps.clock, deps.ids, deps.classification);
     this.tree = new EventTree(events);
-    this.stuck = deps.stuckDetection ? new StuckDetector(deps.stuckDetection === true ? {} : deps.stuckDetection) : undefined;
     const restored = restoredState(events, settings);
+    this.stuck = deps.stuckDetection && restored.stuckDetection ? new StuckDetector(deps.stuckDetection === true ? {} : deps.stuckDetection) : undefined;
+    this.iterationLimit = restored.maxIterations;
     this.status = restored.status;
     this.usage = restored.usage;
     this.security = new SecurityPolicyState(restored, (key, value) => this.record(this.factory.stateUpdate(key, value)));
@@ -417,7 +420,7 @@ export class AgentConversation {
       await this.prepareRun();
       if (this.status === "finished") return;
       await this.setExecutionStatus("running");
-      const maxIterations = this.settings.max_iterations ?? 500;
+      const maxIterations = this.iterationLimit ?? this.settings.max_iterations ?? 500;
       for (let iteration = 0; ; ) {
         if (this.interrupted) throw new Interrupted();
         if (this.pauseRequested) {

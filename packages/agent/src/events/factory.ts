@@ -45,9 +45,9 @@ function persisted(classification: ErrorClassification): ErrorClassification {
   return errorId == null ? rest : classification;
 }
 
-/** The fields by which an observation or a rejection answers its action. */
+/** The fields by which an observation or a rejection names the tool call it answers (`action_id` comes after the answer's own fields, as in the SDK's models). */
 function answering(action: ActionEvent) {
-  return { source: "environment" as const, tool_name: action.tool_name, tool_call_id: action.tool_call_id, action_id: action.id };
+  return { source: "environment" as const, tool_name: action.tool_name, tool_call_id: action.tool_call_id };
 }
 
 export class EventFactory {
@@ -82,7 +82,9 @@ export class EventFactory {
   }
 
   userMessage(message: Message): MessageEvent {
-    return { ...this.head(), source: "user", llm_message: message, activated_skills: [], extended_content: [], kind: "MessageEvent" };
+    // OpenHands' Message always has `thinking_blocks` (a list by default, so kept by exclude_none), after the fields a user message has.
+    const llmMessage: Message = message.thinking_blocks === undefined ? { ...message, thinking_blocks: [] } : message;
+    return { ...this.head(), source: "user", llm_message: llmMessage, activated_skills: [], extended_content: [], kind: "MessageEvent" };
   }
 
   /** A message the runtime adds for the LLM to read as the user's (a nudge of the stuck detector). */
@@ -95,8 +97,8 @@ export class EventFactory {
     const message: Message = {
       role: "assistant",
       content: content ? [{ cache_prompt: false, type: "text", text: content }] : [],
-      thinking_blocks: [],
       ...(reasoningContent ? { reasoning_content: reasoningContent } : {}),
+      thinking_blocks: [],
     };
     return { ...this.head(), source: "agent", llm_message: message, llm_response_id: llmResponseId, activated_skills: [], extended_content: [], kind: "MessageEvent" };
   }
@@ -120,7 +122,7 @@ export class EventFactory {
   }
 
   observation(action: ActionEvent, observation: Observation): ObservationEvent {
-    return { ...this.head(), ...answering(action), observation, extended_content: [], kind: "ObservationEvent" };
+    return { ...this.head(), ...answering(action), observation, action_id: action.id, extended_content: [], kind: "ObservationEvent" };
   }
 
   /** `classification`: what kind of failure it is (v1.40+; see `AGENT_OUTCOME`, the default `UNCLASSIFIED`). */
@@ -137,7 +139,7 @@ export class EventFactory {
   }
 
   userReject(action: ActionEvent, reason: string): UserRejectObservation {
-    return { ...this.head(), ...answering(action), rejection_reason: reason, rejection_source: "user", kind: "UserRejectObservation" };
+    return { ...this.head(), ...answering(action), rejection_reason: reason, rejection_source: "user", action_id: action.id, kind: "UserRejectObservation" };
   }
 
   conversationError(code: string, detail: string): ConversationErrorEvent {

@@ -5,11 +5,16 @@
  */
 import type { ConversationRecord } from "../store/types.js";
 import type { StartConversationRequest, UserMessage } from "@acs-toolkit/schema";
+import { openapiDocument } from "@acs-toolkit/schema/documents";
 import { HttpError } from "../core/errors.js";
 import { canonicalConversationId } from "../core/conversations.js";
 import type { ApiDeps } from "./deps.js";
 import { jsonReply } from "./reply.js";
 import type { ApiReply } from "./types.js";
+
+const START_PROPERTIES = (openapiDocument.components as { schemas: Record<string, { properties: Record<string, { default?: unknown }> }> }).schemas.StartConversationRequest!.properties;
+/** The spec's default of StartConversationRequest's `max_iterations` (OpenHands': 500). */
+const MAX_ITERATIONS_DEFAULT = START_PROPERTIES.max_iterations!.default;
 
 /** Keys only a StartConversationRequest has (the spec's CreateConversationBody `if`). */
 const START_KEYS = ["workspace", "agent", "agent_settings", "agent_profile_id"] as const;
@@ -17,6 +22,18 @@ const START_KEYS = ["workspace", "agent", "agent_settings", "agent_profile_id"] 
 /** Whether a parsed body of `POST /api/conversations` is the agent server's StartConversationRequest. */
 export const isStartRequest = (body: unknown): body is StartConversationRequest =>
   typeof body === "object" && body !== null && !Array.isArray(body) && START_KEYS.some((key) => key in body);
+
+/**
+ * The fields of the request that the conversation's agent follows over the account's settings, where
+ * they differ from the spec's defaults (OpenHands' web UI sends both on every start, at their
+ * defaults unless the user changed them): a conversation without stuck detection, an own step limit.
+ */
+function ownState(request: StartConversationRequest): Record<string, unknown> {
+  const state: Record<string, unknown> = {};
+  if (request.stuck_detection === false) state.stuck_detection = false;
+  if (request.max_iterations !== undefined && request.max_iterations !== MAX_ITERATIONS_DEFAULT) state.max_iterations = request.max_iterations;
+  return state;
+}
 
 /**
  * Starts a conversation as the agent server does: 201 and its ConversationInfo, or 200 and the
@@ -27,7 +44,7 @@ export async function startConversation({ store, conversations }: Pick<ApiDeps, 
   const requestedId = request.conversation_id ?? undefined;
   let record: ConversationRecord;
   try {
-    record = await conversations.create(requestedId === undefined ? {} : { conversation_id: requestedId });
+    record = await conversations.create(requestedId === undefined ? {} : { conversation_id: requestedId }, ownState(request));
   } catch (error) {
     const existing = error instanceof HttpError && error.status === 409 && requestedId !== undefined ? await store.getConversation(canonicalConversationId(requestedId) ?? requestedId) : undefined;
     if (!existing) throw error;

@@ -211,11 +211,19 @@ export class ConversationCore {
   /**
    * Creates a conversation from a `POST /api/conversations` body (already checked against the
    * spec): its `replay_json` and initial user message stored with it, then handed to the runtime.
+   * `state`: fields of the agent's state the conversation starts with (`max_iterations`, …), stored
+   * first as ConversationStateUpdateEvents, so that its state and its agent read them.
    * @throws RequestValidationError (422), HttpError 409
    */
-  async create(request: ConversationCreateRequest): Promise<ConversationRecord> {
+  async create(request: ConversationCreateRequest, state: Readonly<Record<string, unknown>> = {}): Promise<ConversationRecord> {
     const conversation = this.newConversation(request);
-    const events = request.replay_json ? parseReplay(request.replay_json) : [];
+    // Stamped as OpenHands stamps state updates over a log without a tree node yet: the first has no
+    // parent, the next a new root (`__root__`, openhands-sdk conversation/state.py `_stamp_parent_id`).
+    const events: EventToStore[] = Object.entries(state).map(([key, value], index) => {
+      const event: Event = { id: crypto.randomUUID(), timestamp: recordedTimestamp(), source: "environment", ...(index > 0 && { parent_id: "__root__" }), key, value, kind: "ConversationStateUpdateEvent" };
+      return { event, json: JSON.stringify(event) };
+    });
+    if (request.replay_json) events.push(...parseReplay(request.replay_json));
     const initial = this.runtime.takesInitialMessage?.(request) ? initialUserMessage(request) : undefined;
     if (request.initial_user_msg && !initial) events.push(initialMessage(request.initial_user_msg, request.image_urls));
     let record: ConversationRecord;
@@ -224,7 +232,8 @@ export class ConversationCore {
     } catch (error) {
       if (error instanceof ConversationExistsError) throw new HttpError(409, error.message);
       if (error instanceof DuplicateEventIdError) {
-        const loc = error.index < events.length - (request.initial_user_msg && !initial ? 1 : 0) ? ["body", "replay_json", error.index, "id"] : ["body", "initial_user_msg"];
+        const stateCount = Object.keys(state).length;
+        const loc = error.index < events.length - (request.initial_user_msg && !initial ? 1 : 0) ? ["body", "replay_json", error.index - stateCount, "id"] : ["body", "initial_user_msg"];
         throw new RequestValidationError([{ loc, msg: `event id ${error.eventId} appears twice in the trajectory`, type: "value_error" }]);
       }
       throw error;

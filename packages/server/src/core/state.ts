@@ -27,6 +27,8 @@ const SCHEMA = "AgentConversationState";
 const CACHED_CONVERSATIONS = 1024;
 /** Events read per step. */
 const PAGE = 500;
+/** Events read back from the end, at most, for the conversation tree's HEAD (state updates are skipped). */
+const LEAF_LOOKBACK = 1000;
 
 type Values = Record<string, unknown>;
 
@@ -35,6 +37,8 @@ interface Folded {
   seq: number;
   /** Recorded values of the schema's properties (each conforms to its property's schema). */
   values: Values;
+  /** The last event after the newest full_state that is not a state update: HEAD of the conversation tree. */
+  leaf?: string;
 }
 
 interface StateUpdate {
@@ -49,6 +53,9 @@ function stateUpdate(json: string): StateUpdate | undefined {
   const event = JSON.parse(json) as { kind?: unknown; key?: unknown; value?: unknown };
   return event.kind === "ConversationStateUpdateEvent" && typeof event.key === "string" ? { key: event.key, value: event.value } : undefined;
 }
+
+/** Whether a stored JSON text is a ConversationStateUpdateEvent (which is no node of the conversation tree). */
+const isStateUpdate = (json: string) => json.includes("ConversationStateUpdateEvent") && (JSON.parse(json) as { kind?: unknown }).kind === "ConversationStateUpdateEvent";
 
 /**
  * `stats` in its full form: recordings carry the snapshot form (per-field updates have no per-call
@@ -121,12 +128,16 @@ export class ConversationStates {
 
   /** The agent server's state of a conversation, derived from its recorded events. */
   async of(record: ConversationRecord): Promise<AgentConversationState> {
-    const { values } = await this.fold(record);
+    const { values, leaf } = await this.fold(record);
     const state: Values = { ...this.defaults, ...values }; // values are never changed, only replaced
     state.id = record.id; // a recorded full_state names the conversation of the server that wrote it
     // A conversation whose run loop died (ERROR) without recording an execution status is in error.
     if (values.execution_status === undefined && record.status === "ERROR") state.execution_status = "error";
     state.stats = fullStats(state.stats as ConversationStats);
+    // HEAD as OpenHands keeps it (conversation/state.py `append_event`): the last event appended that
+    // is not a state update. This server never branches; a recorded full_state's HEAD stands until
+    // an event follows it.
+    state.leaf_event_id = leaf ?? values.leaf_event_id ?? null;
     return state as AgentConversationState;
   }
 
@@ -143,7 +154,10 @@ export class ConversationStates {
       const page = await this.store.readAfter(record.id, entry.seq, PAGE);
       for (const event of page) {
         const update = event.json.includes("ConversationStateUpdateEvent") ? stateUpdate(event.json) : undefined;
-        if (update) this.apply(entry.values, update);
+        if (update) {
+          this.apply(entry.values, update);
+          if (update.key === "full_state") entry.leaf = undefined;
+        } else if (!isStateUpdate(event.json)) entry.leaf = event.id;
       }
       if (page.length === 0) break;
       entry.seq = page[page.length - 1]!.seq;
@@ -174,6 +188,29 @@ export class ConversationStates {
    * property's newest value, down to the newest full_state, whose values fill what is left.
    */
   private async scan(record: ConversationRecord): Promise<Folded> {
+    return { ...(await this.scanValues(record)), leaf: await this.lastNode(record) };
+  }
+
+  /**
+   * The last of the record's events that is not a state update, read back from its end (at most
+   * {@link LEAF_LOOKBACK} events); none when a full_state comes first (its HEAD stands).
+   */
+  private async lastNode(record: ConversationRecord): Promise<string | undefined> {
+    for (let end = record.eventCount; end > Math.max(0, record.eventCount - LEAF_LOOKBACK); ) {
+      const start = Math.max(0, end - 20);
+      const page = await this.store.readAfter(record.id, start, end - start);
+      for (let index = page.length - 1; index >= 0; index--) {
+        const event = page[index]!;
+        if (!isStateUpdate(event.json)) return event.id;
+        if (stateUpdate(event.json)?.key === "full_state") return undefined;
+      }
+      end = start;
+      await nextTask(); // one page per task
+    }
+    return undefined;
+  }
+
+  private async scanValues(record: ConversationRecord): Promise<Folded> {
     const values: Values = {};
     let after: Position | undefined;
     for (;;) {

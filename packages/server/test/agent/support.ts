@@ -6,7 +6,6 @@
 import { openAiLlmFactory, type AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { ScriptedLlmServer, checkTrajectory } from "@acs-toolkit/agent/test-kit";
 import { OPENHANDS_RELEASE, type Event } from "@acs-toolkit/schema";
-import { validateTrajectory } from "@acs-toolkit/validator";
 import { readdir, readFile } from "node:fs/promises";
 import { expect } from "vitest";
 import type { AgentConversationRuntime } from "../../src/llm-agent-runtime.js";
@@ -25,7 +24,7 @@ export interface AgentServer {
   create(body?: Record<string, unknown>): Promise<{ id: string; peer: LivePeer; reply: Reply }>;
   /**
    * Stops the agent runtime (runs interrupted, as a server stopping does), then checks every
-   * conversation the agent ran with {@link releaseViolations}, then closes everything; fails, after
+   * conversation the agent ran with the test kit's `checkTrajectory`, then closes everything; fails, after
    * closing, naming each event and field that OpenHands {@link OPENHANDS_RELEASE} would not write.
    * A second call does nothing.
    */
@@ -75,38 +74,10 @@ export async function startAgentServer(flags: string[] = [], agent: AgentRuntime
   return server;
 }
 
-/** `1.31.0` → 1_031_000, to compare releases. */
-const releaseNumber = (release: string) => release.split(".").reduce((sum, part) => sum * 1000 + Number(part), 0);
-const atLeast = (release: string, since: string) => releaseNumber(release) >= releaseNumber(since);
-
-/**
- * Where a trajectory the agent runtime recorded is not what OpenHands {@link OPENHANDS_RELEASE}
- * writes, one line per problem naming the event (index, kind, id), the field (JSON pointer) and the
- * rule:
- *
- * - every error and warning of `acs-validate --profile <OPENHANDS_RELEASE>` with the sequence rules,
- *   strict (`validateTrajectory`): a kind, field or value that release does not write, a broken shape,
- *   a broken sequence;
- * - a later addition that release always writes and the trajectory lacks (rule `always-written`):
- *   the profile accepts its absence, as a field with a default is optional on the wire, but a store
- *   of that release never lacks it. `parent_id` on every event but the first (1.31.0 on),
- *   `extended_content` on every ObservationEvent (1.34.0 on), `classification` on every AgentErrorEvent
- *   and ConversationErrorEvent (1.40.0 on); see their descriptions in spec/.
- */
+/** The test kit's `checkTrajectory` of a trajectory as one list: its errors, then its warnings. */
 export function releaseViolations(events: readonly Event[]): string[] {
-  const found: Array<{ index: number; pointer: string; rule: string; message: string }> = [];
-  const result = validateTrajectory(events, { profile: OPENHANDS_RELEASE, sequence: true, unknownKinds: "error", unknownProperties: "error" });
-  for (const issue of [...result.errors, ...result.warnings]) found.push({ index: issue.index ?? -1, pointer: issue.pointer || "/", rule: issue.rule, message: issue.message });
-  const lacks = (index: number, field: string, since: string) =>
-    found.push({ index, pointer: `/${field}`, rule: "always-written", message: `is written by OpenHands ${OPENHANDS_RELEASE} on every such event (from ${since} on), missing here` });
-  events.forEach((event, index) => {
-    const fields = event as unknown as Record<string, unknown>;
-    if (atLeast(OPENHANDS_RELEASE, "1.31.0") && index > 0 && fields.parent_id == null) lacks(index, "parent_id", "1.31.0");
-    if (atLeast(OPENHANDS_RELEASE, "1.34.0") && event.kind === "ObservationEvent" && !Array.isArray(fields.extended_content)) lacks(index, "extended_content", "1.34.0");
-    if (atLeast(OPENHANDS_RELEASE, "1.40.0") && (event.kind === "AgentErrorEvent" || event.kind === "ConversationErrorEvent") && fields.classification == null) lacks(index, "classification", "1.40.0");
-  });
-  const kindAt = (index: number) => events[index]?.kind ?? "(trajectory)";
-  return found.map(({ index, pointer, rule, message }) => `#${index} ${kindAt(index)} ${events[index]?.id ?? ""} ${pointer}: ${message} (${rule})`);
+  const report = checkTrajectory(events);
+  return [...report.errors, ...report.warnings];
 }
 
 /** {@link releaseViolations} of every conversation the agent ran on this server (replays and deleted ones are not its), each line prefixed with the conversation's id. */

@@ -91,4 +91,30 @@ describe("StartConversationRequest on the agent runtime", () => {
     const said = peer.events().filter((event: { kind: string; source: string }) => event.kind === "MessageEvent" && event.source === "agent");
     expect(JSON.stringify(said)).toContain("Hello from the start request!");
   });
+
+  it("runs the conversation with its own max_iterations and stuck_detection, and its ConversationInfo says so", async () => {
+    // Without stuck detection the same thought four times is no loop; the conversation's limit of 5 steps ends the run.
+    s.llm.play(...Array.from({ length: 8 }, () => ({ toolCalls: [{ name: "think", arguments: { thought: "again" } }] })));
+    const message = { role: "user", content: [{ type: "text", text: "Think." }], run: true };
+    const reply = await s.t.call("POST", "/api/conversations", { json: start({ initial_message: message, max_iterations: 5, stuck_detection: false }) });
+    expectConforms("createConversation", reply, 201);
+    expect(reply.body).toMatchObject({ max_iterations: 5, stuck_detection: false });
+    const id = reply.body.id as string;
+    const peer = connectLive(s.t.url, livePath(id, { resend_all: "true" }), { headers: { "X-Session-API-Key": KEY } });
+    s.peers.push(peer);
+    await waitForStatus(peer, "error");
+    const errors = peer.events().filter((event: { kind: string }) => event.kind === "ConversationErrorEvent");
+    expect(errors).toMatchObject([{ code: "MaxIterationsReached" }]);
+    const info = await s.t.call("GET", `/api/conversations/${id}`);
+    expect(info.body).toMatchObject({ max_iterations: 5, stuck_detection: false, execution_status: "error" });
+    // HEAD of the conversation tree: the last event that is not a state update.
+    const events = (await s.t.call("GET", `/api/conversations/${id}/events/search`, { query: { limit: 100 } })).body.items as Array<{ id: string; kind: string }>;
+    expect(info.body.leaf_event_id).toBe(events.filter((event) => event.kind !== "ConversationStateUpdateEvent").at(-1)!.id);
+  });
+
+  it("records nothing of its own for a request at the defaults (what OpenHands' web UI sends)", async () => {
+    const reply = await s.t.call("POST", "/api/conversations", { json: start({ max_iterations: 500, stuck_detection: true }) });
+    expectConforms("createConversation", reply, 201);
+    expect(reply.body).toMatchObject({ event_count: 0, max_iterations: 500, stuck_detection: true, leaf_event_id: null });
+  });
 });

@@ -1,12 +1,17 @@
 /**
- * The check every agent test's trajectories pass when their server closes (support.ts,
- * `releaseViolations`): what OpenHands OPENHANDS_RELEASE would not write, or always writes and is
- * missing, is named by event and field.
+ * The test kit's `checkTrajectory`, which every trajectory the agent records in tests passes (here
+ * and in the server's agent tests): what OpenHands OPENHANDS_RELEASE would not write, or always
+ * writes and is missing, is named by event and field.
  */
 import { OPENHANDS_RELEASE, type Event } from "@acs-toolkit/schema";
 import { exampleEvents } from "@acs-toolkit/schema/examples";
 import { expect, it } from "vitest";
-import { releaseViolations } from "./support.js";
+import { checkTrajectory } from "../src/test-kit/index.js";
+
+const releaseViolations = (events: Event[]) => {
+  const report = checkTrajectory(events);
+  return [...report.errors, ...report.warnings];
+};
 
 const example = (kind: string, variant?: string) =>
   structuredClone(
