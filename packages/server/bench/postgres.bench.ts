@@ -61,7 +61,7 @@ async function countLatency(store: EventStore, filters: SearchFilters, runs: num
  */
 async function settle(store: EventStore): Promise<void> {
   if (!(store instanceof PostgresEventStore)) return; // the SQLite store, the peer, is measured as before
-  await (store as unknown as { analyzing?: Promise<void> }).analyzing;
+  await store.analyzed();
   await store.pool.query("checkpoint").catch(() => undefined);
 }
 

@@ -121,6 +121,8 @@ export class PostgresEventStore implements EventStore {
   get analyzes(): number {
     return this.analyze.started;
   }
+  /** Resolves once this instance's background ANALYZE, if any, has ended (benchmarks settle on it). */
+  analyzed = (): Promise<void> => this.analyze.running ?? Promise.resolve();
 
   // Every call: a rejection (never a throw), with database outages as StoreUnavailableError.
   private async run<T>(fn: () => Promise<T>): Promise<T> {
