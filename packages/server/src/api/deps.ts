@@ -10,7 +10,8 @@ import type { CommandRunner } from "./bash.js";
 
 /** The conversation service as the operations use it (the core's `ConversationCore`, or the server's `ConversationService`). */
 export interface ConversationPort {
-  create(request: ConversationCreateRequest): Promise<ConversationRecord>;
+  /** `state`: fields of the agent's state the conversation starts with (a StartConversationRequest's `max_iterations`, …). */
+  create(request: ConversationCreateRequest, state?: Readonly<Record<string, unknown>>): Promise<ConversationRecord>;
   /** Creates from the JSON bytes of a body as they arrive, off the calling thread; absent: bodies are read whole. */
   createFromJson?(body: AsyncIterable<Uint8Array>): Promise<ConversationRecord>;
   info(record: ConversationRecord): Promise<ConversationInfo>;
