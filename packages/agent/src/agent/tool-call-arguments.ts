@@ -8,11 +8,10 @@
 /** Misspellings of `security_risk` that models write, read as it (utils.py `_SECURITY_RISK_TYPOS`). */
 const SECURITY_RISK_TYPOS = ["security_rort", "securtiy_risk", "security_riks"];
 
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
+
 /** A raw control character (U+0000–U+001F) as its JSON escape (utils.py `sanitize_json_control_chars`). */
-const escapeControl = (char: string) => {
-  const named: Record<string, string> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
-  return named[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
-};
+const escapeControl = (char: string) => NAMED_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /**
  * The arguments of a tool call: JSON, retried with raw control characters escaped (some models write
@@ -25,8 +24,7 @@ export function parseToolCallArguments(raw: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(raw);
   } catch {
-    // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
-    parsed = JSON.parse(raw.replace(/[\u0000-\u001f]/g, escapeControl));
+    parsed = JSON.parse(Array.from(raw, (char) => (char < " " ? escapeControl(char) : char)).join(""));
   }
   const args = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? { ...(parsed as Record<string, unknown>) } : {};
   const typo = SECURITY_RISK_TYPOS.find((name) => name in args);
@@ -47,7 +45,7 @@ function pythonString(text: string): string {
     if (char === '"') out += '\\"';
     else if (char === "\\") out += "\\\\";
     else if (code >= 0x20 && code <= 0x7e) out += char;
-    else if ("\b\t\n\f\r".includes(char)) out += escapeControl(char);
+    else if (Object.hasOwn(NAMED_ESCAPES, char)) out += NAMED_ESCAPES[char];
     else out += `\\u${code.toString(16).padStart(4, "0")}`;
   }
   return `${out}"`;

@@ -48,14 +48,17 @@ interface StateUpdate {
 
 const isObject = (value: unknown): value is Values => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The ConversationStateUpdateEvent a stored JSON text holds, if it is one with a key. */
-function stateUpdate(json: string): StateUpdate | undefined {
+/**
+ * The ConversationStateUpdateEvent a stored JSON text holds: its key and value; null for one without
+ * a key; undefined for any other event (a node of the conversation tree). Parsed only when the text
+ * names the kind.
+ */
+function stateUpdate(json: string): StateUpdate | null | undefined {
+  if (!json.includes("ConversationStateUpdateEvent")) return undefined;
   const event = JSON.parse(json) as { kind?: unknown; key?: unknown; value?: unknown };
-  return event.kind === "ConversationStateUpdateEvent" && typeof event.key === "string" ? { key: event.key, value: event.value } : undefined;
+  if (event.kind !== "ConversationStateUpdateEvent") return undefined;
+  return typeof event.key === "string" ? { key: event.key, value: event.value } : null;
 }
-
-/** Whether a stored JSON text is a ConversationStateUpdateEvent (which is no node of the conversation tree). */
-const isStateUpdate = (json: string) => json.includes("ConversationStateUpdateEvent") && (JSON.parse(json) as { kind?: unknown }).kind === "ConversationStateUpdateEvent";
 
 /**
  * `stats` in its full form: recordings carry the snapshot form (per-field updates have no per-call
@@ -153,11 +156,11 @@ export class ConversationStates {
       if (pages > 0) await nextTask();
       const page = await this.store.readAfter(record.id, entry.seq, PAGE);
       for (const event of page) {
-        const update = event.json.includes("ConversationStateUpdateEvent") ? stateUpdate(event.json) : undefined;
+        const update = stateUpdate(event.json);
         if (update) {
           this.apply(entry.values, update);
           if (update.key === "full_state") entry.leaf = undefined;
-        } else if (!isStateUpdate(event.json)) entry.leaf = event.id;
+        } else if (update === undefined) entry.leaf = event.id;
       }
       if (page.length === 0) break;
       entry.seq = page[page.length - 1]!.seq;
@@ -201,8 +204,9 @@ export class ConversationStates {
       const page = await this.store.readAfter(record.id, start, end - start);
       for (let index = page.length - 1; index >= 0; index--) {
         const event = page[index]!;
-        if (!isStateUpdate(event.json)) return event.id;
-        if (stateUpdate(event.json)?.key === "full_state") return undefined;
+        const update = stateUpdate(event.json);
+        if (update === undefined) return event.id;
+        if (update?.key === "full_state") return undefined;
       }
       end = start;
       await nextTask(); // one page per task
