@@ -47,6 +47,13 @@ export interface PostgresStoreConfig {
   maxConnections: number;
   /** Longest a statement runs before its request answers 503. */
   statementTimeoutMs: number;
+  /**
+   * How long a lease on a conversation's agent lasts without renewal (`--runtime agent` on several
+   * instances); the owner renews it every third of it, another instance takes it over once it expires.
+   */
+  leaseTtlMs: number;
+  /** Longest an instance waits for the owner of a conversation's agent to take a control it hands over; past it, 503. */
+  forwardTimeoutMs: number;
 }
 
 export const USAGE = `Usage: acs-server [options]
@@ -91,6 +98,12 @@ Options (environment variable in brackets):
   --store-pool N           most PostgreSQL connections [ACS_STORE_POOL] (default 10)
   --store-timeout-ms N     longest a PostgreSQL statement runs; past it the request answers 503
                            [ACS_STORE_TIMEOUT_MS] (default 10000)
+  --lease-ttl-ms N         with --runtime agent and --store: how long an instance's lease on a
+                           conversation's agent lasts unrenewed (renewed every third of it); once it
+                           expires another instance takes the agent over [ACS_LEASE_TTL_MS] (default 45000)
+  --forward-timeout-ms N   with --runtime agent and --store: longest wait for the instance running a
+                           conversation's agent to take a control or message handed to it; past it
+                           the request answers 503 [ACS_FORWARD_TIMEOUT_MS] (default 5000)
   --log-level LEVEL        pino level: fatal, error, warn, info, debug, trace, silent [ACS_LOG_LEVEL] (default info)
   -h, --help               print this help
   -v, --version            print the version
@@ -172,6 +185,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         store: { type: "string" },
         "store-pool": { type: "string" },
         "store-timeout-ms": { type: "string" },
+        "lease-ttl-ms": { type: "string" },
+        "forward-timeout-ms": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -190,6 +205,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   }
   const storePool = integer("--store-pool", values["store-pool"] ?? env.ACS_STORE_POOL, 10, 1, 1000);
   const storeTimeout = integer("--store-timeout-ms", values["store-timeout-ms"] ?? env.ACS_STORE_TIMEOUT_MS, 10_000, 1);
+  // At least 300 ms: renewed every third of it, a shorter lease would expire under an ordinary pause of the event loop.
+  const leaseTtl = integer("--lease-ttl-ms", values["lease-ttl-ms"] ?? env.ACS_LEASE_TTL_MS, 45_000, 300, 24 * 3600_000);
+  const forwardTimeout = integer("--forward-timeout-ms", values["forward-timeout-ms"] ?? env.ACS_FORWARD_TIMEOUT_MS, 5_000, 1, 3600_000);
   const cors = values["cors-origin"] ?? (env.ACS_CORS_ORIGINS ? env.ACS_CORS_ORIGINS.split(",") : []);
   return {
     help: values.help ?? false,
@@ -220,6 +238,6 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       shmBytes: integer("--sandbox-shm-bytes", values["sandbox-shm-bytes"] ?? env.ACS_SANDBOX_SHM_BYTES, 64 * 1024 ** 2, 1024 * 1024),
     },
     sandboxCgroup: sandboxCgroup(values["sandbox-cgroup"] ?? env.ACS_SANDBOX_CGROUP),
-    ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout } }),
+    ...(storeUrl && { store: { url: storeUrl, maxConnections: storePool, statementTimeoutMs: storeTimeout, leaseTtlMs: leaseTtl, forwardTimeoutMs: forwardTimeout } }),
   };
 }

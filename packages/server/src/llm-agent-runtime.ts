@@ -14,10 +14,15 @@
  *   `/tmp` is `<data-dir>/tmp/<id>` (on disk), emptied whenever the conversation opens.
  * - Idle: a conversation that has not run for `idleCloseMs` is closed (shell and MCP servers stop,
  *   STOPPED); the next message or control reopens it.
- * - Restart: the ids of open conversations are kept in the document `agent-runtime:open`. At start
- *   each is reopened, and the agent applies the reference's rule (openhands-versions §2 #7): a
- *   conversation stored as `running` becomes `error`, with an AgentErrorEvent for its first
- *   unanswered action. A clean stop interrupts runs (paused + InterruptEvent) and marks them STOPPED.
+ * - Restart: the ids of open conversations are kept (agent-leases.ts: the document
+ *   `agent-runtime:open` in one process; the leases on a cluster). At start each is reopened, and the
+ *   agent applies the reference's rule (openhands-versions §2 #7): a conversation stored as
+ *   `running` becomes `error`, with an AgentErrorEvent for its first unanswered action. A clean stop
+ *   interrupts runs (paused + InterruptEvent) and marks them STOPPED.
+ * - Placement: every control and message reaches the agent through `leases` (agent-leases.ts): here,
+ *   or, with several instances on one PostgreSQL database (agent-cluster.ts), at the instance that
+ *   holds the conversation's lease, never a second copy. An agent whose lease another instance took
+ *   over writes nothing more and is closed here.
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -33,6 +38,7 @@ import {
   type RecordedEvent,
 } from "@acs-toolkit/agent";
 import type { ConfirmationResponseRequest, ConversationCreateRequest, MessageEvent, UserMessage } from "@acs-toolkit/schema";
+import { AgentMovedError, LocalLeases, type AgentCommand, type ConversationLeases } from "./agent-leases.js";
 import { HttpError } from "./core/errors.js";
 import type { Logger } from "./log.js";
 import { NO_AGENT_DETAIL, type ConversationRuntime, type RuntimeContext, type RuntimeControls } from "./core/runtime.js";
@@ -47,7 +53,6 @@ const SETTINGS_DOCUMENT = "settings";
 const OWNED = (id: string) => `agent-conversation:${id}`;
 /** The marker of a deleted conversation (documents are never removed): its id, created again, is a record until the agent starts it. */
 const NOT_OWNED = "deleted";
-const OPEN_DOCUMENT = "agent-runtime:open";
 /** Events read per page when a conversation opens. */
 const PAGE = 500;
 
@@ -65,6 +70,13 @@ interface AgentConversationRuntimeOptions {
    * lifecycle status becomes STOPPED); a message or a control reopens it. Default 30 minutes.
    */
   idleCloseMs?: number;
+  /** Where each conversation's agent runs: this process (default), or one of several instances (agent-cluster.ts). */
+  leases?: ConversationLeases;
+}
+
+/** What an agent open here writes through: `lost` once its lease is another instance's (nothing it writes is stored any more). */
+interface HostState {
+  lost: boolean;
 }
 
 /**
@@ -96,6 +108,7 @@ async function loadAgentSettings(store: Pick<EventStore, "getDocument">, cipher:
 const RETRY = { "Retry-After": "1" };
 /** A request for an agent while the server stops: 503, as for an unavailable store (nothing was done). */
 const stopping = () => new HttpError(503, "The server is stopping: nothing was done; send it again (to this server once it is back, or another)", RETRY);
+const ALREADY_RUNNING = "Conversation already running. Wait for completion or pause first.";
 
 export class AgentConversationRuntime implements ConversationRuntime {
   readonly initialStatus = "STARTING" as const;
@@ -103,7 +116,11 @@ export class AgentConversationRuntime implements ConversationRuntime {
   /** Conversations known to be the agent's (the marker read or written). */
   private readonly owned = new Set<string>();
   private readonly openIds = new Set<string>();
-  private openWrite: Promise<void> = Promise.resolve();
+  /** Opens in progress here: a second request waits for the first one's. */
+  private readonly opening = new Map<string, Promise<AgentConversation>>();
+  private readonly hosts = new Map<string, HostState>();
+  private readonly leases: ConversationLeases;
+  private contextOf: ((conversationId: string) => RuntimeContext) | undefined;
   private closing = false;
   /** When each open conversation was last used (opened, or seen running). */
   private readonly lastUsed = new Map<string, number>();
@@ -114,32 +131,34 @@ export class AgentConversationRuntime implements ConversationRuntime {
 
   constructor(private readonly options: AgentConversationRuntimeOptions) {
     this.agent = new AgentRuntime({ logger: options.log, ...options.agent });
+    this.leases = options.leases ?? new LocalLeases(options.store);
     this.commands = new SandboxCommands(this.agent, options.dataDir);
     const idleMs = options.idleCloseMs ?? 30 * 60_000;
     this.sweeper = setInterval(() => void this.closeIdle(idleMs), Math.max(100, Math.min(idleMs / 2, 60_000)));
     this.sweeper.unref();
     this.controls = {
-      run: (id, context) =>
-        this.withConversation(id, context, (open) => {
-          try {
-            void open.run();
-          } catch (error) {
-            if (error instanceof ConversationAlreadyRunningError) throw new HttpError(409, "Conversation already running. Wait for completion or pause first.");
-            throw error;
-          }
-        }),
+      run: async (id, context) => {
+        await this.requireOwned(id);
+        await this.dispatch(id, { op: "run" }, context);
+      },
       pause: async (id, context) => {
-        if (!(await this.owns(id))) return;
-        await this.withConversation(id, context, (open) => open.pause());
+        if (await this.owns(id)) await this.dispatch(id, { op: "pause" }, context);
       },
       interrupt: async (id, context) => {
-        if (!(await this.owns(id))) return;
-        await this.withConversation(id, context, (open) => open.interrupt());
+        if (await this.owns(id)) await this.dispatch(id, { op: "interrupt" }, context);
       },
-      respondToConfirmation: (id, response: ConfirmationResponseRequest, context) =>
-        this.withConversation(id, context, (open) => open.respondToConfirmation({ accept: response.accept, reason: response.reason ?? "User rejected the action." })),
-      setConfirmationPolicy: (id, policy, context) => this.withConversation(id, context, (open) => open.setConfirmationPolicy(policy)),
-      setSecurityAnalyzer: (id, analyzer, context) => this.withConversation(id, context, (open) => open.setSecurityAnalyzer(analyzer)),
+      respondToConfirmation: async (id, response: ConfirmationResponseRequest, context) => {
+        await this.requireOwned(id);
+        await this.dispatch(id, { op: "respond", response }, context);
+      },
+      setConfirmationPolicy: async (id, policy, context) => {
+        await this.requireOwned(id);
+        await this.dispatch(id, { op: "policy", policy }, context);
+      },
+      setSecurityAnalyzer: async (id, analyzer, context) => {
+        await this.requireOwned(id);
+        await this.dispatch(id, { op: "analyzer", analyzer }, context);
+      },
     };
   }
 
@@ -157,49 +176,61 @@ export class AgentConversationRuntime implements ConversationRuntime {
     void (async () => {
       await this.options.store.putDocument(OWNED(record.id), "{}");
       this.owned.add(record.id);
-      const conversation = await this.conversation(record.id, context);
-      if (initial) await conversation.sendMessage(initial, { run: true });
+      // The instance that creates it takes its lease (nobody can hold it yet) and runs it.
+      await this.dispatch(record.id, initial ? { op: "message", message: initial, run: true } : { op: "open" }, context);
     })().catch((error: unknown) => this.failedToStart(record.id, context, error));
   }
 
   async sendMessage(conversationId: string, message: UserMessage, context: RuntimeContext, options: { run: boolean }): Promise<MessageEvent | undefined> {
     if (!(await this.owns(conversationId))) return undefined;
-    return this.withConversation(conversationId, context, (open) => open.sendMessage(message, options));
+    return (await this.dispatch(conversationId, { op: "message", message, run: options.run }, context)) as MessageEvent;
   }
 
-  /** Reopens the conversations that were open when the server stopped (a crash leaves them listed). */
+  /**
+   * Starts the leases: the conversations that were open when the server stopped (a crash leaves
+   * them listed), or whose owner died (a cluster), are reopened; controls from other instances run.
+   */
   async open(contextOf: (conversationId: string) => RuntimeContext): Promise<void> {
+    this.contextOf = contextOf;
     // Probed at start, so that a sandbox that cannot confine commands is in the log before any run.
     await this.agent.sandbox();
-    const text = await this.options.store.getDocument(OPEN_DOCUMENT);
-    const ids = text ? (JSON.parse(text) as string[]) : [];
-    for (const id of ids) {
-      if (!(await this.options.store.getConversation(id))) continue;
-      this.owned.add(id);
-      await this.conversation(id, contextOf(id)).catch((error: unknown) => this.options.log.error({ conversationId: id, err: error }, "reopening an agent conversation after a restart failed"));
-    }
-    await this.saveOpen();
+    await this.leases.start({
+      execute: async (id, command) => {
+        if (this.closing) throw stopping();
+        if (!this.leases.holds(id) && !(await this.leases.place(id)).here) throw new AgentMovedError("the agent moved to another instance");
+        return this.execute(id, command, this.contextFor(id));
+      },
+      lost: (id) => this.lost(id),
+      taken: async (id) => {
+        if (!(await this.options.store.getConversation(id))) return this.leases.closed(id, "deleted");
+        this.owned.add(id);
+        await this.conversation(id, this.contextFor(id)).catch((error: unknown) => this.options.log.error({ conversationId: id, err: error }, "reopening an agent conversation after a restart failed"));
+      },
+      stateChanged: (id) => {
+        this.contextFor(id)
+          .publishState()
+          .catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "publishing another instance's full_state failed"));
+      },
+    });
   }
 
-  /** Closes the conversation's agent (a run interrupted, its shell and MCP servers stopped), empties its /tmp and forgets it. */
+  /** Closes the conversation's agent (a run interrupted, its shell and MCP servers stopped) wherever it runs, empties its /tmp and forgets it. */
   async forget(conversationId: string): Promise<void> {
-    this.openIds.delete(conversationId);
-    this.lastUsed.delete(conversationId);
     const owned = await this.owns(conversationId);
+    if (owned) await this.dispatch(conversationId, { op: "forget" }, undefined);
+    else await this.closeHere(conversationId, "deleted");
     this.owned.delete(conversationId);
-    await this.agent.get(conversationId)?.close();
     if (owned) await this.options.store.putDocument(OWNED(conversationId), NOT_OWNED);
-    await this.saveOpen();
     await removeTree(path.join(this.options.dataDir, "tmp", conversationId)).catch((error: unknown) => this.options.log.warn({ conversationId, err: error }, "removing a deleted conversation's /tmp failed"));
   }
 
-  /** Interrupts every run, stops shells and MCP servers; the conversations become STOPPED. */
+  /** Interrupts every run, stops shells and MCP servers (the conversations become STOPPED), then gives the leases back. */
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
     await this.agent.close();
     this.openIds.clear();
-    await this.saveOpen();
+    await this.leases.close();
   }
 
   /**
@@ -218,7 +249,11 @@ export class AgentConversationRuntime implements ConversationRuntime {
         this.lastUsed.delete(id);
         try {
           await conversation.close();
-          await this.saveOpen();
+          // Reopened meanwhile (a request that came during the close): it stays this instance's.
+          if (!this.openIds.has(id) && !this.opening.has(id)) {
+            this.hosts.delete(id);
+            await this.leases.closed(id, "idle");
+          }
         } catch (error) {
           this.options.log.warn({ conversationId: id, err: error }, "closing an idle agent conversation failed");
         }
@@ -235,13 +270,74 @@ export class AgentConversationRuntime implements ConversationRuntime {
     return true;
   }
 
+  /** @throws HttpError 400 when no agent runs the conversation (a recording) */
+  private async requireOwned(id: string): Promise<void> {
+    if (this.closing) throw stopping();
+    if (!(await this.owns(id))) throw new HttpError(400, NO_AGENT_DETAIL);
+  }
+
+  /**
+   * Runs a command on the conversation's agent where it runs: here when this instance holds its
+   * lease (or has just taken it), else at its owner, whose answer (or error) is this one's. An owner
+   * that no longer holds it sends the command back to be placed again (three times at most).
+   */
+  private async dispatch(id: string, command: AgentCommand, context: RuntimeContext | undefined): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closing) throw stopping();
+      try {
+        const routed = await this.leases.route(id, command);
+        return routed.here ? await this.execute(id, command, context ?? this.contextFor(id)) : routed.answer;
+      } catch (error) {
+        if (!(error instanceof AgentMovedError)) throw error;
+        if (attempt === 3) throw new HttpError(503, "The conversation's agent kept moving between server instances while this request was handled; send it again", RETRY);
+      }
+    }
+  }
+
+  /** Runs a command on the agent here (this instance holds the lease). */
+  private async execute(id: string, command: AgentCommand, context: RuntimeContext): Promise<unknown> {
+    switch (command.op) {
+      case "open":
+        await this.conversation(id, context);
+        return undefined;
+      case "run":
+        return this.withConversation(id, context, (open) => {
+          try {
+            // A run never rejects, but for an agent whose lease was lost as it stopped (closed here then).
+            open.run().catch(() => {});
+          } catch (error) {
+            if (error instanceof ConversationAlreadyRunningError) throw new HttpError(409, ALREADY_RUNNING);
+            throw error;
+          }
+        });
+      case "pause":
+        return this.withConversation(id, context, (open) => open.pause());
+      case "interrupt":
+        return this.withConversation(id, context, (open) => open.interrupt());
+      case "respond":
+        return this.withConversation(id, context, (open) => open.respondToConfirmation({ accept: command.response.accept, reason: command.response.reason ?? "User rejected the action." }));
+      case "policy":
+        return this.withConversation(id, context, (open) => open.setConfirmationPolicy(command.policy));
+      case "analyzer":
+        return this.withConversation(id, context, (open) => open.setSecurityAnalyzer(command.analyzer));
+      case "message":
+        return this.withConversation(id, context, (open) => open.sendMessage(command.message, { run: command.run }));
+      case "forget":
+        this.owned.delete(id);
+        await this.closeHere(id, "deleted");
+        return undefined;
+    }
+  }
+
   /**
    * Calls `use` with the open conversation. One closed between its lookup and `use` (the idle
    * sweep) is reopened and `use` called again; a close that keeps winning (three times) is a 503
    * to send again, as is a request while the server stops (spec: components/responses/Unavailable).
+   * One whose lease was lost meanwhile goes where the agent runs now (AgentMovedError).
    */
   private async withConversation<T>(id: string, context: RuntimeContext, use: (conversation: AgentConversation) => T | Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      if (!this.leases.holds(id)) throw new AgentMovedError("the agent moved to another instance");
       const conversation = await this.conversation(id, context);
       try {
         return await use(conversation);
@@ -258,22 +354,63 @@ export class AgentConversationRuntime implements ConversationRuntime {
     this.lastUsed.set(id, Date.now());
     const open = this.agent.get(id);
     if (open) return open;
+    const opening = this.opening.get(id);
+    if (opening) return opening;
     if (this.closing) throw stopping();
     if (!(await this.owns(id))) throw new HttpError(400, NO_AGENT_DETAIL);
-    const conversation = await this.agent.open(await this.host(id, context));
-    // Opening can take long (MCP servers): the idle clock starts when it is open.
-    this.lastUsed.set(id, Date.now());
-    if (!this.openIds.has(id)) {
-      this.openIds.add(id);
-      await this.saveOpen();
-    }
-    return conversation;
+    const started = (async () => {
+      const conversation = await this.agent.open(await this.host(id, context));
+      // Opening can take long (MCP servers): the idle clock starts when it is open.
+      this.lastUsed.set(id, Date.now());
+      if (!this.openIds.has(id)) {
+        this.openIds.add(id);
+        await this.leases.opened(id);
+      }
+      return conversation;
+    })().finally(() => this.opening.delete(id));
+    this.opening.set(id, started);
+    return started;
   }
 
-  private saveOpen(): Promise<void> {
-    const write = this.openWrite.then(() => this.options.store.putDocument(OPEN_DOCUMENT, JSON.stringify([...this.openIds])));
-    this.openWrite = write.catch(() => {});
-    return write;
+  /** Closes the agent here and tells the leases (`deleted`: the conversation goes). */
+  private async closeHere(id: string, why: "deleted"): Promise<void> {
+    this.openIds.delete(id);
+    this.lastUsed.delete(id);
+    await this.agent.get(id)?.close();
+    if (!this.agent.get(id)) this.hosts.delete(id);
+    await this.leases.closed(id, why);
+  }
+
+  /** Another instance holds the conversation's lease now: its agent here is closed, and nothing it writes is stored. */
+  private async lost(id: string): Promise<void> {
+    const state = this.hosts.get(id);
+    if (state) state.lost = true;
+    this.openIds.delete(id);
+    this.lastUsed.delete(id);
+    await (this.opening.get(id)?.catch(() => undefined) ?? Promise.resolve());
+    await this.agent
+      .get(id)
+      ?.close()
+      .catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "closing an agent whose lease was lost failed"));
+    if (this.hosts.get(id) === state) this.hosts.delete(id);
+    await this.leases.closed(id, "lost");
+    this.options.log.warn({ conversationId: id }, "closed the agent of a conversation whose lease another instance holds; it wrote nothing after losing it");
+  }
+
+  private contextFor(id: string): RuntimeContext {
+    if (!this.contextOf) throw new Error("the agent runtime is not open yet (open() is called once the server listens)");
+    return this.contextOf(id);
+  }
+
+  /** A write of an agent open here: dropped once its lease is lost; a write the store fenced loses it. */
+  private async write(id: string, state: HostState, write: () => Promise<void>): Promise<void> {
+    if (state.lost) return;
+    try {
+      await write();
+    } catch (error) {
+      if (this.leases.writeFailed(id, error)) state.lost = true;
+      throw error;
+    }
   }
 
   private async host(id: string, context: RuntimeContext): Promise<ConversationHost> {
@@ -284,11 +421,13 @@ export class AgentConversationRuntime implements ConversationRuntime {
     // the last shell's processes may still be dying, and one could swap a folder for a link.
     const tmpDir = path.join(dataDir, "tmp", id);
     await removeTree(tmpDir).catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "emptying the conversation's /tmp failed"));
+    const state: HostState = { lost: false };
+    this.hosts.set(id, state);
     return {
       conversationId: id,
       workspaceDir,
       tmpDir,
-      record: (events) => context.record(events as RecordedEvent[]),
+      record: (events) => this.write(id, state, () => context.record(events as RecordedEvent[])),
       // Streaming is off (AgentRuntimeOptions.stream): nothing transient is published.
       publish: () => {},
       readEvents: async () => {
@@ -301,10 +440,13 @@ export class AgentConversationRuntime implements ConversationRuntime {
         }
       },
       settings: () => loadAgentSettings(store, cipher),
-      setStatus: (status, parentId) => context.setStatus(status, parentId),
+      setStatus: (status, parentId) => this.write(id, state, () => context.setStatus(status, parentId)),
       recordsStatusEvents: true,
       stateSettled: () => {
+        if (state.lost) return;
         context.publishState().catch((error: unknown) => this.options.log.warn({ conversationId: id, err: error }, "publishing the full_state failed"));
+        // Live subscribers on the other instances get it too (derived there from the store).
+        this.leases.stateChanged(id);
       },
     };
   }

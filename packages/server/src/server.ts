@@ -18,7 +18,7 @@ import type { AgentRuntimeOptions } from "@acs-toolkit/agent";
 import { recordingRuntime, type ConversationRuntime } from "./core/runtime.js";
 import { createCipher, loadSecretKey } from "./secrets.js";
 import { openSqliteStore } from "./store/sqlite/index.js";
-import { openPostgresStore, PostgresEventStore } from "./store/postgres/index.js";
+import { FencedPostgresStore, openPostgresStore, PostgresEventStore } from "./store/postgres/index.js";
 import { startPostgresLiveFeed } from "./live/postgres-feed.js";
 import { removeTemporaryFiles } from "./upload-folders.js";
 import { WriteHealth } from "./write-health.js";
@@ -66,6 +66,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A temporary upload file in a shared data directory untouched this long is a dead instance's. */
+const SHARED_UPLOAD_STALE_MS = 60 * 60_000;
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? createLogger(config.logLevel);
@@ -78,7 +81,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     log.warn({ dataDir: config.dataDir, was: `0${widerMode.toString(8)}` }, `the data directory was accessible to group or others; its mode is now 0${dataDirMode.toString(8)}`);
   }
   if (sandboxOwner) for (const dir of ["uploads", "tmp"]) privateDirectorySync(path.join(config.dataDir, dir), SEARCHABLE_DIRECTORY_MODE);
-  const leftovers = removeTemporaryFiles(path.join(config.dataDir, "uploads"));
+  // On PostgreSQL several instances may share the data directory: another one's uploads in progress stay.
+  const leftovers = removeTemporaryFiles(path.join(config.dataDir, "uploads"), config.store ? { olderThanMs: SHARED_UPLOAD_STALE_MS } : {});
   if (leftovers > 0) log.info({ removed: leftovers }, "removed temporary upload files of an earlier run");
   const keys = loadSessionKeys(config.dataDir, env);
   const secretKey = loadSecretKey({ dataDir: config.dataDir, env, onWarning: (message) => log.warn(message) });
@@ -94,6 +98,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const cipher = createCipher(secretKey);
   // The agent runtime is loaded only when it runs: `@acs-toolkit/agent` (its MCP client, zod, …)
   // takes about 250 ms to load, which a server or mock with another runtime should not pay for.
+  // On PostgreSQL, one agent per conversation across the instances that share the database.
+  const leases =
+    !options.runtime && config.runtime === "agent" && config.store && store instanceof FencedPostgresStore
+      ? new (await import("./agent-cluster.js")).PostgresLeases({ store, log, ttlMs: config.store.leaseTtlMs, forwardTimeoutMs: config.store.forwardTimeoutMs })
+      : undefined;
   const agentRuntime =
     !options.runtime && config.runtime === "agent"
       ? new (await import("./llm-agent-runtime.js")).AgentConversationRuntime({
@@ -101,6 +110,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           cipher,
           dataDir: config.dataDir,
           log,
+          leases,
           idleCloseMs: config.agentIdleSeconds * 1000,
           agent: {
             allowHostExecution: config.allowHostExecution,

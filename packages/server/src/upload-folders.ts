@@ -4,7 +4,7 @@
  * killed process left behind.
  */
 import { randomBytes } from "node:crypto";
-import { constants, readdirSync, rmSync } from "node:fs";
+import { constants, readdirSync, rmSync, statSync } from "node:fs";
 import { link, lstat, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { foldedName, sanitizeFileName, TEMP_FILE_PREFIX } from "./upload-names.js";
@@ -71,8 +71,13 @@ export async function openStoredFile(dir: string, name: string): Promise<OpenSto
 /**
  * Removes the temporary files a killed process left in the upload folders under `root` (one folder
  * per conversation); run at start, before any upload. Returns how many were removed.
+ *
+ * `olderThanMs`: only those nobody has written to for that long. Where several instances share the
+ * data directory (a PostgreSQL store, `--data-dir` on one volume), another instance may be receiving
+ * an upload into one of them: a receiving upload writes as its bytes arrive, and Node's request
+ * timeout ends a stalled one long before.
  */
-export function removeTemporaryFiles(root: string): number {
+export function removeTemporaryFiles(root: string, { olderThanMs, now = Date.now() }: { olderThanMs?: number; now?: number } = {}): number {
   let removed = 0;
   let folders: string[];
   try {
@@ -89,11 +94,22 @@ export function removeTemporaryFiles(root: string): number {
     }
     for (const name of names) {
       if (!name.startsWith(TEMP_FILE_PREFIX) || !name.endsWith(".part")) continue;
-      rmSync(join(root, folder, name), { force: true });
+      const file = join(root, folder, name);
+      if (olderThanMs !== undefined && !untouchedFor(file, olderThanMs, now)) continue;
+      rmSync(file, { force: true });
       removed++;
     }
   }
   return removed;
+}
+
+/** Whether nobody has written to `file` for `ms` (false once it is gone: published or removed meanwhile). */
+function untouchedFor(file: string, ms: number, now: number): boolean {
+  try {
+    return now - statSync(file).mtimeMs >= ms;
+  } catch {
+    return false;
+  }
 }
 
 /** A fresh temporary file name in `dir`, which no valid file name can take. */

@@ -12,17 +12,14 @@
  * of the conversation's subscribers would see a gap and read the store itself: with appends through
  * two instances, every append did, 500 reads per event for 500 subscribers.
  */
-import type pg from "pg";
 import type { EventBus } from "../core/bus.js";
 import type { StoredEvent } from "../store/types.js";
 import type { Logger } from "../log.js";
 import { NOTIFY_CHANNEL, type PostgresEventStore } from "../store/postgres/index.js";
-import { postgresDriver } from "../store/postgres/driver.js";
+import { PostgresListener } from "../store/postgres/listener.js";
 
 /** Events per read when a conversation's notifications are followed. */
 const PAGE = 500;
-const RECONNECT_MIN_MS = 200;
-const RECONNECT_MAX_MS = 5_000;
 
 interface Followed {
   /** The last seq published here; undefined until the first notification says where to start. */
@@ -33,10 +30,9 @@ interface Followed {
 
 /** A running cross-instance feed; {@link PostgresLiveFeed.close} stops it. */
 class PostgresLiveFeed {
-  private client: pg.Client | undefined;
   private closed = false;
-  private delay = RECONNECT_MIN_MS;
   private readonly followed = new Map<string, Followed>();
+  private readonly listener: PostgresListener;
   /** Resolved once the first LISTEN is in place. */
   readonly ready: Promise<void>;
 
@@ -45,7 +41,18 @@ class PostgresLiveFeed {
     private readonly bus: EventBus,
     private readonly log: Logger,
   ) {
-    this.ready = this.connect();
+    this.listener = new PostgresListener({
+      url: store.url,
+      channel: NOTIFY_CHANNEL,
+      applicationName: "acs-server-listen",
+      notified: (payload) => this.onNotification(payload),
+      // Back after a loss (a restart): read what was missed meanwhile.
+      connected: () => {
+        for (const conversationId of this.followed.keys()) this.follow(conversationId);
+      },
+      log,
+    });
+    this.ready = this.listener.ready;
     bus.routeThrough((conversationId, events) => this.publishLocal(conversationId, events));
   }
 
@@ -65,36 +72,6 @@ class PostgresLiveFeed {
     } else if (last > state.mark) {
       this.follow(conversationId); // they are stored: the reader finds them after the others' events
     }
-  }
-
-  private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new (postgresDriver().pg.Client)({ connectionString: this.store.url, application_name: "acs-server-listen" });
-    this.client = client;
-    client.on("notification", (message) => this.onNotification(message.payload ?? ""));
-    // The connection lost (a restart): reconnect with growing pauses, then read what was missed.
-    const lost = (error?: Error) => {
-      client.removeAllListeners("end");
-      client.removeAllListeners("error");
-      client.on("error", () => undefined);
-      if (this.closed || this.client !== client) return;
-      this.client = undefined;
-      this.log.warn({ err: error }, "live feed: the LISTEN connection was lost; reconnecting");
-      setTimeout(() => void this.connect(), this.delay).unref();
-      this.delay = Math.min(RECONNECT_MAX_MS, this.delay * 2);
-    };
-    client.on("error", lost);
-    client.on("end", () => lost());
-    try {
-      await client.connect();
-      await client.query(`listen ${NOTIFY_CHANNEL}`);
-    } catch (error) {
-      lost(error as Error);
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.delay = RECONNECT_MIN_MS;
-    for (const conversationId of this.followed.keys()) this.follow(conversationId);
   }
 
   private onNotification(payload: string): void {
@@ -145,14 +122,7 @@ class PostgresLiveFeed {
   /** Stops listening (before the store closes). */
   async close(): Promise<void> {
     this.closed = true;
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      client.removeAllListeners("end");
-      client.removeAllListeners("error");
-      client.on("error", () => undefined);
-      await client.end().catch(() => undefined);
-    }
+    await this.listener.close();
   }
 }
 

@@ -102,10 +102,12 @@ describe("a PostgreSQL-backed server", () => {
   });
 
   it("takes --store from ACS_STORE_URL and refuses a URL of another database", () => {
-    expect(parseConfig([], { ACS_STORE_URL: "postgres://u@h/db" }).store).toEqual({ url: "postgres://u@h/db", maxConnections: 10, statementTimeoutMs: 10_000 });
+    expect(parseConfig([], { ACS_STORE_URL: "postgres://u@h/db" }).store).toEqual({ url: "postgres://u@h/db", maxConnections: 10, statementTimeoutMs: 10_000, leaseTtlMs: 45_000, forwardTimeoutMs: 5_000 });
     expect(parseConfig([], {}).store).toBeUndefined();
     expect(() => parseConfig(["--store", "mysql://root:pw@h/db"], {})).toThrow(ConfigError);
     expect(() => parseConfig(["--store", "mysql://root:pw@h/db"], {})).toThrow(/got "mysql:\/\/…@h\/db"/);
     expect(() => parseConfig(["--store-pool", "0"], {})).toThrow(/--store-pool must be at least 1/);
+    expect(parseConfig(["--store", "postgres://u@h/db", "--lease-ttl-ms", "2000"], { ACS_FORWARD_TIMEOUT_MS: "700" }).store).toMatchObject({ leaseTtlMs: 2000, forwardTimeoutMs: 700 });
+    expect(() => parseConfig(["--lease-ttl-ms", "100"], {})).toThrow(/--lease-ttl-ms must be at least 300/);
   });
 });

@@ -12,7 +12,11 @@
  *   streamed batch's chunks;
  * - import-staging.ts: staged creation; conversation-row.ts: a conversations row as a record;
  * - search.ts: pages and counts; search-sql.ts: their WHERE clauses.
+ * - fenced-store.ts: an agent's writes fenced by its conversation's lease; leases.ts and
+ *   agent-commands.ts: the leases and the controls handed to their owner; listener.ts: a LISTEN
+ *   connection that comes back.
  */
 export { PostgresEventStore, NOTIFY_CHANNEL } from "./store.js";
 export { openPostgresStore, type PostgresStoreOptions } from "./open.js";
+export { FencedPostgresStore } from "./fenced-store.js";
 export { migratePostgres, PG_MIGRATIONS } from "./migrations.js";

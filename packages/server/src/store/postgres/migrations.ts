@@ -210,6 +210,37 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       create index conversations_updated on conversations (updated_at collate "C", id collate "C") where id is not null;
     `,
   },
+  {
+    version: 12,
+    description: "agent_leases and agent_commands: one agent per conversation across instances, controls handed to its owner",
+    // A lease per conversation whose agent runs somewhere: the instance that holds it (owner, null
+    // once released), a generation taken up by every change of hands (the fence an append checks in
+    // its transaction), the expiry the owner keeps pushing forward, and whether its agent was open
+    // (taken over by another instance once the owner stops renewing). A command is a control or a
+    // message an instance hands to the owner; the owner claims it, then writes its answer.
+    sql: `
+      create table agent_leases (
+        conversation_id text primary key,
+        owner text,
+        generation bigint not null default 1,
+        expires_at timestamptz not null,
+        open boolean not null default false
+      );
+      create index agent_leases_owner on agent_leases (owner);
+      create index agent_leases_expired on agent_leases (expires_at) where open;
+      create table agent_commands (
+        id bigserial primary key,
+        conversation_id text not null,
+        target text not null,
+        sender text not null,
+        command text not null,
+        claimed boolean not null default false,
+        answer text,
+        created_at timestamptz not null default clock_timestamp()
+      );
+      create index agent_commands_target on agent_commands (target) where not claimed;
+    `,
+  },
 ];
 
 /** A 64-bit advisory lock key (stable across processes): FNV-1a of `acs-migrations:<name>`. */

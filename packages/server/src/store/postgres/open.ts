@@ -5,7 +5,8 @@ import { unavailable } from "./connection.js";
 import { loadPostgresDriver, postgresDriver } from "./driver.js";
 import { migratePostgres, quoteIdent } from "./migrations.js";
 import { BODY_SCAN_BUDGET } from "./search.js";
-import { PostgresEventStore } from "./store.js";
+import { FencedPostgresStore } from "./fenced-store.js";
+import type { PostgresEventStore } from "./store.js";
 
 /** The trigram index's pending list bound on the store's connections, kB: what a body search reads of it at most (migrations 5 and 8). */
 const GIN_PENDING_LIST_KB = 128;
@@ -36,8 +37,8 @@ const types = {
   getTypeParser: ((oid: number, format?: "text" | "binary") => (oid === 20 ? Number : postgresDriver().pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
 };
 
-/** The pool settings of a store (also used by the live fan-out for its LISTEN connection). */
-function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
+/** The pool settings of a store (also used by the agents' command traffic, agent-cluster.ts). */
+export function poolConfig(options: PostgresStoreOptions): pg.PoolConfig {
   const schema = options.schema ?? "acs";
   return {
     connectionString: options.url,
@@ -64,7 +65,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on("error", () => undefined);
   try {
     await migratePostgres(pool, schema);
-    const store = new PostgresEventStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
+    // Fenced: an agent runtime on a cluster fences its conversations' writes (fenced-store.ts); unfenced, the same store.
+    const store = new FencedPostgresStore(pool, schema, options.url, Math.max(1, Math.floor(options.bodyScanBudget ?? BODY_SCAN_BUDGET)), Math.max(1, options.analyzeAfterRows ?? ANALYZE_AFTER_ROWS));
     if (options.copyMinRows !== undefined) store.copyMinRows = options.copyMinRows;
     const { rows: [owner] } = await pool.query<{ owns: boolean }>("select pg_has_role(current_user, relowner, 'USAGE') as owns from pg_class where oid = 'message_texts_body'::regclass");
     store.ownsBodyIndex = owner?.owns === true;

@@ -142,7 +142,7 @@ export class PostgresEventStore implements EventStore {
    * Runs `fn` after this instance's earlier writes to `key` (the pool would otherwise reorder them).
    * A write called before close runs even if it starts after: close waits for it.
    */
-  private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  protected serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error("the store is closed"));
     const previous = this.tails.get(key) ?? Promise.resolve();
     const next = previous.then(
@@ -165,7 +165,7 @@ export class PostgresEventStore implements EventStore {
   private readonly rowQuery: RowQuery = (text, values) => this.query(text, values);
 
   /** Runs `fn` in a transaction on one connection; after its commit, the ANALYZE its rows may have made due. */
-  private transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  protected transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, fn, () => this.analyze.startIfDue());
   }
 
@@ -211,11 +211,11 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /** appendEvents' transaction: lock the conversation's row, (restamp,) look up the batch's ids (under the lock), insert, notify. */
-  private appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[]): Promise<StoredEvent[]> {
+  /** appendEvents' transaction: (`fence`, fenced-store.ts,) lock the conversation's row, (restamp,) look up the batch's ids (under the lock), insert, notify. */
+  protected appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[], fence?: (tx: Queryable) => Promise<void>): Promise<StoredEvent[]> {
     const restamp = events.some((entry) => entry.stampedAtRecording);
-    return this.transaction(async (tx) => {
-      let rows = prepared;
+    return this.transaction(async (tx, rows = prepared) => {
+      await fence?.(tx);
       // The row lock orders this append after any other instance's on the same conversation.
       const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
       if (!conv) throw new ConversationNotFoundError(conversationId);
