@@ -164,7 +164,7 @@ export class PostgresEventStore implements EventStore {
   /** {@link query} for the catalog's functions (catalog.ts). */
   private readonly rowQuery: RowQuery = (text, values) => this.query(text, values);
 
-  /** Runs `fn` in a transaction on one connection; after its commit, the ANALYZE its rows may have made due. */
+  /** Runs `fn` in a transaction on one connection; after its commit, the ANALYZE its rows may have made due. @internal */
   protected transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, fn, () => this.analyze.startIfDue());
   }
@@ -211,7 +211,7 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /** appendEvents' transaction: (`fence`, fenced-store.ts,) lock the conversation's row, (restamp,) look up the batch's ids (under the lock), insert, notify. */
+  /** appendEvents' transaction: (`fence`, fenced-store.ts,) lock the conversation's row, (restamp,) look up the batch's ids (under the lock), insert, notify. @internal */
   protected appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[], fence?: (tx: Queryable) => Promise<void>): Promise<StoredEvent[]> {
     const restamp = events.some((entry) => entry.stampedAtRecording);
     return this.transaction(async (tx, rows = prepared) => {
