@@ -240,8 +240,9 @@ describe("limits", () => {
     const marker = String(600_000 + Math.floor(Math.random() * 99_999));
     const { texts } = await attack([], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; sleep ${marker} >/dev/null 2>&1 & echo started`)] });
     expect(texts[0]).toContain("started");
+    // The echo can come back before the detached sleep has been forked and exec'd: wait for both.
+    await expect.poll(() => processesWith(`sleep ${marker}`), { timeout: 10_000, interval: 50 }).toHaveLength(2);
     const pids = await processesWith(`sleep ${marker}`);
-    expect(pids).toHaveLength(2);
     for (const pid of pids) {
       // nice 10 (field 19 of /proc/PID/stat): what holds where no CPU group can be made.
       expect(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]).toBe("10");
