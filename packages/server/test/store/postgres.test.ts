@@ -1,19 +1,20 @@
 /**
- * What the PostgreSQL store guarantees beyond the shared contract: concurrent opens migrate once,
- * two instances appending to one conversation at once get one total order from the database, LIKE's
- * wildcards are plain characters in a body search, counts come from the counters, and an outage
- * (a statement past its timeout, connections terminated) is a StoreUnavailableError that passes.
+ * What the PostgreSQL store guarantees beyond the shared contract when it writes: concurrent opens
+ * migrate once, two instances appending to one conversation at once get one total order from the
+ * database, ids are checked under the conversation's lock, a replay goes by COPY, and an outage (a
+ * statement past its timeout, connections terminated) is a StoreUnavailableError that passes.
+ * Searches and counts: postgres-search.test.ts.
  */
 import pg from "pg";
-import type { EventKind } from "@acs-toolkit/schema";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import { sameEvent } from "../../src/store/postgres/store.js";
 import { prepareEvent } from "../../src/store/prepare.js";
-import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore, type SearchPage, type SearchQuery } from "../../src/store/types.js";
+import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore } from "../../src/store/types.js";
 import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
-import { CONV, OTHER, events, message, pages, template, toStore, iso, T0 } from "./contract/fixtures.js";
+import { CONV, OTHER, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 import { describeStreamBatch } from "./stream-batch.js";
+import { lockConversation, holdConversation, waitingOnLock, spyQueries, planOf } from "./postgres-support.js";
 
 let db: ScratchDatabase;
 const opened: PostgresEventStore[] = [];
@@ -26,72 +27,6 @@ afterEach(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** Takes the conversation's row lock from another session, as another instance's long append would; `release` commits. */
-async function lockConversation(store: PostgresEventStore): Promise<{ client: pg.Client; release: () => Promise<void> }> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  await client.query("begin");
-  await client.query(`select 1 from "${store.schema}".conversations where id = $1 for update`, [CONV]);
-  return {
-    client,
-    async release() {
-      await client.query("commit");
-      await client.end();
-    },
-  };
-}
-
-/** Holds the conversation's row lock from another session for `ms` (pg_sleep: the stimulus), as another instance's long append would. */
-async function holdConversation(store: PostgresEventStore, ms: number): Promise<{ released: Promise<void> }> {
-  const { client, release } = await lockConversation(store);
-  const released = (async () => {
-    await client.query("select pg_sleep($1)", [ms / 1000]);
-    await release();
-  })();
-  return { released };
-}
-
-/** Backends of the store's pools (application_name acs-server) in the scratch database now waiting on a lock. */
-async function waitingOnLock(): Promise<number> {
-  const [row] = await adminQuery<{ n: number }>(
-    "select count(*)::int as n from pg_stat_activity where application_name = 'acs-server' and datname = $1 and wait_event_type = 'Lock'",
-    [db.name],
-  );
-  return row!.n;
-}
-
-/** Calls `seen` with each query's text and values that the clients of `store`'s pool (or of `pool`) send (a named statement comes as a config object). */
-function spyQueries(store: PostgresEventStore, seen: (text: string, values: unknown[]) => void, pool: pg.Pool = store.pool): void {
-  pool.on("acquire", (client) => {
-    if ((client as { spied?: boolean }).spied) return;
-    (client as { spied?: boolean }).spied = true;
-    const q = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const [text, values] = typeof args[0] === "string" ? [args[0], args[1]] : [(args[0] as { text?: unknown } | undefined)?.text, (args[0] as { values?: unknown } | undefined)?.values];
-      if (typeof text === "string") seen(text, (values as unknown[] | undefined) ?? []);
-      return q(...args);
-    };
-  });
-}
-
-/** The plan (EXPLAIN, costs off) of `text` with `values`, a line per node. */
-async function planOf(db: Pick<pg.Pool, "query">, text: string, values: unknown[] = []): Promise<string> {
-  const { rows } = await db.query<{ "QUERY PLAN": string }>(`explain (costs off) ${text}`, values);
-  return rows.map((r) => r["QUERY PLAN"]).join("\n");
-}
-
-/** A search through `store` that also answers the plan of the statement it read the page with. */
-function searchWithPlan(store: PostgresEventStore): (query: SearchQuery) => Promise<{ page: SearchPage; plan: string }> {
-  const sent: { text: string; values: unknown[] }[] = [];
-  spyQueries(store, (text, values) => void (text.includes("from events") && sent.push({ text, values })));
-  return async (query) => {
-    sent.length = 0;
-    const page = await store.search(CONV, query);
-    const [{ text, values }] = sent as [{ text: string; values: unknown[] }];
-    return { page, plan: await planOf(store.pool, text, values) };
-  };
-}
 
 async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
   const store = await openPostgresStore({ url: db.url, schema, maxConnections: 4, ...options });
@@ -278,17 +213,6 @@ describe("PostgresEventStore", () => {
     expect(await raw()).toEqual(before);
   });
 
-  it("matches %, _ and \\ in a body as themselves", async () => {
-    const store = await open(schemaName());
-    const texts = ["100% done", "1000 done", "snake_case", "snakeXcase", "a\\b", "ab"];
-    await store.createConversation({ id: CONV, status: "RUNNING" }, texts.map((t, i) => toStore(message(`m${i}`, iso(T0 + i), t))));
-    const ids = async (body: string) => (await store.search(CONV, { order: "asc", limit: 10, body })).items.map((e) => e.id);
-    expect(await ids("0% d")).toEqual(["m0"]);
-    expect(await ids("e_c")).toEqual(["m2"]);
-    expect(await ids("a\\b")).toEqual(["m4"]);
-    expect(await store.count(CONV, { body: "%" })).toBe(1);
-  });
-
   it("sends a batch's texts as one binary parameter, not escaped text[] literals, and stores their exact bytes", async () => {
     const store = await open(schemaName());
     const sent: unknown[][] = [];
@@ -312,73 +236,11 @@ describe("PostgresEventStore", () => {
     for (const [i, t] of texts.entries()) if (t.length >= 3) expect((await store.search(CONV, { order: "asc", limit: 10, body: t.toUpperCase() })).items.map((e) => e.id)).toContain(`m${i}`);
   });
 
-  it("walks at most bodyScanBudget messages for a page of a body pg_trgm cannot index (1–2 characters), then resumes after them", async () => {
-    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, bodyScanBudget: 10 });
-    opened.push(store);
-    // 30 messages (and 30 other events between them); only the 25th and the 26th hold "Q7".
-    const batch = Array.from({ length: 30 }, (_, i) => toStore(message(`m${i}`, iso(T0 + 2 * i), i === 24 || i === 25 ? "see Q7 here" : "nothing")));
-    const others = events(30, { start: Date.UTC(2026, 1, 5, 11, 0, 0) + 1 }).filter((e) => e.event.kind !== "MessageEvent");
-    await store.createConversation({ id: CONV, status: "RUNNING" }, [...batch, ...others]);
-    const first = await store.search(CONV, { order: "asc", limit: 1, body: "q7" });
-    // The first 10 messages hold no hit: an empty page that resumes after the 10th message.
-    expect(first).toEqual({ items: [], hasMore: true, resumeAfter: { ts: T0 + 18, seq: 10 } });
-    const json = await store.searchJson(CONV, { order: "asc", limit: 1, body: "q7" });
-    expect({ count: json.count, last: json.last, hasMore: json.hasMore }).toEqual({ count: 0, last: first.resumeAfter, hasMore: true });
-    const seen: string[] = [];
-    let after = first.resumeAfter;
-    for (let pages = 0; after && pages < 10; pages++) {
-      const page = await store.search(CONV, { order: "asc", limit: 1, body: "q7", after });
-      seen.push(...page.items.map((e) => e.id));
-      after = page.hasMore ? (page.resumeAfter ?? page.items[page.items.length - 1]) : undefined;
-    }
-    expect(seen).toEqual(["m24", "m25"]);
-    // Descending, from the end: the hits come within the budget.
-    expect((await store.search(CONV, { order: "desc", limit: 5, body: "Q7" })).items.map((e) => e.id)).toEqual(["m25", "m24"]);
-    // A body with a run of 3 letters or digits is served by the trigram index: no budget.
-    expect((await store.search(CONV, { order: "asc", limit: 5, body: "see q7" })).items.map((e) => e.id)).toEqual(["m24", "m25"]);
-    expect(await store.count(CONV, { body: "q7" })).toBe(2);
-  });
-
-  it("counts without a filter, by kind and by source from the counters, and time ranges exactly", async () => {
-    const store = await open(schemaName());
-    const all = events(300);
-    await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
-    await store.appendEvents(CONV, all.slice(100));
-    expect((await store.pool.query("select sum(n)::int as n from event_counts")).rows[0].n).toBe(300);
-    // The counters answer: rows removed behind the store's back do not change these counts.
-    await store.pool.query("delete from events where seq > 250");
-    expect(await store.count(CONV, {})).toBe(300);
-    const kind = all[1]!.event.kind;
-    expect(await store.count(CONV, { kind })).toBe(all.filter((e) => e.event.kind === kind).length);
-    expect(await store.count(CONV, { source: "user" })).toBe(all.filter((e) => (e.event as { source?: string }).source === "user").length);
-    // A time range counts rows: [T0 + 10 ms, T0 + 20 ms) holds 10 events.
-    const start = Date.UTC(2026, 1, 5, 11, 0, 0) * 1000;
-    expect(await store.count(CONV, { timestampGte: start + 10_000, timestampLt: start + 20_000 })).toBe(10);
-  });
-
-  it("counts a time range from two positions where timestamps never go back, and by rows where they do", async () => {
-    const store = await open(schemaName());
-    const all = events(300); // 1 ms apart, from 11:00:00
-    await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
-    await store.appendEvents(CONV, all.slice(100, 200)); // one statement
-    await store.appendEvents(CONV, all.slice(200, 203)); // one statement, a live append
-    const start = Date.UTC(2026, 1, 5, 11, 0, 0) * 1000;
-    const range = (from?: number, to?: number) => store.count(CONV, { timestampGte: from === undefined ? undefined : start + from * 1000, timestampLt: to === undefined ? undefined : start + to * 1000 });
-    expect([await range(10, 20), await range(0, 203), await range(150), await range(undefined, 50), await range(500, 600), await range(20, 10)]).toEqual([10, 203, 53, 50, 0, 0]);
-    // Two index probes, not a scan: rows removed behind the store's back inside the range do not change it.
-    await store.pool.query("delete from events where seq between 12 and 15");
-    expect(await range(10, 20)).toBe(10);
-    // An append whose timestamps go back (before the latest stored): from then on, rows are counted.
-    await store.appendEvents(CONV, [{ ...all[203]!, event: { ...all[203]!.event, id: "early", timestamp: iso(start + 10_500) } } as never, ...all.slice(204, 210)]);
-    expect((await store.pool.query("select ts_ordered from conversations")).rows[0].ts_ordered).toBe(false);
-    expect(await range(10, 20)).toBe(7);
-  });
-
   it("fails a statement past its timeout with StoreUnavailableError, then serves again", async () => {
     const store = await open(schemaName(), { statementTimeoutMs: 200 });
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
     // Another session holds the conversation's row: the append waits on it past the timeout.
-    const { released } = await holdConversation(store, 1000);
+    const { released } = await holdConversation(db, store, 1000);
     let lockReleased = false;
     void released.then(() => (lockReleased = true));
     const error = await store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
@@ -394,9 +256,9 @@ describe("PostgresEventStore", () => {
     const store = await open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
     // The append waits on a row lock held elsewhere (until released), so it is in flight when its backend goes.
-    const lock = await lockConversation(store);
+    const lock = await lockConversation(db, store);
     const append = store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
-    await expect.poll(waitingOnLock, { timeout: 10_000, interval: 10 }).toBe(1);
+    await expect.poll(() => waitingOnLock(db), { timeout: 10_000, interval: 10 }).toBe(1);
     const killed = await adminQuery("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'acs-server' and datname = $1", [db.name]);
     expect(killed.length).toBeGreaterThan(0);
     const error = await append;
@@ -516,7 +378,7 @@ describe("PostgresEventStore", () => {
     const all = events(4);
     const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
     for (const [fromA, fromB] of [[[all[0]!], [all[1]!]], [[stamped(all[2]!)], [stamped(all[3]!)]]] as const) {
-      const hold = await holdConversation(a, 300);
+      const hold = await holdConversation(db, a, 300);
       const before = statements.length;
       const stored = await Promise.all([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
       await hold.released;
@@ -545,7 +407,7 @@ describe("PostgresEventStore", () => {
     ];
     let total = 0;
     for (const [fromA, fromB, shared] of rounds) {
-      const hold = await holdConversation(a, 300);
+      const hold = await holdConversation(db, a, 300);
       const settled = await Promise.allSettled([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
       await hold.released;
       expect(settled.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
@@ -577,140 +439,6 @@ describe("PostgresEventStore", () => {
     }
     // At 100, 200, 400, 800, 1,600 and 3,200 rows; after every 100 rows it would be 40.
     expect(store.analyzes).toBe(6);
-  });
-
-  it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {
-    const store = await open(schemaName());
-    await store.createConversation({ id: CONV, status: "RUNNING" }, events(25_000));
-    // The write started the store's own ANALYZE (autovacuum's would set last_autoanalyze, not last_analyze).
-    expect(store.analyzes).toBe(1);
-    await (store as unknown as { analyze: { running?: Promise<void> } }).analyze.running;
-    const lastAnalyze = async () => (await store.pool.query("select last_analyze from pg_stat_user_tables where schemaname = $1 and relname = 'events'", [store.schema])).rows[0]?.last_analyze ?? null;
-    // Its statistics report is read back (polled: a server before PostgreSQL 15 reports through its collector, later).
-    await expect.poll(lastAnalyze, { timeout: 10_000, interval: 20 }).not.toBeNull();
-    const { page, plan } = await searchWithPlan(store)({ order: "asc", limit: 100, source: "user" });
-    expect(page.items).toHaveLength(100);
-    // Per (kind, source) pair of the source, its first 101 rows in order on the index; the one Sort
-    // merges those (at most pairs × 101 rows), none sorts a pair's whole run.
-    expect(plan).toContain("Index Scan using events_kind_source_time");
-    expect(plan).not.toContain("Bitmap");
-    expect(plan.match(/Sort Key/g)).toHaveLength(1);
-  });
-
-  it("answers kind and source pages and counts exactly when two (kind, source) pairs share the index's hash (migration 9)", async () => {
-    const store = await open(schemaName());
-    // hashtext('Kind50549 agent') = hashtext('Kind86637 agent') = 1245948536 (found by a search over generated names).
-    const [a, b] = ["Kind50549", "Kind86637"] as unknown as EventKind[]; // kinds of no release the schema knows: the store keeps any kind
-    const { rows } = await store.pool.query<{ same: boolean }>("select hashtext($1 || ' agent') = hashtext($2 || ' agent') as same", [a, b]);
-    expect(rows[0]!.same).toBe(true);
-    const base = template("ActionEvent");
-    const all = Array.from({ length: 60 }, (_, i) => {
-      const kind = [a, b, "ActionEvent"][i % 3]!;
-      return toStore({ ...base, kind, source: "agent", id: `e${i}`, timestamp: iso(T0 + i * 1000) } as unknown as Parameters<typeof toStore>[0]);
-    });
-    await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 30));
-    await store.appendEvents(CONV, all.slice(30));
-    const ids = (kind?: string) => all.filter((e) => kind === undefined || e.event.kind === kind).map((e) => e.event.id);
-    for (const order of ["asc", "desc"] as const) {
-      const reversed = (xs: string[]) => (order === "asc" ? xs : [...xs].reverse());
-      expect(await pages(store, { order, limit: 7, kind: a })).toEqual(reversed(ids(a)));
-      expect(await pages(store, { order, limit: 7, kind: b, source: "agent" })).toEqual(reversed(ids(b)));
-      expect(await pages(store, { order, limit: 7, source: "agent" })).toEqual(reversed(ids()));
-    }
-    const range = { timestampGte: T0 + 10_000, timestampLt: T0 + 40_000 };
-    expect(await store.count(CONV, { kind: a, ...range })).toBe(10);
-    expect(await store.count(CONV, { source: "agent", ...range })).toBe(30);
-  });
-
-  it("empties the trigram index's pending list at the end of a replay's COPY, gathered under a 4 MB bound, and keeps 128 kB for other writes (migration 8)", async () => {
-    const store = await open(schemaName());
-    await store.pool.query("create extension if not exists pgstattuple with schema public");
-    const pending = async () => (await store.pool.query<{ pages: number; tuples: number }>("select pending_pages as pages, pending_tuples as tuples from pgstatginindex('message_texts_body')")).rows[0]!;
-    const sent: string[] = [];
-    spyQueries(store, (text) => void sent.push(text));
-    const texts = Array.from({ length: 2_000 }, (_, i) => toStore(message(`m${i}`, iso(T0 + i * 1000), `message number ${i} about the ${i % 7 === 0 ? "repository" : "weather"}`)));
-    await store.createConversation({ id: CONV, status: "RUNNING" }, texts);
-    expect(sent).toContain("set local gin_pending_list_limit = 4096");
-    expect(sent).toContain("select gin_clean_pending_list('message_texts_body'::regclass)");
-    expect(await pending()).toEqual({ pages: 0, tuples: 0 });
-    // The bound is the connection's, not the index's (an index's storage parameter would override it).
-    expect((await store.pool.query("show gin_pending_list_limit")).rows).toEqual([{ gin_pending_list_limit: "128kB" }]);
-    expect((await store.pool.query("select reloptions from pg_class where oid = 'message_texts_body'::regclass")).rows).toEqual([{ reloptions: null }]);
-    // A live append leaves its entries in the list, for the next flush (at 128 kB).
-    await store.appendEvents(CONV, [toStore(message("live", iso(T0 + 3_000_000), "one more about the repository"))]);
-    expect((await pending()).tuples).toBeGreaterThan(0);
-    expect(await store.count(CONV, { body: "REPOSITORY" })).toBe(287);
-  });
-
-  it("appends a replay through a role that does not own the tables, leaving the pending list to its own flushes", async () => {
-    const owner = await open(schemaName());
-    const role = `acs_app_${process.pid}`;
-    await adminQuery(`drop role if exists ${role}`, [], db.url);
-    await adminQuery(`create role ${role} login`, [], db.url);
-    try {
-      await owner.pool.query(`grant usage on schema "${owner.schema}" to ${role}; grant all on all tables in schema "${owner.schema}" to ${role}; grant all on all sequences in schema "${owner.schema}" to ${role}`);
-      const url = new URL(db.url);
-      url.username = role;
-      const app = await openPostgresStore({ url: url.toString(), schema: owner.schema, maxConnections: 2 });
-      try {
-        expect(owner.ownsBodyIndex).toBe(true);
-        expect(app.ownsBodyIndex).toBe(false);
-        const texts = Array.from({ length: 1_500 }, (_, i) => toStore(message(`m${i}`, iso(T0 + i * 1000), `text ${i} about the repository`)));
-        await app.createConversation({ id: CONV, status: "RUNNING" }, texts);
-        expect(await app.count(CONV, { body: "repository" })).toBe(1_500);
-      } finally {
-        await app.close();
-      }
-    } finally {
-      await owner.pool.query(`drop owned by ${role}`);
-      await adminQuery(`drop role if exists ${role}`, [], db.url);
-    }
-  });
-
-  it("analyzes a conversation of a few thousand events by default, so that its pages walk an index even where autovacuum never runs", async () => {
-    const store = await open(schemaName());
-    await store.createConversation({ id: CONV, status: "RUNNING" }, events(6_000));
-    await (store as unknown as { analyze: { running?: Promise<void> } }).analyze.running;
-    expect(store.analyzes).toBe(1);
-    const { rows: positions } = await store.pool.query<{ ts: string; seq: string }>("select ts, seq from events order by seq offset 3000 limit 1");
-    const { ts, seq } = positions[0]!;
-    const { page, plan } = await searchWithPlan(store)({ order: "asc", limit: 100, after: { ts: Number(ts), seq: Number(seq) } });
-    expect(page.items.length).toBe(100);
-    expect(plan).toContain("Index Scan using events_time");
-    expect(plan).not.toContain("Sort");
-  });
-
-  it("walks the messages' texts in order for a page of a body in many of them, with or without kind=MessageEvent, sorts the trigram index's few matches for a rare one, and reads only the page's events rows (migration 10)", async () => {
-    const store = await open(schemaName());
-    // 40,000 events, one in 4 a message (10,000 texts: enough that a scan of them all costs more
-    // than the trigram index); half the messages hold "repository", one holds "quasar".
-    const other = template("ActionEvent");
-    const all = Array.from({ length: 40_000 }, (_, i): EventToStore => {
-      const timestamp = iso(T0 + i * 1000);
-      if (i % 4 !== 0) return toStore({ ...other, id: `a${i}`, timestamp } as typeof other);
-      return toStore(message(`m${i}`, timestamp, i === 20_000 ? "a quasar" : i % 8 === 0 ? "see the repository" : "nothing to see"));
-    });
-    await store.createConversation({ id: CONV, status: "RUNNING" }, all);
-    await store.pool.query("analyze events, message_texts");
-    const search = searchWithPlan(store);
-    const plans: string[] = [];
-    for (const query of [
-      { order: "asc", limit: 100, body: "REPOSITORY" },
-      { order: "asc", limit: 100, body: "repository", kind: "MessageEvent" },
-      { order: "desc", limit: 100, body: "repository", kind: "MessageEvent" },
-      { order: "asc", limit: 100, body: "quasar" },
-    ] as const) {
-      const { page, plan } = await search(query);
-      expect(page.items.length).toBe(query.body === "quasar" ? 1 : 100);
-      plans.push(plan);
-    }
-    for (const plan of plans.slice(0, 3)) {
-      expect(plan).toMatch(/Index Scan (Backward )?using message_texts_time on message_texts/);
-      expect(plan).not.toContain("Sort");
-    }
-    expect(plans[3]).toContain("Bitmap Index Scan on message_texts_body");
-    // The events table is read by primary key, one row a match, never walked or rechecked.
-    for (const plan of plans) expect(plan.split("\n").filter((line) => / on events( |$)/.test(line))).toEqual([expect.stringMatching(/Index Scan using events_pkey on events$/)]);
   });
 });
 
