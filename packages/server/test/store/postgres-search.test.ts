@@ -5,34 +5,18 @@
  * each kind of page reads the index it should (checked on its plan).
  */
 import type { EventKind } from "@acs-toolkit/schema";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
+import { describe, expect, it } from "vitest";
+import { openPostgresStore } from "../../src/store/postgres/index.js";
 import type { EventToStore } from "../../src/store/types.js";
-import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
+import { adminQuery, schemaName } from "../support/postgres.js";
 import { CONV, events, message, pages, template, toStore, iso, T0 } from "./contract/fixtures.js";
-import { spyQueries, searchWithPlan } from "./postgres-support.js";
+import { spyQueries, searchWithPlan, useScratchStores } from "./postgres-support.js";
 
-let db: ScratchDatabase;
-const opened: PostgresEventStore[] = [];
-beforeAll(async () => {
-  db = await createScratchDatabase();
-});
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-afterAll(async () => {
-  await db?.drop();
-});
-
-async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
-  const store = await openPostgresStore({ url: db.url, schema, maxConnections: 4, ...options });
-  opened.push(store);
-  return store;
-}
+const scratch = useScratchStores();
 
 describe("PostgresEventStore: search and count", () => {
   it("matches %, _ and \\ in a body as themselves", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     const texts = ["100% done", "1000 done", "snake_case", "snakeXcase", "a\\b", "ab"];
     await store.createConversation({ id: CONV, status: "RUNNING" }, texts.map((t, i) => toStore(message(`m${i}`, iso(T0 + i), t))));
     const ids = async (body: string) => (await store.search(CONV, { order: "asc", limit: 10, body })).items.map((e) => e.id);
@@ -43,8 +27,8 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("walks at most bodyScanBudget messages for a page of a body pg_trgm cannot index (1–2 characters), then resumes after them", async () => {
-    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, bodyScanBudget: 10 });
-    opened.push(store);
+    const store = await openPostgresStore({ url: scratch.db.url, schema: schemaName(), maxConnections: 2, bodyScanBudget: 10 });
+    scratch.opened.push(store);
     // 30 messages (and 30 other events between them); only the 25th and the 26th hold "Q7".
     const batch = Array.from({ length: 30 }, (_, i) => toStore(message(`m${i}`, iso(T0 + 2 * i), i === 24 || i === 25 ? "see Q7 here" : "nothing")));
     const others = events(30, { start: Date.UTC(2026, 1, 5, 11, 0, 0) + 1 }).filter((e) => e.event.kind !== "MessageEvent");
@@ -70,7 +54,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("counts without a filter, by kind and by source from the counters, and time ranges exactly", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     const all = events(300);
     await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
     await store.appendEvents(CONV, all.slice(100));
@@ -87,7 +71,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("counts a time range from two positions where timestamps never go back, and by rows where they do", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     const all = events(300); // 1 ms apart, from 11:00:00
     await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 100));
     await store.appendEvents(CONV, all.slice(100, 200)); // one statement
@@ -105,7 +89,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("refreshes the planner's statistics after a large write, so that a page walks an index instead of sorting the conversation", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(25_000));
     // The write started the store's own ANALYZE (autovacuum's would set last_autoanalyze, not last_analyze).
     expect(store.analyzes).toBe(1);
@@ -123,7 +107,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("answers kind and source pages and counts exactly when two (kind, source) pairs share the index's hash (migration 9)", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     // hashtext('Kind50549 agent') = hashtext('Kind86637 agent') = 1245948536 (found by a search over generated names).
     const [a, b] = ["Kind50549", "Kind86637"] as unknown as EventKind[]; // kinds of no release the schema knows: the store keeps any kind
     const { rows } = await store.pool.query<{ same: boolean }>("select hashtext($1 || ' agent') = hashtext($2 || ' agent') as same", [a, b]);
@@ -148,7 +132,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("empties the trigram index's pending list at the end of a replay's COPY, gathered under a 4 MB bound, and keeps 128 kB for other writes (migration 8)", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.pool.query("create extension if not exists pgstattuple with schema public");
     const pending = async () => (await store.pool.query<{ pages: number; tuples: number }>("select pending_pages as pages, pending_tuples as tuples from pgstatginindex('message_texts_body')")).rows[0]!;
     const sent: string[] = [];
@@ -168,13 +152,13 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("appends a replay through a role that does not own the tables, leaving the pending list to its own flushes", async () => {
-    const owner = await open(schemaName());
+    const owner = await scratch.open(schemaName());
     const role = `acs_app_${process.pid}`;
-    await adminQuery(`drop role if exists ${role}`, [], db.url);
-    await adminQuery(`create role ${role} login`, [], db.url);
+    await adminQuery(`drop role if exists ${role}`, [], scratch.db.url);
+    await adminQuery(`create role ${role} login`, [], scratch.db.url);
     try {
       await owner.pool.query(`grant usage on schema "${owner.schema}" to ${role}; grant all on all tables in schema "${owner.schema}" to ${role}; grant all on all sequences in schema "${owner.schema}" to ${role}`);
-      const url = new URL(db.url);
+      const url = new URL(scratch.db.url);
       url.username = role;
       const app = await openPostgresStore({ url: url.toString(), schema: owner.schema, maxConnections: 2 });
       try {
@@ -188,12 +172,12 @@ describe("PostgresEventStore: search and count", () => {
       }
     } finally {
       await owner.pool.query(`drop owned by ${role}`);
-      await adminQuery(`drop role if exists ${role}`, [], db.url);
+      await adminQuery(`drop role if exists ${role}`, [], scratch.db.url);
     }
   });
 
   it("analyzes a conversation of a few thousand events by default, so that its pages walk an index even where autovacuum never runs", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(6_000));
     await (store as unknown as { analyze: { running?: Promise<void> } }).analyze.running;
     expect(store.analyzes).toBe(1);
@@ -206,7 +190,7 @@ describe("PostgresEventStore: search and count", () => {
   });
 
   it("walks the messages' texts in order for a page of a body in many of them, with or without kind=MessageEvent, sorts the trigram index's few matches for a rare one, and reads only the page's events rows (migration 10)", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     // 40,000 events, one in 4 a message (10,000 texts: enough that a scan of them all costs more
     // than the trigram index); half the messages hold "repository", one holds "quasar".
     const other = template("ActionEvent");

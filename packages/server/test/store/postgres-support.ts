@@ -1,9 +1,45 @@
-/** What the PostgreSQL store's own tests share: another session's row lock, the store's statements as sent, and their plans. */
+/** What the PostgreSQL store's own tests share: a scratch database and its stores, another session's row lock, the store's statements as sent, and their plans. */
 import pg from "pg";
-import type { PostgresEventStore } from "../../src/store/postgres/index.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { openPostgresStore, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import type { SearchPage, SearchQuery } from "../../src/store/types.js";
-import { adminQuery, type ScratchDatabase } from "../support/postgres.js";
+import { adminQuery, createScratchDatabase, type ScratchDatabase } from "../support/postgres.js";
 import { CONV } from "./contract/fixtures.js";
+
+/** A file's scratch database (created before its tests, dropped after) and the stores its tests open (closed after each). */
+export interface ScratchStores {
+  readonly db: ScratchDatabase;
+  /** Stores to close after the running test. */
+  readonly opened: PostgresEventStore[];
+  open(schema: string, options?: { statementTimeoutMs?: number }): Promise<PostgresEventStore>;
+}
+
+/** Registers the hooks of a test file's scratch database (see ScratchStores). */
+export function useScratchStores(): ScratchStores {
+  let db: ScratchDatabase | undefined;
+  const opened: PostgresEventStore[] = [];
+  beforeAll(async () => {
+    db = await createScratchDatabase();
+  });
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  return {
+    get db() {
+      if (!db) throw new Error("the scratch database is created in beforeAll");
+      return db;
+    },
+    opened,
+    async open(schema, options = {}) {
+      const store = await openPostgresStore({ url: this.db.url, schema, maxConnections: 4, ...options });
+      opened.push(store);
+      return store;
+    },
+  };
+}
 
 /** Takes the conversation's row lock from another session, as another instance's long append would; `release` commits. */
 export async function lockConversation(db: ScratchDatabase, store: PostgresEventStore): Promise<{ client: pg.Client; release: () => Promise<void> }> {

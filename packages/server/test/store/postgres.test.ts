@@ -6,45 +6,29 @@
  * Searches and counts: postgres-search.test.ts.
  */
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migratePostgres, openPostgresStore, PG_MIGRATIONS, type PostgresEventStore } from "../../src/store/postgres/index.js";
 import { sameEvent } from "../../src/store/postgres/store.js";
 import { prepareEvent } from "../../src/store/prepare.js";
 import { ConversationNotFoundError, DuplicateEventIdError, StoreUnavailableError, type EventToStore } from "../../src/store/types.js";
-import { adminQuery, createScratchDatabase, schemaName, type ScratchDatabase } from "../support/postgres.js";
+import { adminQuery, schemaName } from "../support/postgres.js";
 import { CONV, OTHER, events, message, toStore, iso, T0 } from "./contract/fixtures.js";
 import { describeStreamBatch } from "./stream-batch.js";
-import { lockConversation, holdConversation, waitingOnLock, spyQueries, planOf } from "./postgres-support.js";
+import { lockConversation, holdConversation, waitingOnLock, spyQueries, planOf, useScratchStores } from "./postgres-support.js";
 
-let db: ScratchDatabase;
-const opened: PostgresEventStore[] = [];
-beforeAll(async () => {
-  db = await createScratchDatabase();
-});
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-afterAll(async () => {
-  await db?.drop();
-});
-
-async function open(schema: string, options: { statementTimeoutMs?: number } = {}): Promise<PostgresEventStore> {
-  const store = await openPostgresStore({ url: db.url, schema, maxConnections: 4, ...options });
-  opened.push(store);
-  return store;
-}
+const scratch = useScratchStores();
 
 describe("PostgresEventStore", () => {
   it("migrates once when several instances open one schema at once", async () => {
     const schema = schemaName();
-    const stores = await Promise.all(Array.from({ length: 4 }, () => open(schema)));
+    const stores = await Promise.all(Array.from({ length: 4 }, () => scratch.open(schema)));
     const { rows } = await stores[0]!.pool.query<{ version: number }>("select version from schema_migrations");
     expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
   });
 
   it("applies a migration that runs longer than the pool's statement timeout (an index built over a large table), and another instance waits for it", async () => {
     const schema = schemaName();
-    const pools = [0, 1].map(() => new pg.Pool({ connectionString: db.url, max: 1, statement_timeout: 200, options: `-c search_path=${schema},public` }));
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: scratch.db.url, max: 1, statement_timeout: 200, options: `-c search_path=${schema},public` }));
     try {
       const slow = { version: 99, description: "slow", sql: "select pg_sleep(0.6)" };
       const applied = await Promise.all(pools.map((pool) => migratePostgres(pool, schema, [...PG_MIGRATIONS, slow])));
@@ -58,7 +42,7 @@ describe("PostgresEventStore", () => {
 
   it("migration 3 finds which stored conversations' timestamps never go back, and their latest; migration 4 puts id, kind and source in the C collation; migration 5 bounds the trigram index's pending list; 6-11 apply over stored rows (10 moves the texts to message_texts)", async () => {
     const schema = schemaName();
-    const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c search_path=${schema},public` });
+    const pool = new pg.Pool({ connectionString: scratch.db.url, max: 1, options: `-c search_path=${schema},public` });
     try {
       await migratePostgres(pool, schema, PG_MIGRATIONS.slice(0, 2));
       await pool.query(`insert into conversations (id, status, created_at, updated_at, next_seq) values ('ordered', 'IDLE', '', '', 4), ('back', 'IDLE', '', '', 4), ('empty', 'IDLE', '', '', 1)`);
@@ -125,7 +109,7 @@ describe("PostgresEventStore", () => {
 
   it("gives one total order when two instances append to one conversation at once", async () => {
     const schema = schemaName();
-    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    const [a, b] = await Promise.all([scratch.open(schema), scratch.open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     // Same timestamps from both writers: only the database's seq orders them.
     const batches = (seed: number) => Array.from({ length: 25 }, (_, i) => events(1 + (i % 3), { seed: seed + i, start: Date.UTC(2026, 1, 5) }));
@@ -146,7 +130,7 @@ describe("PostgresEventStore", () => {
 
   it("moves an event stamped at recording that another instance's append overtook to the latest timestamp, so that search order is append order", async () => {
     const schema = schemaName();
-    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    const [a, b] = await Promise.all([scratch.open(schema), scratch.open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     // A stamped its message at T0 + 1 ms, B at T0 + 2 ms, but B's append reached the database first.
     await b.appendEvents(CONV, [{ ...toStore(message("from-b", iso(T0 + 2_000), "later stamp")), stampedAtRecording: true }]);
@@ -168,7 +152,7 @@ describe("PostgresEventStore", () => {
 
   it("appends events stamped at recording in one statement, holding the conversation's row for no client round trip, and moves them as the transaction did", async () => {
     const schema = schemaName();
-    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    const [a, b] = await Promise.all([scratch.open(schema), scratch.open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     await b.appendEvents(CONV, [{ ...toStore(message("late", iso(T0 + 5_000), "stamped later")), stampedAtRecording: true }]);
     // A transaction (begin … commit) holds the row lock across its round trips: none may run.
@@ -201,7 +185,7 @@ describe("PostgresEventStore", () => {
   });
 
   it("discards a staged import's events and their messages' texts (message_texts), leaving the other conversations' rows", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.createConversation({ id: OTHER, status: "STOPPED" }, events(50, { seed: 9 }));
     const raw = async () => (await store.pool.query<{ events: number; texts: number }>("select (select count(*)::int from events) as events, (select count(*)::int from message_texts) as texts")).rows[0]!;
     const before = await raw();
@@ -214,7 +198,7 @@ describe("PostgresEventStore", () => {
   });
 
   it("sends a batch's texts as one binary parameter, not escaped text[] literals, and stores their exact bytes", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     const sent: unknown[][] = [];
     spyQueries(store, (text, values) => {
       if (text.includes("insert into events")) sent.push(values);
@@ -237,10 +221,10 @@ describe("PostgresEventStore", () => {
   });
 
   it("fails a statement past its timeout with StoreUnavailableError, then serves again", async () => {
-    const store = await open(schemaName(), { statementTimeoutMs: 200 });
+    const store = await scratch.open(schemaName(), { statementTimeoutMs: 200 });
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
     // Another session holds the conversation's row: the append waits on it past the timeout.
-    const { released } = await holdConversation(db, store, 1000);
+    const { released } = await holdConversation(scratch.db, store, 1000);
     let lockReleased = false;
     void released.then(() => (lockReleased = true));
     const error = await store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
@@ -253,13 +237,13 @@ describe("PostgresEventStore", () => {
   });
 
   it("fails an in-flight write with StoreUnavailableError when its connection is terminated (a restart), then recovers", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(3));
     // The append waits on a row lock held elsewhere (until released), so it is in flight when its backend goes.
-    const lock = await lockConversation(db, store);
+    const lock = await lockConversation(scratch.db, store);
     const append = store.appendEvents(CONV, events(1, { seed: 5 })).catch((e: unknown) => e);
-    await expect.poll(() => waitingOnLock(db), { timeout: 10_000, interval: 10 }).toBe(1);
-    const killed = await adminQuery("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'acs-server' and datname = $1", [db.name]);
+    await expect.poll(() => waitingOnLock(scratch.db), { timeout: 10_000, interval: 10 }).toBe(1);
+    const killed = await adminQuery("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'acs-server' and datname = $1", [scratch.db.name]);
     expect(killed.length).toBeGreaterThan(0);
     const error = await append;
     expect(error).toBeInstanceOf(StoreUnavailableError);
@@ -273,7 +257,7 @@ describe("PostgresEventStore", () => {
 
   it("close lets the writes called before it finish, then ends the pool", async () => {
     const schema = schemaName();
-    const store = await openPostgresStore({ url: db.url, schema, maxConnections: 2 });
+    const store = await openPostgresStore({ url: scratch.db.url, schema, maxConnections: 2 });
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const writes = Array.from({ length: 20 }, (_, i) => store.appendEvents(CONV, events(2, { seed: 300 + i })));
     const closed = store.close();
@@ -281,12 +265,12 @@ describe("PostgresEventStore", () => {
     const results = await Promise.allSettled(writes);
     await closed;
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
-    const again = await open(schema);
+    const again = await scratch.open(schema);
     expect(await again.count(CONV, {})).toBe(40);
   });
 
   it("appends a replay-sized batch (6,000 events) with one binary COPY, its ids looked up under the conversation's lock in one statement on the id-check connection", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
     spyQueries(store, (text) => statements.push(text));
@@ -314,7 +298,7 @@ describe("PostgresEventStore", () => {
   });
 
   it("refuses an event id stored in the conversation or twice in one batch on every append path, naming the first, and allows it in another conversation (migration 6: no unique index)", async () => {
-    const store = await open(schemaName());
+    const store = await scratch.open(schemaName());
     const all = events(3_200);
     const stored = await store.createConversation({ id: CONV, status: "RUNNING" }, all.slice(0, 10));
     expect(stored.eventCount).toBe(10);
@@ -351,8 +335,8 @@ describe("PostgresEventStore", () => {
   it("probes one bucket of the hash index for an id, not the conversation's range of the primary key, when the conversation comes from the locked row (the live append's check)", async () => {
     // Right after a replay, before any ANALYZE (autovacuum's comes later): what the planner had when
     // it chose the primary key's range (EXPLAIN ANALYZE of the statement at 100k events: 2.6 ms).
-    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: Number.MAX_SAFE_INTEGER });
-    opened.push(store);
+    const store = await openPostgresStore({ url: scratch.db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: Number.MAX_SAFE_INTEGER });
+    scratch.opened.push(store);
     await store.createConversation({ id: CONV, status: "RUNNING" }, events(60_000));
     // The shape of appendInOneStatement's check.
     const check = `with locked as (select pk, next_seq from conversations where id = $1 for update),
@@ -371,14 +355,14 @@ describe("PostgresEventStore", () => {
 
   it("sends a live append again as one statement, not a transaction, when another instance's append came in between its snapshot and its lock", async () => {
     const schema = schemaName();
-    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    const [a, b] = await Promise.all([scratch.open(schema), scratch.open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     const statements: string[] = [];
     for (const store of [a, b]) spyQueries(store, (text) => statements.push(text));
     const all = events(4);
     const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
     for (const [fromA, fromB] of [[[all[0]!], [all[1]!]], [[stamped(all[2]!)], [stamped(all[3]!)]]] as const) {
-      const hold = await holdConversation(db, a, 300);
+      const hold = await holdConversation(scratch.db, a, 300);
       const before = statements.length;
       const stored = await Promise.all([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
       await hold.released;
@@ -392,7 +376,7 @@ describe("PostgresEventStore", () => {
 
   it("lets exactly one of two instances append an id to a conversation when both append it at once, the other refused with DuplicateEventIdError", async () => {
     const schema = schemaName();
-    const [a, b] = await Promise.all([open(schema), open(schema)]);
+    const [a, b] = await Promise.all([scratch.open(schema), scratch.open(schema)]);
     await a.createConversation({ id: CONV, status: "RUNNING" }, []);
     const all = events(6_000);
     const stamped = (e: EventToStore) => ({ ...e, stampedAtRecording: true });
@@ -407,7 +391,7 @@ describe("PostgresEventStore", () => {
     ];
     let total = 0;
     for (const [fromA, fromB, shared] of rounds) {
-      const hold = await holdConversation(db, a, 300);
+      const hold = await holdConversation(scratch.db, a, 300);
       const settled = await Promise.allSettled([a.appendEvents(CONV, fromA), b.appendEvents(CONV, fromB)]);
       await hold.released;
       expect(settled.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
@@ -429,8 +413,8 @@ describe("PostgresEventStore", () => {
   });
 
   it("runs its own ANALYZE after n, 2n, 4n … rows written (doubling), not after every n", async () => {
-    const store = await openPostgresStore({ url: db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: 100 });
-    opened.push(store);
+    const store = await openPostgresStore({ url: scratch.db.url, schema: schemaName(), maxConnections: 2, analyzeAfterRows: 100 });
+    scratch.opened.push(store);
     await store.createConversation({ id: CONV, status: "RUNNING" }, []);
     const all = events(4_000);
     for (let i = 0; i < 40; i++) {
@@ -445,8 +429,8 @@ describe("PostgresEventStore", () => {
 describeStreamBatch("PostgreSQL, COPY as the chunks come", {
   open: async () => {
     // copyMinRows 1,000: a batch's COPY starts with its first chunk (the small batch writes by INSERT).
-    const store = await openPostgresStore({ url: db.url, schema: schemaName(), copyMinRows: 1_000 });
-    opened.push(store);
+    const store = await openPostgresStore({ url: scratch.db.url, schema: schemaName(), copyMinRows: 1_000 });
+    scratch.opened.push(store);
     return store;
   },
   rawCounts: async (store) => {
@@ -455,7 +439,7 @@ describeStreamBatch("PostgreSQL, COPY as the chunks come", {
       `select (select count(*)::int from "${schema}".conversations) as conversations, (select count(*)::int from "${schema}".events) as events,
          (select count(*)::int from "${schema}".message_texts) as message_texts, (select coalesce(sum(n), 0)::int from "${schema}".event_counts) as counted`,
       [],
-      db.url,
+      scratch.db.url,
     );
     return row!;
   },
