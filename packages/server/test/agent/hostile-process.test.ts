@@ -14,7 +14,7 @@ import type { Event } from "@acs-toolkit/schema";
 import { describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
 import { exited, SERVER_CLI, spawnServer } from "../support/process.js";
-import { expectGone, processesWith, releaseViolations } from "./support.js";
+import { expectGone, releaseViolations, untilProcesses } from "./support.js";
 
 const NOBODY = 65534;
 const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--"];
@@ -110,7 +110,7 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
       expect(raced.filter((text) => text.includes(secret))).toEqual([]);
       expect((await call("GET", `/api/conversations/${id}/files/f`)).status).toBe(404);
       expect(await (await call("GET", "/health")).json()).toMatchObject({ status: "ok", file_io: "ok" });
-      expect((await processesWith(`sleep ${marker}`)).length).toBe(2);
+      await untilProcesses(`sleep ${marker}`, 2);
       const trajectory: Event[] = [];
       for (let pageId: string | undefined; ; ) {
         const page = (await (await call("GET", `/api/conversations/${id}/events/search?limit=100${pageId ? `&page_id=${pageId}` : ""}`)).json()) as { items: Event[]; next_page_id?: string };

@@ -12,7 +12,7 @@ import type { Event } from "@acs-toolkit/schema";
 import type { ScriptedToolCall } from "@acs-toolkit/agent/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { KEY } from "../support/harness.js";
-import { expectGone, processesWith, startAgentServer, stored, waitForStatus, type AgentServer } from "./support.js";
+import { expectGone, startAgentServer, stored, untilProcesses, waitForStatus, type AgentServer } from "./support.js";
 
 let s: AgentServer | undefined;
 afterEach(async () => {
@@ -240,9 +240,7 @@ describe("limits", () => {
     const marker = String(600_000 + Math.floor(Math.random() * 99_999));
     const { texts } = await attack([], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; sleep ${marker} >/dev/null 2>&1 & echo started`)] });
     expect(texts[0]).toContain("started");
-    // The echo can come back before the detached sleep has been forked and exec'd: wait for both.
-    await expect.poll(() => processesWith(`sleep ${marker}`), { timeout: 10_000, interval: 50 }).toHaveLength(2);
-    const pids = await processesWith(`sleep ${marker}`);
+    const pids = await untilProcesses(`sleep ${marker}`, 2);
     for (const pid of pids) {
       // nice 10 (field 19 of /proc/PID/stat): what holds where no CPU group can be made.
       expect(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]).toBe("10");
@@ -285,7 +283,7 @@ describe("lifecycle", () => {
     const marker = String(900_000 + Math.floor(Math.random() * 99_999));
     const { texts } = await attack([], { toolCalls: [terminal(`(setsid sleep ${marker} &) ; nohup sleep ${marker} >/dev/null 2>&1 & echo started`)] });
     expect(texts[0]).toContain("started");
-    expect((await processesWith(`sleep ${marker}`)).length).toBe(2);
+    await untilProcesses(`sleep ${marker}`, 2);
     await s!.close();
     s = undefined;
     await expectGone(`sleep ${marker}`);

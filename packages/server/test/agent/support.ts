@@ -157,6 +157,16 @@ export async function processesWith(marker: string): Promise<number[]> {
   return found;
 }
 
+/**
+ * Waits until exactly `count` processes have `marker` in their command line, and answers their
+ * PIDs: a command's answer can come back before the processes it left in the background were
+ * forked and exec'd.
+ */
+export async function untilProcesses(marker: string, count: number): Promise<number[]> {
+  await expect.poll(() => processesWith(marker), { timeout: 10_000, interval: 50 }).toHaveLength(count);
+  return processesWith(marker);
+}
+
 /** Waits until no process has `marker` in its command line (the kernel reaps a PID namespace asynchronously). */
 export async function expectGone(marker: string): Promise<void> {
   await expect.poll(() => processesWith(marker), { timeout: 5_000, interval: 50 }).toEqual([]);
