@@ -69,7 +69,9 @@ describe.each(cases)("a server run as $who", ({ wrapper, runs }) => {
           ],
         },
         // Four processes of ~100 MB each: every one under the per-process bound, together past 256 MiB.
-        { toolCalls: [terminal(`pids=; for i in 1 2 3 4; do node -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 5000)" & pids="$pids $!"; done; wait $pids; echo waited`)] },
+        // One V8 worker thread each (4 threads, not 7): --sandbox-processes 40 counts threads, and the
+        // race loop and sleeps above hold some; at 7 a node could fail to start a thread and abort.
+        { toolCalls: [terminal(`pids=; for i in 1 2 3 4; do node --v8-pool-size=1 -e "const b = Buffer.alloc(100 << 20, 1); setTimeout(() => {}, 5000)" & pids="$pids $!"; done; wait $pids; echo waited`)] },
         { toolCalls: Array.from({ length: 6 }, (_, i) => view(path.join(workspace, "f"), i)) },
         ...Array.from({ length: RACE_VIEWS / 200 }, () => ({ toolCalls: Array.from({ length: 200 }, (_, i) => view(path.join(workspace, "link"), i)) })),
         { toolCalls: [{ name: "finish", arguments: { message: "done" } }] },
