@@ -7,7 +7,7 @@ import { adminQuery, createScratchDatabase, type ScratchDatabase } from "../supp
 import { CONV } from "./contract/fixtures.js";
 
 /** A file's scratch database (created before its tests, dropped after) and the stores its tests open (closed after each). */
-export interface ScratchStores {
+interface ScratchStores {
   readonly db: ScratchDatabase;
   /** Stores to close after the running test. */
   readonly opened: PostgresEventStore[];
