@@ -214,12 +214,12 @@ export class PostgresEventStore implements EventStore {
   /** appendEvents' transaction: (`fence`, fenced-store.ts,) lock the conversation's row, (restamp,) look up the batch's ids (under the lock), insert, notify. @internal */
   protected appendInTransaction(conversationId: string, events: readonly EventToStore[], prepared: PreparedEvent[], fence?: (tx: Queryable) => Promise<void>): Promise<StoredEvent[]> {
     const restamp = events.some((entry) => entry.stampedAtRecording);
-    return this.transaction(async (tx, rows = prepared) => {
+    return this.transaction(async (tx) => {
       await fence?.(tx);
       // The row lock orders this append after any other instance's on the same conversation.
       const conv = (await tx.query<{ pk: number; next_seq: number }>("select pk, next_seq from conversations where id = $1 for update", [conversationId])).rows[0];
       if (!conv) throw new ConversationNotFoundError(conversationId);
-      if (restamp) rows = await restamped(tx, conv.pk, events, rows);
+      const rows = restamp ? await restamped(tx, conv.pk, events, prepared) : prepared;
       const stored = await this.insertChecked(tx, conv.pk, conv.next_seq, rows, new Date().toISOString());
       // Delivered at commit, to every instance LISTENing (the live fan-out); never before the rows are visible.
       if (stored.length > 0) await tx.query("select pg_notify($1, $2)", [NOTIFY_CHANNEL, `${this.schema}:${conversationId}:${stored[0]!.seq}:${stored[stored.length - 1]!.seq}`]);
